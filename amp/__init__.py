@@ -1,0 +1,4 @@
+"""AmP Explorer library: ambiguity in semantic parsing with language models.
+
+No Streamlit import anywhere in this package.
+"""

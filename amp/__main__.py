@@ -1,0 +1,5 @@
+import sys
+
+from amp.cli import main
+
+sys.exit(main())

@@ -1,0 +1,1 @@
+"""Logical forms: lark grammars, AST, parse, render and canonical forms."""

@@ -1,0 +1,119 @@
+"""Lark grammars of AmP logical forms, built from the lexicon (reference §7, §9).
+
+One grammar per format, FOL and Lisp, each in three spacings built from the *same rules*:
+
+* ``strict`` — exactly the whitespace of the AmP data (single spaces, ``" . "`` after a
+  quantifier, ``", "`` inside atoms, spaced grouping parentheses ``( … )``).
+* ``decoding`` — ``strict`` framed as the model must produce it after ``Computer:``: a leading
+  space and a final newline (``start: " " sent "\\n"``).  Every terminal is a literal string, so
+  the constrained decoder (:mod:`amp.parser`) can run a character-level automaton on lark's
+  LALR table.
+* ``lenient`` — the same rules with whitespace ignored, for text people type
+  (``agent(a,x)``, ``(exists x (man x))``).
+
+AND/OR follow the AmP convention (reference §8.1): **equal precedence, right-associative**, so
+``A AND B OR C`` means ``A AND (B OR C)``.  The grammar itself only lists the items and
+connectives of a flat sequence (``sent: item (conn item)*``); the right-associative grouping is
+applied when the parse tree becomes an AST (:mod:`amp.logic.parse`).  A quantifier prefix on an
+item scopes over everything to its right in the same sequence, so
+``exists x . man(x) AND exists a . saw(a) AND agent(a, x)`` nests as written.
+
+The vocabulary (predicates, constants, variables) is closed and comes from
+:mod:`amp.lexicon`; a new word there extends every grammar.  Constants appear only as the
+second argument of a two-place atom, as in the original CFG.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Literal
+
+from lark import Lark
+
+from amp import lexicon
+
+Format = Literal["fol", "lisp"]
+Spacing = Literal["strict", "decoding", "lenient"]
+
+#: Extra variable names the *parse* grammars accept besides x, y, z, a, e, i, so that the
+#: positional names of canonical forms (``v0``, ``v1``, …) can be read back.
+CANONICAL_VARIABLES: tuple[str, ...] = tuple(f"v{i}" for i in range(16))
+
+
+def _alts(words: tuple[str, ...]) -> str:
+    return " | ".join(f'"{w}"' for w in words)
+
+
+def _lit(text: str) -> str:
+    """A lark string literal, or nothing for the empty string (lenient spacing)."""
+    return f'"{text}"' if text else ""
+
+
+def _fol_rules(sp: bool) -> str:
+    s = " " if sp else ""
+    return f"""
+sent: item (conn item)*
+!conn: "{s}AND{s}" | "{s}OR{s}"
+item: quant* base
+quant: quantifier {_lit(s)} var "{s}.{s}"
+!quantifier: "exists" | "forall"
+?base: group | atom
+group: "({s}" sent "{s})"
+atom: pred "(" var ")" | pred "(" var ",{s}" arg ")"
+?arg: var | const
+"""
+
+
+def _lisp_rules(sp: bool) -> str:
+    s = " " if sp else ""
+    return f"""
+sent: quantified | junction | atom
+quantified: "({s}" quantifier {_lit(s)} var {_lit(s)} sent "{s})"
+junction: "({s}" conn ({_lit(s)} sent)+ "{s})"
+!conn: "AND" | "OR"
+!quantifier: "exists" | "forall"
+atom: "({s}" pred {_lit(s)} var "{s})" | "({s}" pred {_lit(s)} var {_lit(s)} arg "{s})"
+?arg: var | const
+"""
+
+
+def grammar_text(
+    fmt: Format = "fol",
+    spacing: Spacing = "strict",
+    *,
+    predicates: tuple[str, ...] | None = None,
+    constants: tuple[str, ...] | None = None,
+    variables: tuple[str, ...] | None = None,
+) -> str:
+    """The lark grammar text for ``fmt`` in the given ``spacing``.
+
+    ``predicates``/``constants``/``variables`` default to the lexicon's (plus the canonical
+    ``v0…`` names for the non-decoding grammars).
+    """
+    if fmt not in ("fol", "lisp"):
+        raise ValueError(f"unknown LF format {fmt!r}; expected 'fol' or 'lisp'")
+    if spacing not in ("strict", "decoding", "lenient"):
+        raise ValueError(f"unknown spacing {spacing!r}")
+    preds = predicates if predicates is not None else lexicon.predicates()
+    consts = constants if constants is not None else lexicon.constants()
+    if variables is None:
+        variables = lexicon.VARIABLES
+        if spacing != "decoding":
+            variables = variables + CANONICAL_VARIABLES
+    spaced = spacing != "lenient"
+    rules = _fol_rules(spaced) if fmt == "fol" else _lisp_rules(spaced)
+    start = 'start: " " sent "\\n"' if spacing == "decoding" else "start: sent"
+    text = f"{start}\n{rules}\n!var: {_alts(variables)}\n!pred: {_alts(preds)}\n!const: {_alts(consts)}\n"
+    if spacing == "lenient":
+        text += "%import common.WS\n%ignore WS\n"
+    return text
+
+
+@lru_cache(maxsize=16)
+def _cached_parser(text: str) -> Lark:
+    return Lark(text, parser="lalr", start="start", maybe_placeholders=False)
+
+
+def lark_parser(fmt: Format = "fol", spacing: Spacing = "lenient") -> Lark:
+    """A (cached) LALR lark parser for the lexicon's grammar."""
+    return _cached_parser(grammar_text(fmt, spacing))
