@@ -1,0 +1,344 @@
+"""Prompts: the zero-shot ingredient prompts (reference §10) and mixed prompts (§11).
+
+A :class:`Prompt` is a value: a header, Human/Computer examples and a test utterance.  Editing
+methods (:meth:`Prompt.flip`, :meth:`Prompt.remove`, :meth:`Prompt.move`, :meth:`Prompt.add`,
+:meth:`Prompt.with_test`) return new prompts.  All randomness is a local
+``numpy.random.default_rng(seed)``; the global RNG is never used.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+
+from amp import lexicon
+from amp.errors import PromptError
+from amp.generate import AMBIGUOUS_TYPES, AmbiguousPair, find_pair, pairs, pool
+from amp.templates.model import registry_version
+from amp.templates.records import Example
+
+#: The preamble of every prompt (reference §10).
+HEADER = "Let's translate what a human user says into what a computer might say."
+
+
+@dataclass(frozen=True)
+class PromptExample:
+    """One Human/Computer example.
+
+    ``label`` is 0 when shown with LF0, 1 when shown with LF1, ``None`` for an unambiguous
+    ingredient; ``alt_lf`` is the other reading of an ambiguous example.
+    """
+
+    utterance: str
+    lf: str
+    alt_lf: str | None = None
+    label: int | None = None
+
+    @property
+    def is_ambiguous(self) -> bool:
+        return self.label is not None and self.alt_lf is not None
+
+    def flipped(self) -> PromptExample:
+        """The same sentence shown with its other reading."""
+        if not self.is_ambiguous:
+            raise PromptError(f"example {self.utterance!r} is not ambiguous: it has no other reading")
+        return PromptExample(self.utterance, self.alt_lf, self.lf, 1 - self.label)  # type: ignore[arg-type, operator]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"utterance": self.utterance, "lf": self.lf, "alt_lf": self.alt_lf, "label": self.label}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> PromptExample:
+        try:
+            label = data.get("label")
+            if label not in (None, 0, 1) or isinstance(label, bool):
+                raise PromptError(f"label must be 0, 1 or null, not {label!r}")
+            return cls(str(data["utterance"]), str(data["lf"]), data.get("alt_lf"), label)
+        except (KeyError, TypeError, AttributeError) as exc:
+            raise PromptError(f"malformed prompt example {data!r}: {exc}") from None
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """A few-shot prompt (reference §10, "Exact prompt text")."""
+
+    examples: tuple[PromptExample, ...]
+    test_utterance: str
+    header: str = HEADER
+    type: str | None = None
+    gold_lf0: str | None = None
+    gold_lf1: str | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "examples", tuple(self.examples))
+        for ex in self.examples:
+            if not isinstance(ex, PromptExample):
+                raise PromptError(f"prompt examples must be PromptExample, got {type(ex).__name__}")
+
+    # --- editing ---------------------------------------------------------------------------
+
+    def _index(self, i: int, *, name: str = "index") -> int:
+        n = len(self.examples)
+        if isinstance(i, bool) or not isinstance(i, int | np.integer) or not -n <= i < n:
+            raise PromptError(f"{name} {i!r} is out of range for a prompt with {n} examples")
+        return int(i) % n
+
+    def flip(self, i: int) -> Prompt:
+        """Show example ``i`` with its other reading (label 0 ↔ 1)."""
+        k = self._index(i)
+        examples = list(self.examples)
+        examples[k] = examples[k].flipped()
+        return replace(self, examples=tuple(examples))
+
+    def remove(self, i: int) -> Prompt:
+        """Drop example ``i``."""
+        k = self._index(i)
+        return replace(self, examples=self.examples[:k] + self.examples[k + 1:])
+
+    def move(self, i: int, j: int) -> Prompt:
+        """Move example ``i`` so that it ends up at position ``j``."""
+        k = self._index(i)
+        target = self._index(j, name="target index")
+        examples = list(self.examples)
+        examples.insert(target, examples.pop(k))
+        return replace(self, examples=tuple(examples))
+
+    def add(self, example: PromptExample, at: int | None = None) -> Prompt:
+        """Insert ``example`` at position ``at`` (0…len), or append it."""
+        if not isinstance(example, PromptExample):
+            raise PromptError(f"can only add a PromptExample, not {type(example).__name__}")
+        n = len(self.examples)
+        if at is None:
+            at = n
+        if isinstance(at, bool) or not isinstance(at, int | np.integer) or not 0 <= at <= n:
+            raise PromptError(f"position {at!r} is out of range 0..{n}")
+        k = int(at)
+        return replace(self, examples=self.examples[:k] + (example,) + self.examples[k:])
+
+    def with_test(
+        self, utterance: str, gold_lf0: str | None = None, gold_lf1: str | None = None
+    ) -> Prompt:
+        """The same examples with another test utterance (and its gold LFs, if known)."""
+        return replace(self, test_utterance=utterance, gold_lf0=gold_lf0, gold_lf1=gold_lf1)
+
+    # --- views ---------------------------------------------------------------------------------
+
+    @property
+    def lf0_fraction(self) -> float | None:
+        """Fraction of labelled examples shown with LF0; ``None`` when none is labelled."""
+        labels = [ex.label for ex in self.examples if ex.label is not None]
+        return labels.count(0) / len(labels) if labels else None
+
+    def render(self, *, trailing_space: bool = False) -> str:
+        """The prompt text (reference §10).
+
+        Blocks ``HEADER + "\\n\\n"``, ``"Human: u\\nComputer: lf\\n"`` per example and the test
+        block ``"Human: t\\nComputer:"`` are joined with ``"\\n"``: three newlines after the
+        header, one blank line between examples.  The test block ends ``Computer:`` (the GPT-2
+        style builder strips the trailing space) unless ``trailing_space`` is true.  An empty
+        header drops the header block.
+        """
+        blocks = [self.header + "\n\n"] if self.header else []
+        blocks += [f"Human: {ex.utterance}\nComputer: {ex.lf}\n" for ex in self.examples]
+        blocks.append(f"Human: {self.test_utterance}\nComputer:" + (" " if trailing_space else ""))
+        return "\n".join(blocks)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-safe dict (see :meth:`from_dict`)."""
+        return {
+            "header": self.header,
+            "type": self.type,
+            "examples": [ex.to_dict() for ex in self.examples],
+            "test_utterance": self.test_utterance,
+            "gold_lf0": self.gold_lf0,
+            "gold_lf1": self.gold_lf1,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Prompt:
+        """Inverse of :meth:`to_dict`; unknown keys (e.g. a rendered ``text``) are ignored."""
+        try:
+            return cls(
+                examples=tuple(PromptExample.from_dict(e) for e in data["examples"]),
+                test_utterance=str(data["test_utterance"]),
+                header=str(data.get("header", HEADER)),
+                type=data.get("type"),
+                gold_lf0=data.get("gold_lf0"),
+                gold_lf1=data.get("gold_lf1"),
+            )
+        except (KeyError, TypeError) as exc:
+            raise PromptError(f"malformed prompt dict: missing or bad {exc}") from None
+
+
+# --- helpers -----------------------------------------------------------------------------------
+
+
+def _test_pair(test: str | AmbiguousPair, extra: Iterable[AmbiguousPair] = ()) -> AmbiguousPair:
+    if isinstance(test, AmbiguousPair):
+        return test
+    if not isinstance(test, str):
+        raise PromptError(f"the test must be a sentence or an AmbiguousPair, not {test!r}")
+    found = find_pair(test)
+    if found is None:
+        found = next((p for p in extra if p.surface == test), None)
+    if found is None:
+        raise PromptError(f"{test!r} is not an ambiguous sentence of any pool ({', '.join(AMBIGUOUS_TYPES)})")
+    return found
+
+
+@lru_cache(maxsize=4)
+def _ingredient_index(version: int) -> dict[str, tuple[Example, ...]]:
+    index: dict[str, list[Example]] = {}
+    for r in pool("zeroshot_train"):
+        index.setdefault(r.surface, []).append(r)
+    return {k: tuple(sorted(v, key=lambda r: r.template_idx)) for k, v in index.items()}
+
+
+def _lookup(surface: str, rng: np.random.Generator) -> Example:
+    """The unambiguous pool record of ``surface``; if it has several (double conjunctions,
+    idx 0 and 1), one of them drawn with ``rng``."""
+    found = _ingredient_index(registry_version()).get(surface)
+    if not found:
+        raise PromptError(f"no unambiguous pool record for the ingredient {surface!r}")
+    return found[0] if len(found) == 1 else found[int(rng.integers(len(found)))]
+
+
+_SURFACE_VERB = {lexicon.denotation(v): v for v in lexicon.all_verbs()}
+
+
+def _word(value: str) -> str:
+    """The surface word of an LF-side binding value (``picked_up`` → "picked up")."""
+    return _SURFACE_VERB.get(value, value)
+
+
+def _article(word: str) -> str:
+    """The article before ``word`` (§10: "an" before a lowercase vowel)."""
+    return "an" if word and word[0] in "aeiou" else "a"
+
+
+def _ingredient_surfaces(pair: AmbiguousPair, rng: np.random.Generator) -> list[str]:
+    """The ingredient sentences of reference §10, per type, in the original's pre-shuffle order."""
+    b = {k: _word(v) for k, v in pair.var_bindings.items()}
+    s = pair.surface
+    if pair.type == "pp":
+        subj = f"the {b['np1']}" if s.startswith("the ") else b["np1"]
+        obj = b["np2"] if b["np2"][:1].isupper() else f"the {b['np2']}"
+        return [f"{subj} {b['vp1']} {obj}", f"{subj} {b['vp1']} with the {b['np3']}",
+                f"{obj} with the {b['np3']}"]
+    if pair.type == "scope":
+        quant, rest = s.split(" ", 1)
+        return [f"{quant} {lexicon.PLURAL_PHRASES.get(b['np1'], b['np1'])}", f"{_article(rest)} {rest}"]
+    if pair.type == "revscope":
+        words = s.split(" ")
+        q = next(i for i, w in enumerate(words) if w in ("every", "each"))
+        obj = lexicon.PLURAL_PHRASES.get(b["np2"], b["np2"])
+        before = " ".join(words[:q])
+        return [f"{words[q]} {obj}", f"{before} {_article(obj)} {obj}"]
+    if pair.type == "bound":
+        transitive = s.split(" and ")[0]
+        subj, sep, obj = transitive.partition(f" {b['vp1']} ")
+        if not sep:
+            raise PromptError(f"cannot find the verb {b['vp1']!r} in {transitive!r}")
+        others = [v for v in lexicon.INTRANSITIVE_VPS_FOR_BOUND if v != b["vp2"]]
+        extra = others[int(rng.integers(len(others)))]
+        return [transitive, f"{subj} {b['vp2']}", f"{obj} {b['vp2']}", f"{subj} {extra} and {b['vp2']}"]
+    if pair.type == "conj":
+        return [s.replace(" and ", " or "), s.replace(" or ", " and ")]
+    raise PromptError(f"no zero-shot ingredients are defined for type {pair.type!r}")
+
+
+def zero_shot_prompt(test: str | AmbiguousPair, *, seed: int = 12345) -> Prompt:
+    """The zero-shot prompt of reference §10: unambiguous "ingredients", shuffled.
+
+    Ingredients per type (exact lookups in the ``zeroshot_train`` pool, raw template-order LFs):
+
+    * pp (3): ``<subj> <verb> <obj>``, ``<subj> <verb> with the <instr>``, ``<obj> with the <instr>``;
+    * scope (2): ``<Q> <np1>``, ``a|an <rest after Q>``;
+    * revscope (2): ``<Q> <obj>``, ``<words before Q> a|an <obj>`` (obj with its pair-of phrase);
+    * bound (4): the transitive clause, ``<subj> <vp2>``, ``<obj> <vp2>`` and
+      ``<subj> <r> and <vp2>`` with ``r`` drawn from Bd − {vp2} (source order) by the RNG.
+      Works for both genders (the original's zero-shot data is female only);
+    * conj (2): the sentence with every "and" → "or", and with every "or" → "and".  Each is a
+      double conjunction with two bracketings (idx 0/1); the one shown is drawn by the RNG (in
+      the original it was whichever came last in a shuffled training file, §5.4).
+
+    RNG call order with ``default_rng(seed)``: bound's extra verb, then one draw per ingredient
+    that has several records (conj: the "or" one, then the "and" one), then the shuffle
+    (``rng.permutation``).
+    """
+    pair = _test_pair(test)
+    rng = np.random.default_rng(seed)
+    records = [_lookup(s, rng) for s in _ingredient_surfaces(pair, rng)]
+    order = rng.permutation(len(records))
+    examples = tuple(PromptExample(records[i].surface, records[i].lf) for i in order)
+    return Prompt(examples, pair.surface, type=pair.type,
+                  gold_lf0=pair.lf0.lf, gold_lf1=pair.lf1.lf)
+
+
+def lf0_count(k: int, ratio: float) -> int:
+    """int(k·r), robust to float error: ``lf0_count(10, 0.3) == 3`` (not 2)."""
+    return int(round(k * ratio, 9))
+
+
+def mixed_prompt(
+    test: str | AmbiguousPair,
+    ratio: float,
+    *,
+    seed: int,
+    k: int = 10,
+    fmt: str = "fol",
+    pool_pairs: Sequence[AmbiguousPair] | None = None,
+) -> Prompt:
+    """A mixed prompt of reference §11: ``k`` same-type examples, ``int(k·r)`` with LF0.
+
+    ``k`` distinct surfaces of the test's type are drawn uniformly without replacement from
+    ``pool_pairs`` (default: the full pool of the type) minus the test sentence; the first
+    :func:`lf0_count` drawn are shown with LF0, the rest with LF1, and the list is shuffled.
+    RNG: ``default_rng(seed)`` — ``choice`` then ``permutation``.  ``fmt="lisp"`` shows the
+    example LFs and the gold LFs in Lisp.
+    """
+    if isinstance(ratio, bool) or not isinstance(ratio, numbers.Real) or math.isnan(ratio) \
+            or not 0.0 <= ratio <= 1.0:
+        raise PromptError(f"ratio must be in the range [0, 1], got {ratio!r}")
+    if isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 0:
+        raise PromptError(f"k must be a non-negative integer, got {k!r}")
+    if fmt not in ("fol", "lisp"):
+        raise PromptError(f"fmt must be 'fol' or 'lisp', not {fmt!r}")
+    pair = _test_pair(test, pool_pairs or ())
+    source = pairs(pair.type) if pool_pairs is None else pool_pairs
+    seen: set[str] = {pair.surface}
+    candidates: list[AmbiguousPair] = []
+    for p in source:
+        if p.type == pair.type and p.surface not in seen:
+            seen.add(p.surface)
+            candidates.append(p)
+    if k > len(candidates):
+        raise PromptError(
+            f"k={k} is larger than the {len(candidates)} {pair.type} sentences available"
+        )
+    rng = np.random.default_rng(seed)
+    drawn = [candidates[int(i)] for i in rng.choice(len(candidates), size=int(k), replace=False)]
+    n0 = lf0_count(int(k), float(ratio))
+    convert = _converter(fmt)
+    examples = [
+        PromptExample(p.surface, convert(p.lf(label).lf), convert(p.lf(1 - label).lf), label)
+        for j, p in enumerate(drawn)
+        for label in ((0 if j < n0 else 1),)
+    ]
+    examples = [examples[int(i)] for i in rng.permutation(len(examples))]
+    return Prompt(tuple(examples), pair.surface, type=pair.type,
+                  gold_lf0=convert(pair.lf0.lf), gold_lf1=convert(pair.lf1.lf))
+
+
+def _converter(fmt: str):
+    if fmt == "fol":
+        return lambda lf: lf
+    from amp.logic.convert import convert
+
+    return lambda lf: convert(lf, src="fol", dst="lisp")

@@ -1,0 +1,49 @@
+"""Templates as data and the engine that fills them (reference §3, §4).
+
+* :mod:`amp.templates.model` — :class:`Template`, :class:`Slot`, word lists, the fill engine;
+* :mod:`amp.templates.ambiguous` — pp, scope, revscope, bound, conj;
+* :mod:`amp.templates.unambiguous` — the unambiguous sets;
+* :mod:`amp.templates.records` — :class:`Example`, the record a template produces;
+* :mod:`amp.templates.registry` — which templates the pools are built from.
+"""
+
+from amp.templates.model import (
+    WORD_LISTS,
+    Slot,
+    Template,
+    expand,
+    fill,
+    make_fluent,
+    parse_slots,
+    register_word_list,
+    registry_version,
+)
+from amp.templates.records import Example, RecordError, ambiguity_type, record_type
+from amp.templates.registry import (
+    all_templates,
+    get_template,
+    pool_names,
+    register_template,
+    unregister_template,
+)
+
+__all__ = [
+    "WORD_LISTS",
+    "Example",
+    "RecordError",
+    "Slot",
+    "Template",
+    "all_templates",
+    "ambiguity_type",
+    "expand",
+    "fill",
+    "get_template",
+    "make_fluent",
+    "parse_slots",
+    "pool_names",
+    "record_type",
+    "register_template",
+    "register_word_list",
+    "registry_version",
+    "unregister_template",
+]
