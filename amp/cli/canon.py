@@ -1,0 +1,62 @@
+"""``python -m amp canon``: canonical forms of logical forms read from stdin (reference §8).
+
+    echo "exists x . exists y . man(y) AND boy(x)" | python -m amp canon
+    python -m amp canon --mode paper --format lisp < lfs.txt
+
+One LF per input line, one canonical form (FOL) per output line.  A line that does not parse
+prints ``ERROR: <message>`` in its place and makes the exit code 1; blank lines stay blank.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from amp.errors import LFParseError
+
+_DESCRIPTION = """\
+Read one logical form per line on stdin and print its canonical form (FOL) per line.
+A line that does not parse prints "ERROR: <message>" instead; the exit code is then 1.
+Blank lines are echoed blank.
+
+modes:
+  logical  (default) equal iff equal up to reordering AND/OR children, re-bracketing within
+           one connective, renaming bound variables, reordering adjacent quantifiers of the
+           same kind and dropping unused quantifiers
+  paper    the original AmP metric's judgement: quantifier prefix kept in written order and
+           numbered v0, v1, ...; children sorted by the original's keys (docs/canonical-forms.md)
+"""
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    from amp.logic.canonical import MODES
+
+    parser = subparsers.add_parser(
+        "canon",
+        help="canonical forms of LFs read from stdin",
+        description=_DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--mode", choices=MODES, default="logical", help="canonical mode (default: logical)")
+    parser.add_argument("--format", dest="fmt", choices=("fol", "lisp"), default="fol",
+                        help="format of the input LFs (output is always FOL; default: fol)")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from amp.logic.canonical import canonical
+
+    failed = False
+    out = sys.stdout
+    for line in sys.stdin:
+        text = line.rstrip("\r\n")
+        if not text.strip():
+            out.write("\n")
+            continue
+        try:
+            out.write(canonical(text, args.mode, args.fmt) + "\n")
+        except LFParseError as exc:
+            out.write(f"ERROR: {exc}\n")
+            failed = True
+    out.flush()
+    return 1 if failed else 0

@@ -1,0 +1,356 @@
+"""Parse FOL or Lisp logical forms into the AST of :mod:`amp.logic.ast` (reference §7, §8.1–8.2).
+
+:func:`parse_lf` runs the lark LALR parser of :mod:`amp.logic.grammar` (lenient spacing by
+default, the exact AmP data spacing with ``strict=True``) and turns the parse tree into the AST
+with lark :class:`~lark.Transformer` subclasses.
+
+FOL connectives follow the AmP convention (§8.1 step 4): AND and OR have **equal precedence and
+associate to the right**, so ``A AND B OR C`` is ``A AND (B OR C)``.  A run of the *same*
+connective in one unparenthesised chain becomes one n-ary :class:`~amp.logic.ast.Junction`
+(``A AND B AND C`` → ``AND(A, B, C)``); an explicitly parenthesised group stays its own node
+(``( A AND B ) AND C`` → ``AND(AND(A, B), C)``).  A quantifier prefix on an item scopes over
+everything to its right in its sequence, so nested quantifiers — which crashed the original
+(§8.6 item 5) — parse.  Lisp ``( AND … )`` lists keep their nesting; a one-child ``( AND x )``
+is just ``x``.
+
+Errors are :class:`~amp.errors.LFParseError` with the position, the offending text and what the
+grammar expected there; unknown predicates and constants are named in the message.
+
+Speed: parsing with lark costs a few hundred microseconds per LF.  Because every predicate
+(and every constant) is interchangeable for the grammar, :func:`parse_lf` memoises parses on the
+*shape* of the text — the text with each known predicate replaced by one placeholder predicate
+and each constant by one placeholder constant — and fills the real names back into the cached
+AST.  The ~100k generated LFs share a few hundred shapes.  Any text whose shape does not parse
+is re-parsed as written, so errors always describe the real input.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Callable, Iterator
+from functools import lru_cache
+
+from lark import Token, Transformer
+from lark.exceptions import (
+    UnexpectedCharacters,
+    UnexpectedEOF,
+    UnexpectedInput,
+    UnexpectedToken,
+)
+
+from amp import lexicon
+from amp.errors import LFParseError
+from amp.logic.ast import Atom, Formula, Junction, Quantified, is_constant
+from amp.logic.grammar import CANONICAL_VARIABLES, lark_parser
+
+FORMATS: tuple[str, ...] = ("fol", "lisp")
+
+# --------------------------------------------------------------------------------------
+# parse tree → AST
+
+
+class _Common(Transformer):
+    """Leaf rules shared by both formats: every named token becomes a plain ``str``."""
+
+    def pred(self, children: list[Token]) -> str:
+        return str(children[0])
+
+    def var(self, children: list[Token]) -> str:
+        return str(children[0])
+
+    def const(self, children: list[Token]) -> str:
+        return str(children[0])
+
+    def quantifier(self, children: list[Token]) -> str:
+        return str(children[0])
+
+    def conn(self, children: list[Token]) -> str:
+        return str(children[0]).strip()
+
+    def atom(self, children: list[str]) -> Atom:
+        return Atom(children[0], tuple(children[1:]))
+
+    def start(self, children: list[Formula]) -> Formula:
+        return children[0]
+
+
+class FolTransformer(_Common):
+    """FOL parse tree → AST: right-associative, equal-precedence fold of each item sequence."""
+
+    def quant(self, children: list[str]) -> tuple[str, str]:
+        return children[0], children[1]
+
+    def item(self, children: list) -> tuple[tuple[tuple[str, str], ...], Formula]:
+        return tuple(children[:-1]), children[-1]
+
+    def group(self, children: list[Formula]) -> Formula:
+        return children[0]
+
+    def sent(self, children: list) -> Formula:
+        items = children[0::2]
+        conns = children[1::2]
+        quants, base = items[-1]
+        node = _wrap(quants, base)
+        chain_op: str | None = None  # op of `node` when the chain itself built it
+        for k in range(len(items) - 2, -1, -1):
+            quants, base = items[k]
+            op = conns[k]
+            if chain_op == op:
+                assert isinstance(node, Junction)
+                node = Junction(op, (base, *node.children))  # type: ignore[arg-type]
+            else:
+                node = Junction(op, (base, node))  # type: ignore[arg-type]
+            chain_op = op
+            if quants:
+                node = _wrap(quants, node)
+                chain_op = None
+        return node
+
+
+class LispTransformer(_Common):
+    """Lisp parse tree → AST: one node per list; nesting is kept as written."""
+
+    def sent(self, children: list[Formula]) -> Formula:
+        return children[0]
+
+    def quantified(self, children: list) -> Formula:
+        return Quantified(children[0], children[1], children[2])
+
+    def junction(self, children: list) -> Formula:
+        op, *subs = children
+        if len(subs) == 1:
+            return subs[0]
+        return Junction(op, tuple(subs))
+
+
+def _wrap(quants: tuple[tuple[str, str], ...], body: Formula) -> Formula:
+    for quantifier, var in reversed(quants):
+        body = Quantified(quantifier, var, body)  # type: ignore[arg-type]
+    return body
+
+
+_TRANSFORMERS = {"fol": FolTransformer(), "lisp": LispTransformer()}
+
+
+# --------------------------------------------------------------------------------------
+# public API
+
+
+def parse_lf(text: str, fmt: str = "fol", *, strict: bool = False) -> Formula:
+    """Parse a logical form in ``fmt`` (``"fol"`` or ``"lisp"``) into the AST.
+
+    ``strict=True`` demands the exact whitespace of the AmP data (§7); the default lenient
+    grammar ignores whitespace (``agent(a,x)``, ``(exists x (man x))``).  Raises
+    :class:`~amp.errors.LFParseError` for empty input, text outside the grammar, or unknown
+    predicates/constants (the grammar's vocabulary is the lexicon's, §9).
+    """
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown LF format {fmt!r}; expected 'fol' or 'lisp'")
+    if not isinstance(text, str):
+        raise TypeError(f"parse_lf expects a string, got {type(text).__name__}")
+    if not text.strip():
+        raise LFParseError(
+            f"cannot parse {fmt.upper()}: empty logical form",
+            text=text, position=0, found="", expected=("a logical form",), fmt=fmt,
+        )
+    shape, names = _shape(text)
+    build = _shape_builder(shape, fmt, strict)
+    if build is None:  # the shape does not parse: parse the real text for a real error
+        return _parse_text(text, fmt, strict)
+    return build(names)
+
+
+def parse_lf_uncached(text: str, fmt: str = "fol", *, strict: bool = False) -> Formula:
+    """:func:`parse_lf` without the shape memo: always a full lark parse (for tests, debugging)."""
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown LF format {fmt!r}; expected 'fol' or 'lisp'")
+    if not text.strip():
+        return parse_lf(text, fmt, strict=strict)  # the empty-input error
+    return _parse_text(text, fmt, strict)
+
+
+# --------------------------------------------------------------------------------------
+# the shape memo
+
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_PRED_PLACEHOLDER = "man"
+_CONST_PLACEHOLDER = "Mary"
+
+
+@lru_cache(maxsize=1)
+def _vocabulary() -> tuple[frozenset[str], frozenset[str]]:
+    return frozenset(lexicon.predicates()), frozenset(lexicon.constants())
+
+
+_SPLIT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)")
+
+
+@lru_cache(maxsize=1)
+def _replacements() -> dict[str, str]:
+    preds, consts = _vocabulary()
+    return {**{p: _PRED_PLACEHOLDER for p in preds}, **{c: _CONST_PLACEHOLDER for c in consts}}
+
+
+def _shape(text: str) -> tuple[str, list[str]]:
+    """``text`` with every known predicate → ``man`` and constant → ``Mary``, and the names."""
+    replacements = _replacements()
+    parts = _SPLIT.split(text)
+    words = parts[1::2]
+    names = [w for w in words if w in replacements]
+    parts[1::2] = [replacements.get(w, w) for w in words]
+    return "".join(parts), names
+
+
+@lru_cache(maxsize=4096)
+def _shape_builder(shape: str, fmt: str, strict: bool) -> Callable[[list[str]], Formula] | None:
+    """A function that builds the AST of any text of this shape from its names, or ``None``."""
+    try:
+        template = _parse_text(shape, fmt, strict)
+    except LFParseError:
+        return None
+    slots = itertools.count()
+
+    def expr(f: Formula) -> str:
+        if isinstance(f, Atom):
+            pred = f"n[{next(slots)}]"
+            args = "".join(f"n[{next(slots)}], " if is_constant(a) else f"{a!r}, " for a in f.args)
+            return f"A({pred}, ({args}))"
+        if isinstance(f, Junction):
+            return f"J({f.op!r}, ({''.join(expr(c) + ', ' for c in f.children)}))"
+        return f"Q({f.quantifier!r}, {f.var!r}, {expr(f.body)})"
+
+    # The generated code only contains literals of the closed grammar (operators, quantifiers,
+    # variable names via repr) and n[i] look-ups, so compiling it is safe.
+    try:
+        return eval(f"lambda n: {expr(template)}", {"A": Atom, "J": Junction, "Q": Quantified})
+    except (RecursionError, SyntaxError, MemoryError):  # absurdly deep input: rebuild by walking
+        return lambda names: _fill(template, iter(names))
+
+
+def _fill(f: Formula, names: Iterator[str]) -> Formula:
+    """Put the real predicate and constant names (in written order) back into a shape's AST."""
+    if isinstance(f, Atom):
+        pred = next(names)
+        args = tuple(next(names) if is_constant(a) else a for a in f.args)
+        return Atom(pred, args)
+    if isinstance(f, Junction):
+        return Junction(f.op, tuple(_fill(c, names) for c in f.children))
+    return Quantified(f.quantifier, f.var, _fill(f.body, names))
+
+
+# --------------------------------------------------------------------------------------
+# lark and its errors
+
+
+def _parse_text(text: str, fmt: str, strict: bool) -> Formula:
+    parser = lark_parser(fmt, "strict" if strict else "lenient")  # type: ignore[arg-type]
+    try:
+        tree = parser.parse(text)
+    except UnexpectedInput as exc:
+        raise _error(text, fmt, exc, parser) from None
+    return _TRANSFORMERS[fmt].transform(tree)
+
+
+END = "end of input"
+
+
+def _error(text: str, fmt: str, exc: UnexpectedInput, parser) -> LFParseError:
+    position = exc.pos_in_stream if exc.pos_in_stream is not None else len(text)
+    line = getattr(exc, "line", None) or 1
+    column = getattr(exc, "column", None) or 1
+    if isinstance(exc, UnexpectedCharacters):
+        word = _WORD.match(text, position)
+        found = word.group(0) if word else text[position]
+        names = set(exc.allowed or ())
+    elif isinstance(exc, (UnexpectedToken, UnexpectedEOF)):
+        token = getattr(exc, "token", None)
+        if token is None or token.type == "$END":
+            found = ""
+            position, line, column = len(text), _line_of(text, len(text)), _column_of(text, len(text))
+        else:
+            found = str(token)
+        interactive = getattr(exc, "interactive_parser", None)
+        names = set(interactive.accepts()) if interactive is not None else set(exc.expected or ())
+    else:  # pragma: no cover - lark has no other UnexpectedInput subclasses
+        found, names = text[position:position + 1], set()
+    expected = _literals(names, parser)
+    where = f"line {line}, column {column}" if "\n" in text.rstrip("\n") else f"column {column}"
+    unknown = _unknown_names(text, fmt, found)
+    if unknown:
+        message = f"cannot parse {fmt.upper()} at {where}: {unknown}"
+    else:
+        message = (
+            f"cannot parse {fmt.upper()} at {where}: found {repr(found) if found else END}, "
+            f"expected one of: {_describe(expected)}"
+        )
+    return LFParseError(
+        message, text=text, position=position, line=line, column=column,
+        found=found, expected=expected, fmt=fmt,
+    )
+
+
+def _line_of(text: str, position: int) -> int:
+    return text.count("\n", 0, position) + 1
+
+
+def _column_of(text: str, position: int) -> int:
+    return position - (text.rfind("\n", 0, position) + 1) + 1
+
+
+def _literals(names: set[str], parser) -> tuple[str, ...]:
+    """Terminal names → the literal strings they stand for (``$END`` → "end of input")."""
+    out: set[str] = set()
+    end = False
+    for name in names:
+        if name == "$END":
+            end = True
+            continue
+        try:
+            pattern = parser.get_terminal(name).pattern
+        except KeyError:  # pragma: no cover - defensive
+            out.add(name)
+            continue
+        out.add(pattern.value if pattern.type == "str" else f"/{pattern.value}/")
+    return tuple(sorted(out)) + ((END,) if end else ())
+
+
+def _describe(expected: tuple[str, ...]) -> str:
+    """Human-readable list; the big closed classes (predicates, variables, …) are summarised."""
+    preds, consts = _vocabulary()
+    variables = set(lexicon.VARIABLES) | set(CANONICAL_VARIABLES)
+    classes = {"a predicate": preds, "a constant": consts, "a variable": variables}
+    summaries: list[str] = []
+    rest = [e for e in expected if e != END]
+    for label, members in classes.items():
+        if sum(e in members for e in rest) > 3:
+            summaries.append(label)
+            rest = [e for e in rest if e not in members]
+    parts = [f'"{e}"' for e in rest] + summaries + ([END] if END in expected else [])
+    return ", ".join(parts) if parts else "nothing"
+
+
+_FOL_CALL = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*\(")
+_LISP_HEAD = re.compile(r"\(\s*([A-Za-z_][A-Za-z0-9_]*)")
+_CAPITALISED = re.compile(r"(?<![A-Za-z0-9_])([A-Z][A-Za-z0-9_]*)")
+
+
+def _unknown_names(text: str, fmt: str, found: str) -> str:
+    """"unknown predicate(s) …" / "unknown constant(s) …" when ``found`` is such a name, else ""."""
+    preds, consts = _vocabulary()
+    known = preds | consts | {"exists", "forall", "AND", "OR"} | set(lexicon.VARIABLES)
+    known |= set(CANONICAL_VARIABLES)
+    if not found or found in known or not _WORD.fullmatch(found):
+        return ""
+    head = _FOL_CALL if fmt == "fol" else _LISP_HEAD
+    unknown_preds = [w for w in head.findall(text) if w not in known and not w[:1].isupper()]
+    if found in unknown_preds:
+        kind, words = "predicate", unknown_preds
+    elif found[:1].isupper():
+        kind, words = "constant", [w for w in _CAPITALISED.findall(text) if w not in known]
+    else:
+        return ""
+    words = list(dict.fromkeys(words))
+    plural = "s" if len(words) > 1 else ""
+    listed = ", ".join(repr(w) for w in words)
+    return f"unknown {kind}{plural} {listed} (not in the lexicon)"
