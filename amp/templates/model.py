@@ -171,6 +171,9 @@ class Template:
       (That is how scope's object differs from its subject and PP-d gets two names.)
       Gender agreement and the visual/tactile pairing are expressed by the lists chosen.
     * ``gender`` — ``female``/``male`` for the gendered bound sets, else ``None``.
+    * ``paraphrases`` — optional, one plain-English paraphrase template per LF with ``{tag}``
+      / ``{tag:form}`` holes (see :mod:`amp.paraphrase`); ``None`` (the default) means
+      :mod:`amp.paraphrase` uses its own table or its generic fallback.  Not part of equality.
     """
 
     id: str
@@ -183,6 +186,7 @@ class Template:
     no_repeat: bool = True
     gender: str | None = None
     description: str = field(default="", compare=False)
+    paraphrases: tuple[str, ...] | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.id, str) or not self.id:
@@ -198,6 +202,14 @@ class Template:
         object.__setattr__(self, "lfs", lfs)
         idx = tuple(range(len(lfs))) if self.template_idx is None else tuple(self.template_idx)
         object.__setattr__(self, "template_idx", idx)
+        if self.paraphrases is not None:
+            texts = (self.paraphrases,) if isinstance(self.paraphrases, str) else tuple(self.paraphrases)
+            if len(texts) != len(lfs) or not all(isinstance(t, str) and t.strip() for t in texts):
+                raise TemplateError(
+                    f"template {self.id!r}: paraphrases must be {len(lfs)} non-empty strings "
+                    f"(one per LF), got {self.paraphrases!r}"
+                )
+            object.__setattr__(self, "paraphrases", texts)
         self._check_structure()
 
     def _check_structure(self) -> None:

@@ -1,0 +1,445 @@
+"""Plain-English paraphrases of the two readings of an ambiguous sentence.
+
+The AmP paper (Table 1, "Interpretation" lines; §3.2) explains each logical form in words —
+PP: "the boy saw the man, who was holding the telescope" (LF0, possessive) versus "the boy used
+the telescope to see the man" (LF1, instrument); scope: "there is exactly one dog" versus "there
+may be more than one dog"; bound: who smiled; conj: the two bracketings.  Human annotators chose
+between such paraphrases (Appendix A.5), and so do students in the classroom poll
+(:mod:`amp.poll`).
+
+Paraphrases are *data*: one pair of templates per template id (:data:`PARAPHRASES`, or the
+optional ``paraphrases`` field of :class:`~amp.templates.model.Template`, which wins), written
+with holes filled from the pair's ``var_bindings``:
+
+* ``{np1}`` — the surface word of the binding (``picked_up`` → "picked up", bare plurals);
+* ``{np2:noun}`` — a singular noun phrase ("pair of binoculars"), for after the/every/each;
+* ``{np2:a}`` — an indefinite noun phrase with a/an ("an elephant", "a pair of gloves");
+* ``{vp1:base}`` — the verb's base form ("saw" → "see", "picked up" → "pick up");
+* ``{vp1:part}`` — the past participle ("saw" → "seen", "held" → "held");
+* ``{np1:pron}`` — a subject pronoun (he / she / it / they).
+
+Fallback for templates without a paraphrase (e.g. user-registered ones): each LF is rendered in
+words by :func:`verbalise_lf` over the parsed LF (:func:`amp.logic.parse.parse_lf`), prefixed
+``"reading 0: "`` / ``"reading 1: "``; if the LF does not parse either, the text is
+``"reading LF0 of template <id>"`` / ``"reading LF1 of template <id>"``.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from collections.abc import Mapping
+from functools import lru_cache
+
+from amp import lexicon
+from amp.errors import AmpError, TemplateError
+from amp.generate import AmbiguousPair, find_pair
+from amp.templates import model as _model
+from amp.templates import registry as _registry
+from amp.templates.records import ambiguity_type
+
+__all__ = [
+    "INTERPRETATION_LABELS",
+    "PARAPHRASES",
+    "ParaphraseError",
+    "base_form",
+    "fill_paraphrase",
+    "indefinite",
+    "interpretation_label",
+    "noun_phrase",
+    "paraphrases",
+    "past_participle",
+    "pronoun",
+    "surface_word",
+    "verbalise_lf",
+]
+
+
+class ParaphraseError(AmpError, ValueError):
+    """A paraphrase that cannot be produced (unknown surface, bad hole, bad reading index)."""
+
+
+# --- labels (Table 1) ------------------------------------------------------------------------
+
+#: Short names of the two readings per ambiguity type (reference §0; paper Table 1).
+INTERPRETATION_LABELS: dict[str, tuple[str, str]] = {
+    "pp": ("possessive", "instrument"),
+    "scope": ("one object for all", "possibly different objects"),
+    "revscope": ("one subject for all", "possibly different subjects"),
+    "bound": ("pronoun = subject", "pronoun = object"),
+    "conj": ("AND outermost", "OR outermost"),
+}
+
+
+def interpretation_label(type: str, idx: int) -> str:
+    """A short label for reading ``idx`` (0 = LF0, 1 = LF1) of an ambiguity type.
+
+    Accepts the record spelling ``scope_reverse`` for ``revscope``.  Types without a label
+    (user-defined ones) get ``"reading 0"`` / ``"reading 1"``.
+    """
+    if isinstance(idx, bool) or idx not in (0, 1):
+        raise ParaphraseError(f"an ambiguous sentence has readings 0 and 1, not {idx!r}")
+    labels = INTERPRETATION_LABELS.get(ambiguity_type(type)) if isinstance(type, str) else None
+    return labels[idx] if labels else f"reading {idx}"
+
+
+# --- word forms ----------------------------------------------------------------------------
+
+#: Past tense (as in the surfaces) → (base form, past participle) for every verb of the lexicon.
+VERB_FORMS: dict[str, tuple[str, str]] = {
+    "saw": ("see", "seen"),
+    "observed": ("observe", "observed"),
+    "spotted": ("spot", "spotted"),
+    "spied": ("spy", "spied"),
+    "picked up": ("pick up", "picked up"),
+    "grabbed": ("grab", "grabbed"),
+    "held": ("hold", "held"),
+    "lifted": ("lift", "lifted"),
+    "heard": ("hear", "heard"),
+    "listened to": ("listen to", "listened to"),
+    "chased": ("chase", "chased"),
+    "followed": ("follow", "followed"),
+    "called": ("call", "called"),
+    "ate": ("eat", "eaten"),
+    "drank": ("drink", "drunk"),
+    "slept": ("sleep", "slept"),
+    "walked": ("walk", "walked"),
+    "left": ("leave", "left"),
+    "played": ("play", "played"),
+    "moved": ("move", "moved"),
+    "drew": ("draw", "drawn"),
+    "napped": ("nap", "napped"),
+    "waved": ("wave", "waved"),
+    "smiled": ("smile", "smiled"),
+    "lept": ("leap", "leapt"),
+    "frowned": ("frown", "frowned"),
+    "shouted": ("shout", "shouted"),
+}
+
+_CVC = re.compile(r"^[^aeiou]*[aeiou][^aeiouwxy]$")  # one short syllable: mov, smil, chas
+
+
+def _regular_base(word: str) -> str:
+    """Best-effort base form of a regular past tense ("hugged" → "hug", "loved" → "love")."""
+    if word.endswith("ied") and len(word) > 4:
+        return word[:-3] + "y"
+    if not word.endswith("ed") or len(word) < 4:
+        return word
+    stem = word[:-2]
+    if len(stem) >= 3 and stem[-1] == stem[-2] and stem[-1] not in "aeiouyls":
+        return stem[:-1]
+    if stem.endswith(("v", "c")) or _CVC.match(stem):
+        return stem + "e"
+    return stem
+
+
+def surface_word(value: str) -> str:
+    """The surface word of an LF-side binding (``picked_up`` → "picked up")."""
+    return _inverse_denotations(_model.registry_version()).get(value, value)
+
+
+@lru_cache(maxsize=4)
+def _inverse_denotations(version: int) -> dict[str, str]:
+    words = {w for ws in _model.WORD_LISTS.values() for w in ws} | set(lexicon.all_verbs())
+    return {lexicon.denotation(w): w for w in sorted(words) if lexicon.denotation(w) != w}
+
+
+def base_form(verb: str) -> str:
+    """The base form of a past-tense verb: "saw" → "see", "picked up" → "pick up".
+
+    Lexicon verbs come from :data:`VERB_FORMS`; any other verb gets regular English rules on
+    its first word ("hugged" → "hug", "carried" → "carry", "loved" → "love").
+    """
+    verb = surface_word(verb)
+    if verb in VERB_FORMS:
+        return VERB_FORMS[verb][0]
+    head, sep, rest = verb.partition(" ")
+    return _regular_base(head) + sep + rest
+
+
+def past_participle(verb: str) -> str:
+    """The past participle: "saw" → "seen", "drew" → "drawn"; regular verbs keep their past."""
+    verb = surface_word(verb)
+    return VERB_FORMS[verb][1] if verb in VERB_FORMS else verb
+
+
+def noun_phrase(noun: str) -> str:
+    """A singular noun phrase: plural-only nouns become "pair of …"/"set of …" (reference §3)."""
+    noun = surface_word(noun)
+    return lexicon.PLURAL_PHRASES.get(noun, noun)
+
+
+def indefinite(noun: str) -> str:
+    """"a"/"an" + :func:`noun_phrase`: "an elephant", "a pair of binoculars", "a cat"."""
+    phrase = noun_phrase(noun)
+    return ("an " if phrase[:1].lower() in "aeiou" and phrase[:1] else "a ") + phrase
+
+
+_MALE = frozenset(lexicon.MALE_NAMES + lexicon.INDEFINITE_MALE_NPS)
+_FEMALE = frozenset(lexicon.FEMALE_NAMES + lexicon.INDEFINITE_FEMALE_NPS)
+_NONHUMAN = frozenset(
+    lexicon.INDEFINITE_NONHUMAN_SENTIENT_NPS
+    + lexicon.INDEFINITE_NONHUMAN_NONSENTIENT_NPS
+    + lexicon.VISUAL_INSTRUMENT_NPS
+    + lexicon.TACTILE_INSTRUMENT_NPS
+    + lexicon.CLOTHING_NPS
+)
+
+
+def pronoun(noun: str) -> str:
+    """Subject pronoun for a referent: he/she for gendered names and nouns, it for animals and
+    things, they for plural-only nouns and anything unknown."""
+    noun = surface_word(noun)
+    if noun in _MALE:
+        return "he"
+    if noun in _FEMALE:
+        return "she"
+    if noun in lexicon.PLURAL_PHRASES:
+        return "they"
+    return "it" if noun in _NONHUMAN else "they"
+
+
+_FORMS = {
+    "": surface_word,
+    "noun": noun_phrase,
+    "a": indefinite,
+    "base": base_form,
+    "part": past_participle,
+    "pron": pronoun,
+}
+
+
+# --- paraphrase templates (per template id) --------------------------------------------------
+
+_PP_ROLES = {  # shape → (subject, object), written as the surface writes them (§4.1)
+    "a": ("the {np1:noun}", "the {np2:noun}"),
+    "b": ("the {np1:noun}", "{np2}"),
+    "c": ("{np1}", "the {np2:noun}"),
+    "d": ("{np1}", "{np2}"),
+}
+_BOUND_ROLES = {  # shape → (subject, object) of B-a … B-d (§4.4)
+    "a": ("{np1}", "{np2}"),
+    "b": ("the {np1:noun}", "{np2}"),
+    "c": ("{np1}", "the {np2:noun}"),
+    "d": ("the {np1:noun}", "the {np2:noun}"),
+}
+
+
+def _pp(shape: str) -> tuple[str, str]:
+    subj, obj = _PP_ROLES[shape]
+    return (
+        f"{subj} {{vp1}} {obj}, who had the {{np3}}",  # LF0: have(e), agent(e, object)
+        f"{subj} used the {{np3}} to {{vp1:base}} {obj}",  # LF1: instrument(a, z)
+    )
+
+
+def _bound(shape: str) -> tuple[str, str]:
+    subj, obj = _BOUND_ROLES[shape]
+    return (
+        f"{subj} {{vp1}} {obj} and {subj} {{vp2}}",  # LF0: agent(e, subject)
+        f"{subj} {{vp1}} {obj} and {obj} {{vp2}}",  # LF1: agent(e, object)
+    )
+
+
+_SCOPE = (
+    "there is one {np2:noun} that every {np1:noun} {vp1}",  # LF0: exists x . forall y
+    "each {np1:noun} {vp1} a possibly different {np2:noun}",  # LF1: forall x . exists y
+)
+_REVSCOPE = (
+    "there is one {np1:noun} that {vp1} every {np2:noun}",  # LF0: one subject
+    "each {np2:noun} was {vp1:part} by a possibly different {np1:noun}",  # LF1: forall object
+)
+
+#: Template id → (LF0 paraphrase, LF1 paraphrase) for every built-in ambiguous template
+#: (reference §4.1–§4.5).  In both conj templates LF0 has AND as the main connective, LF1 OR.
+PARAPHRASES: dict[str, tuple[str, str]] = {
+    **{f"pp/visual/{s}": _pp(s) for s in "abcd"},
+    **{f"pp/tactile/{s}": _pp(s) for s in "ac"},
+    "scope/every": _SCOPE,
+    "scope/each": _SCOPE,
+    "revscope/every": _REVSCOPE,
+    "revscope/each": _REVSCOPE,
+    **{f"bound/{g}/{s}": _bound(s) for g in ("female", "male") for s in "abcd"},
+    "conj/and_first": (  # A and B or C
+        "the {np1:noun} {vp1}, and {np1:pron} also either {vp2} or {vp3}",  # A ∧ (B ∨ C)
+        "either the {np1:noun} {vp1} and {vp2}, or {np1:pron} {vp3}",  # (A ∧ B) ∨ C
+    ),
+    "conj/or_first": (  # A or B and C
+        "the {np1:noun} either {vp1} or {vp2}, and {np1:pron} also {vp3}",  # (A ∨ B) ∧ C
+        "either the {np1:noun} {vp1}, or {np1:pron} {vp2} and {vp3}",  # A ∨ (B ∧ C)
+    ),
+}
+
+
+def fill_paraphrase(text: str, bindings: Mapping[str, str], *, template_id: str = "?") -> str:
+    """Fill a paraphrase template's ``{tag}`` / ``{tag:form}`` holes from LF-side bindings."""
+    out: list[str] = []
+    try:
+        parsed = list(string.Formatter().parse(text))
+    except ValueError as exc:
+        raise ParaphraseError(f"template {template_id!r}: paraphrase {text!r} is malformed: {exc}") from None
+    for literal, tag, form, conversion in parsed:
+        out.append(literal)
+        if tag is None:
+            continue
+        if conversion or tag not in bindings or (form or "") not in _FORMS:
+            problem = (
+                f"uses {{{tag}}}, which the template does not bind (bindings: {', '.join(bindings)})"
+                if tag not in bindings
+                else f"uses unknown form {{{tag}:{form}}} (forms: {', '.join(f for f in _FORMS if f)})"
+            )
+            raise ParaphraseError(f"template {template_id!r}: paraphrase {text!r} {problem}")
+        out.append(_FORMS[form or ""](bindings[tag]))
+    return "".join(out)
+
+
+def _paraphrase_templates(template_id: str) -> tuple[str, ...] | None:
+    try:
+        own = _registry.get_template(template_id).paraphrases
+    except TemplateError:
+        own = None
+    return own if own is not None else PARAPHRASES.get(template_id)
+
+
+def _as_pair(pair_or_surface: AmbiguousPair | str) -> AmbiguousPair:
+    if isinstance(pair_or_surface, AmbiguousPair):
+        return pair_or_surface
+    if isinstance(pair_or_surface, str):
+        pair = find_pair(pair_or_surface.strip())
+        if pair is None:
+            raise ParaphraseError(f"{pair_or_surface!r} is not an ambiguous sentence of any template")
+        return pair
+    raise ParaphraseError(f"expected an AmbiguousPair or a surface string, got {type(pair_or_surface).__name__}")
+
+
+def paraphrases(pair_or_surface: AmbiguousPair | str) -> tuple[str, str]:
+    """The (LF0, LF1) paraphrases of an ambiguous sentence (paper Table 1 / §3.2 wording).
+
+    ``pair_or_surface`` is an :class:`~amp.generate.AmbiguousPair` or a surface that
+    :func:`~amp.generate.find_pair` knows.  See the module docstring for the fallback used by
+    templates without paraphrase data.
+    """
+    pair = _as_pair(pair_or_surface)
+    texts = _paraphrase_templates(pair.template)
+    if texts is not None and len(texts) >= 2:
+        bindings = pair.var_bindings
+        return (
+            fill_paraphrase(texts[0], bindings, template_id=pair.template),
+            fill_paraphrase(texts[1], bindings, template_id=pair.template),
+        )
+    return (_fallback(pair, 0), _fallback(pair, 1))
+
+
+def _fallback(pair: AmbiguousPair, idx: int) -> str:
+    try:
+        return f"reading {idx}: {verbalise_lf(pair.lf(idx).lf)}"
+    except (AmpError, ImportError, ValueError):
+        return f"reading LF{idx} of template {pair.template}"
+
+
+# --- generic LF → English (the fallback) ---------------------------------------------------
+
+
+def verbalise_lf(lf: str, fmt: str = "fol") -> str:
+    """Render a parsed LF in words, keeping variable names so that scope stays visible.
+
+    E.g. ``forall x . exists y . exists a . dog(x) AND cat(y) AND saw(a) AND agent(a, x) AND
+    patient(a, y)`` → "for every dog x, there is a cat y such that x saw y".  Event variables
+    disappear into clauses ("x saw y using z", "y had z"); nested junctions are bracketed.
+    Raises :class:`~amp.errors.LFParseError` if the LF does not parse.
+    """
+    from amp.logic.ast import Atom, Junction, Quantified, atoms, quantifier_prefix
+    from amp.logic.parse import parse_lf
+
+    formula = parse_lf(lf, fmt)
+    verbs = set(lexicon.verb_predicates()) | {"have"}
+    roles = {"agent", "patient", "instrument"}
+    events = {
+        a.args[0]
+        for a in atoms(formula)
+        if (a.pred in roles and len(a.args) == 2) or (a.pred in verbs and len(a.args) == 1)
+    }
+    absorbed: set[Atom] = set()
+
+    def nouns_of(body: object) -> dict[str, Atom]:
+        # a lone atom body stays the statement ("for every x, x is a dog"), so only AND children
+        found: dict[str, Atom] = {}
+        if not isinstance(body, Junction) or body.op != "AND":
+            return found
+        for child in body.children:
+            if isinstance(child, Atom) and len(child.args) == 1 and child.pred not in verbs:
+                found.setdefault(child.args[0], child)
+        return found
+
+    def quantified(node: object) -> str:
+        prefix, body = quantifier_prefix(node)  # type: ignore[arg-type]
+        nouns = nouns_of(body)
+        groups: list[tuple[str, list[str]]] = []
+        for quant, var in prefix:
+            if var in events:
+                continue
+            atom = nouns.get(var)
+            if atom is None:
+                phrase = f"some {var}" if quant == "exists" else var
+            else:
+                absorbed.add(atom)
+                phrase = f"{indefinite(atom.pred) if quant == 'exists' else noun_phrase(atom.pred)} {var}"
+            if groups and groups[-1][0] == quant == "exists":
+                groups[-1][1].append(phrase)
+            else:
+                groups.append((quant, [phrase]))
+        text = ""
+        for quant, phrases in groups:
+            listed = phrases[0] if len(phrases) == 1 else ", ".join(phrases[:-1]) + " and " + phrases[-1]
+            text += f"there is {listed} such that " if quant == "exists" else f"for every {listed}, "
+        return text + render(body, nested=False)
+
+    def clause(event: str, parts: list[Atom]) -> str:
+        verb = next((a.pred for a in parts if len(a.args) == 1), None)
+        role = {a.pred: a.args[1] for a in parts if len(a.args) == 2}
+        words = [role.get("agent", "someone"), "had" if verb == "have" else surface_word(verb or "did something")]
+        if "patient" in role:
+            words.append(role["patient"])
+        if "instrument" in role:
+            words.append(f"using {role['instrument']}")
+        return " ".join(words)
+
+    def render(node: object, *, nested: bool) -> str:
+        if isinstance(node, Quantified):
+            text = quantified(node)
+            return f"({text})" if nested else text
+        if isinstance(node, Atom):
+            return atom_text(node)
+        assert isinstance(node, Junction)
+        pieces: list[str] = []
+        by_event: dict[str, list[Atom]] = {}
+        order: list[object] = []
+        for child in node.children:
+            if isinstance(child, Atom) and child in absorbed:
+                continue
+            if isinstance(child, Atom) and child.args and child.args[0] in events:
+                if child.args[0] not in by_event:
+                    by_event[child.args[0]] = []
+                    order.append(("event", child.args[0]))
+                by_event[child.args[0]].append(child)
+            else:
+                order.append(child)
+        if len(order) == 1 and not isinstance(order[0], tuple):
+            return render(order[0], nested=nested)  # the other children were absorbed
+        for item in order:
+            if isinstance(item, tuple):
+                pieces.append(clause(item[1], by_event[item[1]]))
+            else:
+                pieces.append(render(item, nested=True))
+        text = f" {node.op.lower()} ".join(pieces)
+        return f"({text})" if nested and len(pieces) > 1 else text
+
+    def atom_text(atom: Atom) -> str:
+        if len(atom.args) == 1 and atom.pred not in verbs:
+            return f"{atom.args[0]} is {indefinite(atom.pred)}"
+        if atom.args and atom.args[0] in events:
+            return clause(atom.args[0], [atom])
+        return f"{atom.pred}({', '.join(atom.args)})"
+
+    return render(formula, nested=False).replace("such that for every", "such that, for every")
+

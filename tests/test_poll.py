@@ -1,0 +1,330 @@
+"""Class polls (amp.poll): concurrency, validation, the Appendix A.5 conversion, export."""
+
+from __future__ import annotations
+
+import csv
+import io
+import multiprocessing as mp
+import sqlite3
+import threading
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from amp.poll import (
+    CODE_ALPHABET,
+    DuplicateVoteError,
+    InvalidPollError,
+    InvalidVoteError,
+    PollClosedError,
+    PollError,
+    PollItem,
+    PollNotFoundError,
+    PollStore,
+    PollStoreError,
+    Vote,
+    confidence_to_p_lf0,
+    default_poll_path,
+)
+
+
+def _item(i: int = 0, p: float | None = 0.7) -> PollItem:
+    return PollItem(
+        surface=f"the boy saw the man with the telescope {i}",
+        type="pp",
+        lf0=f"lf zero {i}",
+        lf1=f"lf one {i}",
+        paraphrase0="the boy saw the man, who had the telescope",
+        paraphrase1="the boy used the telescope to see the man",
+        model_p_lf0=p,
+    )
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> PollStore:
+    return PollStore(tmp_path / "polls.sqlite")
+
+
+# --- creating and reading -------------------------------------------------------------------
+
+
+def test_create_get_and_persist_across_stores(store: PollStore) -> None:
+    poll = store.create_poll([_item(0), _item(1, None)], title="Week 3")
+    assert len(poll.code) == 6 and set(poll.code) <= set(CODE_ALPHABET)
+    assert poll.query == f"?poll={poll.code}" and not poll.closed
+    store.submit_vote(poll.code, 1, "s1", 0, 3)
+    again = PollStore(store.path)  # a fresh store = a restarted process
+    got = again.get_poll(f"  {poll.code.lower()} ")
+    assert got == poll
+    assert [v.session_id for v in again.votes(poll.code)] == ["s1"]
+    assert [p.code for p in again.list_polls()] == [poll.code]
+    con = sqlite3.connect(store.path)
+    try:
+        assert con.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    finally:
+        con.close()
+
+
+def test_codes_are_unique(store: PollStore) -> None:
+    codes = {store.create_poll([_item()]).code for _ in range(30)}
+    assert len(codes) == 30
+
+
+def test_default_path_follows_amp_cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AMP_CACHE_DIR", str(tmp_path / "elsewhere"))
+    assert default_poll_path() == (tmp_path / "elsewhere" / "polls.sqlite").resolve()
+    assert PollStore().path == default_poll_path()
+
+
+def test_bad_polls_and_items_are_refused(store: PollStore) -> None:
+    with pytest.raises(InvalidPollError, match="1 to"):
+        store.create_poll([])
+    with pytest.raises(InvalidPollError, match="not PollItem"):
+        store.create_poll([{"surface": "x"}])  # type: ignore[list-item]
+    with pytest.raises(InvalidPollError, match="title"):
+        store.create_poll([_item()], title="x" * 500)
+    with pytest.raises(InvalidPollError, match="model_p_lf0"):
+        _item(p=1.5)
+    with pytest.raises(InvalidPollError, match="model_p_lf0"):
+        _item(p=float("nan"))
+    with pytest.raises(InvalidPollError, match="surface"):
+        PollItem("", "pp", "a", "b", "c", "d")
+
+
+def test_item_from_pair_uses_paraphrases() -> None:
+    from amp.generate import find_pair
+
+    item = PollItem.from_pair(find_pair("the boy saw the man with the telescope"), model_p_lf0=0.25)
+    assert item.paraphrase1 == "the boy used the telescope to see the man"
+    assert item.type == "pp" and item.model_p_lf0 == 0.25 and "instrument" in item.lf1
+
+
+def test_unreadable_database_is_a_typed_error(tmp_path: Path) -> None:
+    bad = tmp_path / "polls.sqlite"
+    bad.write_bytes(b"this is not a database" * 100)
+    with pytest.raises(PollStoreError, match="cannot open"):
+        PollStore(bad)
+
+
+# --- votes: validation, duplicates, closing -------------------------------------------------
+
+
+def test_vote_then_duplicate_and_replay_are_rejected(store: PollStore) -> None:
+    code = store.create_poll([_item(0), _item(1)]).code
+    vote = store.submit_vote(code, 0, "sess-1", 1, 2)
+    assert (vote.code, vote.item_index, vote.session_id, vote.choice, vote.confidence) == (code, 0, "sess-1", 1, 2)
+    with pytest.raises(DuplicateVoteError, match="already voted"):
+        store.submit_vote(code, 0, "sess-1", 0, 3)  # changed mind: still one vote per item
+    with pytest.raises(DuplicateVoteError):
+        store.submit_vote(code, 0, "sess-1", 1, 2)  # exact replay
+    store.submit_vote(code, 1, "sess-1", 0, 1)  # other item: fine
+    store.submit_vote(code, 0, "sess-2", 0, 1)  # other session: fine
+    assert len(store.votes(code)) == 3
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error"),
+    [
+        ({"code": "ZZZZZZ"}, PollNotFoundError),
+        ({"code": "nope"}, PollNotFoundError),
+        ({"code": 123}, PollNotFoundError),
+        ({"item_index": 2}, InvalidVoteError),
+        ({"item_index": -1}, InvalidVoteError),
+        ({"item_index": "0"}, InvalidVoteError),
+        ({"item_index": 0.0}, InvalidVoteError),
+        ({"item_index": True}, InvalidVoteError),
+        ({"choice": 2}, InvalidVoteError),
+        ({"choice": True}, InvalidVoteError),
+        ({"choice": "0"}, InvalidVoteError),
+        ({"confidence": 0}, InvalidVoteError),
+        ({"confidence": 4}, InvalidVoteError),
+        ({"confidence": 2.0}, InvalidVoteError),
+        ({"session_id": ""}, InvalidVoteError),
+        ({"session_id": "x" * 129}, InvalidVoteError),
+        ({"session_id": "has space"}, InvalidVoteError),
+        ({"session_id": "=cmd()"}, InvalidVoteError),
+        ({"session_id": None}, InvalidVoteError),
+    ],
+)
+def test_malformed_votes_are_rejected(store: PollStore, kwargs: dict, error: type[PollError]) -> None:
+    code = store.create_poll([_item(0), _item(1)]).code
+    args = {"code": code, "item_index": 0, "session_id": "ok-session", "choice": 0, "confidence": 2} | kwargs
+    with pytest.raises(error):
+        store.submit_vote(**args)
+    assert store.votes(code) == ()
+
+
+def test_close_keeps_data_and_stops_votes(store: PollStore) -> None:
+    code = store.create_poll([_item()]).code
+    store.submit_vote(code, 0, "a", 0, 3)
+    closed = store.close_poll(code)
+    assert closed.closed and closed.closed_at
+    assert store.close_poll(code).closed_at == closed.closed_at  # idempotent
+    with pytest.raises(PollClosedError):
+        store.submit_vote(code, 0, "b", 1, 3)
+    assert len(store.votes(code)) == 1
+    assert store.results(code).items[0].counts == (1, 0) and store.results(code).closed
+    with pytest.raises(PollNotFoundError):
+        store.close_poll("ABCDEF")
+
+
+# --- concurrency ----------------------------------------------------------------------------
+
+
+def test_concurrent_threads_lose_nothing(store: PollStore) -> None:
+    code = store.create_poll([_item(i) for i in range(10)]).code
+    errors: list[BaseException] = []
+
+    def voter(t: int) -> None:
+        try:
+            for i in range(10):
+                store.submit_vote(code, i, f"thread-{t}", (t + i) % 2, 1 + (t * i) % 3)
+        except BaseException as exc:  # noqa: BLE001 - surfaced below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=voter, args=(t,)) for t in range(8)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert errors == []
+    results = store.results(code)
+    assert results.n_votes == 80 and results.n_voters == 8
+    assert all(r.n_voters == 8 and sum(r.counts) == 8 for r in results.items)
+
+
+def test_threads_racing_one_session_item_have_one_winner(store: PollStore) -> None:
+    code = store.create_poll([_item()]).code
+    barrier = threading.Barrier(6)
+    outcomes: list[str] = []
+
+    def racer() -> None:
+        barrier.wait()
+        try:
+            store.submit_vote(code, 0, "same", 0, 2)
+            outcomes.append("won")
+        except DuplicateVoteError:
+            outcomes.append("dup")
+
+    threads = [threading.Thread(target=racer) for _ in range(6)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert sorted(outcomes) == ["dup"] * 5 + ["won"]
+
+
+def _process_voter(path: str, code: str, worker: int, n_items: int) -> None:
+    store = PollStore(path)
+    for i in range(n_items):
+        store.submit_vote(code, i, f"proc-{worker}", i % 2, 1 + (worker + i) % 3)
+
+
+def _process_racer(path: str, code: str, n_items: int, barrier: Any, queue: Any) -> None:
+    store = PollStore(path)
+    barrier.wait()
+    wins = []
+    for i in range(n_items):
+        try:
+            store.submit_vote(code, i, "shared-session", 1, 3)
+            wins.append(i)
+        except DuplicateVoteError:
+            pass
+    queue.put(wins)
+
+
+def test_concurrent_processes_lose_nothing(store: PollStore) -> None:
+    code = store.create_poll([_item(i) for i in range(25)]).code
+    ctx = mp.get_context("spawn")
+    procs = [ctx.Process(target=_process_voter, args=(str(store.path), code, w, 25)) for w in range(4)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(timeout=120)
+    assert [p.exitcode for p in procs] == [0, 0, 0, 0]
+    votes = store.votes(code)
+    assert len(votes) == 100
+    assert Counter(v.session_id for v in votes) == {f"proc-{w}": 25 for w in range(4)}
+    results = store.results(code)
+    assert all(r.n_voters == 4 for r in results.items)
+    assert [r.counts for r in results.items] == [(4, 0) if i % 2 == 0 else (0, 4) for i in range(25)]
+
+
+def test_processes_racing_one_session_have_exactly_one_winner_per_item(store: PollStore) -> None:
+    n_items = 20
+    code = store.create_poll([_item(i) for i in range(n_items)]).code
+    ctx = mp.get_context("spawn")
+    barrier, queue = ctx.Barrier(2), ctx.Queue()
+    procs = [ctx.Process(target=_process_racer, args=(str(store.path), code, n_items, barrier, queue)) for _ in range(2)]
+    for p in procs:
+        p.start()
+    wins = [queue.get(timeout=120) for _ in procs]
+    for p in procs:
+        p.join(timeout=60)
+    assert [p.exitcode for p in procs] == [0, 0]
+    assert sorted(wins[0] + wins[1]) == list(range(n_items))  # each item won exactly once
+    assert len(store.votes(code)) == n_items
+
+
+# --- the Appendix A.5 conversion -------------------------------------------------------------
+
+
+def _v(session: str, item: int, choice: int, confidence: int) -> Vote:
+    return Vote("CODE22", item, session, choice, confidence)
+
+
+def test_confidence_conversion_hand_computed() -> None:
+    votes = [
+        _v("a", 0, 0, 1),  # a's lowest → P(chosen)=0.5 → P(LF0)=0.5
+        _v("a", 1, 1, 3),  # a's highest → P(LF1)=1.0 → P(LF0)=0.0
+        _v("a", 2, 0, 2),  # halfway → 0.75
+        _v("b", 0, 1, 2),  # single vote: raw scale (2-1)/2=0.5 → P(LF1)=0.75 → 0.25
+        _v("c", 0, 0, 3),  # all equal at "very": raw scale → 1.0
+        _v("c", 1, 1, 3),  # → P(LF0) = 0.0
+        _v("d", 0, 0, 2),  # d ranges 2..3: 2 → 0.5
+        _v("d", 1, 0, 3),  # 3 → 1.0
+        _v("e", 0, 1, 1),  # single "not confident" → 0.5 either way
+    ]
+    assert confidence_to_p_lf0(votes) == pytest.approx([0.5, 0.0, 0.75, 0.25, 1.0, 0.0, 0.5, 1.0, 0.5])
+    assert confidence_to_p_lf0([]) == ()
+    with pytest.raises(InvalidVoteError):
+        confidence_to_p_lf0([_v("a", 0, 0, 5)])
+
+
+def test_results_and_dataframe(store: PollStore) -> None:
+    code = store.create_poll([_item(0, 0.9), _item(1, None)], title="T").code
+    store.submit_vote(code, 0, "a", 0, 1)
+    store.submit_vote(code, 1, "a", 1, 3)
+    store.submit_vote(code, 0, "b", 1, 2)
+    results = store.results(code)
+    first, second = results.items
+    assert (results.n_voters, results.n_votes, results.title) == (2, 3, "T")
+    assert first.counts == (1, 1) and first.confidence_counts == (1, 1, 0)
+    assert first.confidence_by_choice == ((1, 0, 0), (0, 1, 0))
+    assert first.human_p_lf0 == pytest.approx((0.5 + 0.25) / 2) and first.model_p_lf0 == 0.9
+    assert second.human_p_lf0 == pytest.approx(0.0) and second.model_p_lf0 is None
+    frame = store.results_frame(code)
+    assert list(frame["votes_lf0"]) == [1, 0] and list(frame["n_voters"]) == [2, 1]
+    assert frame.loc[0, "difference"] == pytest.approx(0.9 - 0.375)
+    empty = store.results(store.create_poll([_item()]).code)
+    assert empty.items[0].human_p_lf0 is None and empty.n_voters == 0
+
+
+def test_export_csv(store: PollStore) -> None:
+    code = store.create_poll([_item(0, 0.9), _item(1)]).code
+    store.submit_vote(code, 0, "a", 1, 3)
+    store.submit_vote(code, 1, "a", 0, 1)
+    rows = list(csv.DictReader(io.StringIO(store.export_csv(code))))
+    assert len(rows) == 2
+    first = rows[0]
+    assert first["poll"] == code and first["item"] == "0" and first["session_id"] == "a"
+    assert first["choice"] == "1" and first["reading"] == "instrument"
+    assert first["paraphrase"] == "the boy used the telescope to see the man"
+    assert first["confidence"] == "3" and first["confidence_label"] == "very confident"
+    assert float(first["p_lf0"]) == 0.0 and float(first["model_p_lf0"]) == 0.9
+    assert rows[1]["reading"] == "possessive" and float(rows[1]["p_lf0"]) == 0.5
+    assert rows[1]["model_p_lf0"] == "0.7"
+    header_only = store.export_csv(store.create_poll([_item()]).code)
+    assert header_only.count("\n") == 1
