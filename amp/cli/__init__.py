@@ -12,7 +12,9 @@ import importlib
 import sys
 
 #: Command modules, in the order ``--help`` lists them.
-COMMAND_MODULES: tuple[str, ...] = ("generate", "canon", "prompt", "metrics", "parse", "score")
+COMMAND_MODULES: tuple[str, ...] = (
+    "generate", "canon", "prompt", "metrics", "parse", "score", "v1_splits",
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
