@@ -1,0 +1,285 @@
+"""On-disk result cache: JSON text only, never pickle.
+
+Parses and forced scores are deterministic for a given model, tokenizer, grammar, prompt, LF and
+decoding settings, and they are slow on a CPU.  :class:`ResultCache` stores each result as one
+JSON document in a :class:`diskcache.Cache` (SQLite + files), so a rerun of the app, the CLI or
+an experiment answers instantly.
+
+Safety: a cache folder may come from somewhere else (copied, downloaded, shared).  Loading a
+pickle executes code, so this module **never unpickles**: keys and values are plain ``str``
+(diskcache stores strings raw, in the SQLite row or in a UTF-8 ``.val`` file), and the
+:class:`JSONTextDisk` serializer refuses any row written in diskcache's pickle mode, any
+non-text value and any file path that leaves the cache folder.  A refused, unreadable or
+malformed entry counts as a miss: it is deleted and a :class:`CacheWarning` is emitted, and the
+caller recomputes.
+
+Keys are sha256 digests over canonical JSON of everything the result depends on (see
+:meth:`ResultCache.key`), including :data:`CODE_VERSION`; bump that constant when decoding or a
+record schema changes, and old entries simply stop being found.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+import warnings
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Self
+
+import diskcache
+from diskcache.core import MODE_RAW, MODE_TEXT
+
+from amp.errors import CacheError
+from amp.settings import results_dir
+
+#: Part of every key.  Bump when decoding or a result record's JSON layout changes.
+CODE_VERSION = "amp-parser-1"
+
+#: Layout version of the stored envelope ``{"schema", "model", "value"}``.
+SCHEMA = 1
+
+#: diskcache eviction: least recently stored first, once the folder exceeds this size.
+SIZE_LIMIT_BYTES = 2**30
+
+
+class CacheWarning(UserWarning):
+    """A cache entry could not be used (corrupt, unsafe or unreadable) and was dropped."""
+
+
+class UnsafeEntryError(ValueError):
+    """A stored row that this cache refuses to decode (pickle mode, non-text, bad path)."""
+
+
+def canonical_json(obj: Any) -> str:
+    """Deterministic JSON text: sorted keys, no spaces, tuples as lists, UTF-8 kept.
+
+    Raises ``TypeError`` for anything JSON cannot represent (so a key can never silently
+    depend on an object's ``repr``) and ``ValueError`` for NaN/infinity (not JSON; the result
+    records encode them as strings).
+    """
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
+class JSONTextDisk(diskcache.Disk):
+    """A diskcache serializer that only handles ``str`` keys and ``str`` values.
+
+    Strings are stored exactly as diskcache stores them by default (raw in SQLite below
+    ``min_file_size``, else a UTF-8 text file), so nothing is pickled on the way in; on the way
+    out every other storage mode, pickle included, raises :class:`UnsafeEntryError` *before*
+    any byte is interpreted.
+    """
+
+    def __init__(self, directory: str, min_file_size: int = 0, pickle_protocol: int = 0, **_ignored: Any) -> None:
+        # Unknown ``disk_*`` settings read from a foreign Settings table are ignored.
+        super().__init__(directory, min_file_size=min_file_size, pickle_protocol=pickle_protocol)
+
+    def put(self, key: Any) -> tuple[Any, bool]:
+        if type(key) is not str:
+            raise TypeError(f"ResultCache keys must be str, not {type(key).__name__}")
+        return key, True
+
+    def get(self, key: Any, raw: bool) -> Any:
+        if not raw:
+            raise UnsafeEntryError("refusing a pickled cache key")
+        if isinstance(key, (bytes, memoryview)):
+            raise UnsafeEntryError("refusing a binary cache key")
+        return key
+
+    def store(self, value: Any, read: bool, key: Any = diskcache.core.UNKNOWN) -> tuple:
+        if read or type(value) is not str:
+            raise TypeError("ResultCache stores JSON text (str) only")
+        return super().store(value, read, key=key)
+
+    def fetch(self, mode: int, filename: str | None, value: Any, read: bool) -> str:
+        if read:
+            raise UnsafeEntryError("file handles are not supported")
+        if mode == MODE_RAW:
+            if type(value) is not str:
+                raise UnsafeEntryError(f"stored value is {type(value).__name__}, not text")
+            return value
+        if mode == MODE_TEXT and filename:
+            path = self._checked_path(filename)
+            with open(path, encoding="utf-8") as reader:
+                return reader.read()
+        raise UnsafeEntryError(f"refusing a value stored in diskcache mode {mode} (not JSON text)")
+
+    def remove(self, file_path: str) -> None:
+        try:
+            self._checked_path(file_path)
+        except UnsafeEntryError:
+            return  # never delete outside the cache folder
+        super().remove(file_path)
+
+    def _checked_path(self, filename: str) -> str:
+        root = os.path.realpath(self._directory)
+        full = os.path.realpath(os.path.join(root, filename))
+        if os.path.isabs(filename) or os.path.commonpath([root, full]) != root:
+            raise UnsafeEntryError(f"value file {filename!r} lies outside the cache folder")
+        return full
+
+
+class ResultCache:
+    """A JSON-only result store over :class:`diskcache.Cache`, tagged by model identity.
+
+    ``directory`` defaults to :func:`amp.settings.results_dir` (``cache/results`` or
+    ``$AMP_CACHE_DIR/results``).  Safe to share between threads and processes (diskcache uses
+    SQLite transactions).  Raises :class:`~amp.errors.CacheError` if the folder cannot be
+    opened (e.g. not writable, or ``cache.db`` is not a database).
+    """
+
+    def __init__(self, directory: str | os.PathLike[str] | None = None) -> None:
+        self.directory = Path(directory) if directory is not None else results_dir()
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            self._cache = diskcache.Cache(
+                str(self.directory),
+                disk=JSONTextDisk,
+                eviction_policy="least-recently-stored",
+                size_limit=SIZE_LIMIT_BYTES,
+                tag_index=True,
+                statistics=False,
+            )
+        except (OSError, sqlite3.Error, ValueError, TypeError) as exc:
+            raise CacheError(
+                f"cannot open the result cache in {self.directory}: {exc}. "
+                "Delete that folder (it only holds cached results) or point AMP_CACHE_DIR elsewhere."
+            ) from exc
+
+    # -- keys --------------------------------------------------------------------------------
+
+    @staticmethod
+    def key(kind: str, **parts: Any) -> str:
+        """A stable key: ``"<kind>:<sha256 of canonical JSON>"``.
+
+        ``parts`` must hold everything the result depends on — model and tokenizer identity,
+        grammar text, prompt, LF(s), every decoding setting; :data:`CODE_VERSION` is added
+        here.  Values must be JSON-representable (``TypeError`` otherwise); dict order does not
+        matter, so two calls with the same settings always agree across processes.
+        """
+        payload = {"kind": kind, "code_version": CODE_VERSION, "parts": parts}
+        digest = hashlib.sha256(canonical_json(payload).encode("utf-8")).hexdigest()
+        return f"{kind}:{digest}"
+
+    # -- reading and writing -----------------------------------------------------------------
+
+    def get(self, key: str) -> dict | None:
+        """The stored dict, or ``None`` on a miss.
+
+        An entry that cannot be used — refused storage mode (e.g. a planted pickle), bytes that
+        are not UTF-8, text that is not JSON, JSON of the wrong layout — is deleted, reported
+        with a :class:`CacheWarning`, and treated as a miss.
+        """
+        try:
+            text = self._cache.get(key, default=None)
+        except (UnsafeEntryError, UnicodeDecodeError, ValueError, OSError, sqlite3.Error) as exc:
+            self.discard(key, f"unreadable entry ({exc})")
+            return None
+        if text is None:
+            return None
+        try:
+            envelope = json.loads(text)
+        except ValueError as exc:
+            self.discard(key, f"not valid JSON ({exc})")
+            return None
+        if (
+            not isinstance(envelope, dict)
+            or envelope.get("schema") != SCHEMA
+            or not isinstance(envelope.get("value"), dict)
+        ):
+            self.discard(key, "unexpected layout")
+            return None
+        return envelope["value"]
+
+    def set(self, key: str, value: Mapping[str, Any], *, model: str | None = None) -> None:
+        """Store ``value`` (a JSON-representable mapping) as JSON text, tagged with ``model``.
+
+        Raises ``TypeError``/``ValueError`` if ``value`` is not strict JSON and
+        :class:`~amp.errors.CacheError` if the write fails (disk full, read-only folder).
+        """
+        if not isinstance(value, Mapping):
+            raise TypeError(f"cache values are dicts, not {type(value).__name__}")
+        text = canonical_json({"schema": SCHEMA, "model": model, "value": dict(value)})
+        try:
+            self._cache.set(key, text, tag=model)
+        except (OSError, sqlite3.Error) as exc:
+            raise CacheError(f"cannot write to the result cache in {self.directory}: {exc}") from exc
+
+    def delete(self, key: str) -> bool:
+        """Remove one entry; ``True`` if it existed."""
+        try:
+            return bool(self._cache.delete(key))
+        except (OSError, sqlite3.Error):
+            return False
+
+    def discard(self, key: str, reason: str) -> None:
+        """Delete an unusable entry and say so with a :class:`CacheWarning`.
+
+        Callers use this too when a stored dict does not rebuild into its record type.
+        """
+        self.delete(key)
+        warnings.warn(
+            f"dropped cache entry {key} in {self.directory}: {reason}; it will be recomputed",
+            CacheWarning,
+            stacklevel=3,
+        )
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str) and key in self._cache
+
+    def __len__(self) -> int:
+        return len(self._cache)
+
+    def __bool__(self) -> bool:  # an empty cache is still a cache (``if cache:`` must not fail)
+        return True
+
+    # -- maintenance -------------------------------------------------------------------------
+
+    def stats(self) -> dict[str, Any]:
+        """``{"directory", "entries", "bytes", "models": {identity: count}}``.
+
+        ``bytes`` is diskcache's volume (SQLite file plus value files).  Untagged entries are
+        counted under ``""``.
+        """
+        models: dict[str, int] = {}
+        db = self.directory / diskcache.core.DBNAME
+        try:
+            con = sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True)
+            try:
+                rows = con.execute("SELECT tag, COUNT(*) FROM Cache GROUP BY tag").fetchall()
+            finally:
+                con.close()
+        except sqlite3.Error:
+            rows = []
+        for tag, count in rows:
+            models[tag if isinstance(tag, str) else ""] = models.get(tag if isinstance(tag, str) else "", 0) + count
+        return {
+            "directory": str(self.directory),
+            "entries": len(self._cache),
+            "bytes": int(self._cache.volume()),
+            "models": models,
+        }
+
+    def clear(self, model: str | None = None) -> int:
+        """Delete every entry, or only those tagged with ``model``; returns how many."""
+        try:
+            if model is None:
+                return int(self._cache.clear(retry=True))
+            return int(self._cache.evict(model, retry=True))
+        except (OSError, sqlite3.Error) as exc:
+            raise CacheError(f"cannot clear the result cache in {self.directory}: {exc}") from exc
+
+    def close(self) -> None:
+        """Close the SQLite connections of this thread (the object stays usable)."""
+        self._cache.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"ResultCache({str(self.directory)!r})"

@@ -1,0 +1,130 @@
+"""``python -m amp parse``: constrained beam search for one prompt.
+
+    python -m amp parse --model default --prompt-file prompt.txt [--format fol|lisp]
+        [--beams 5] [--alpha 0.7] [--unconstrained] [--max-new-tokens N] [--json]
+        [--device cpu|cuda|mps] [--dtype float32|float16|bfloat16|auto] [--no-cache]
+
+``--prompt-file -`` reads the prompt from stdin.  Output: the ranked beams with GNMT score,
+summed log-prob and finished/parses flags, then the top beam's tokens with their probabilities
+and its minimum token probability (the paper's confidence); or the result as JSON.  A model
+that cannot load prints one ``error: …`` line and exits with status 2.
+
+The model-related options and helpers here are shared with ``python -m amp score``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from amp.errors import AmpError
+from amp.parser.models import DTYPES
+from amp.parser.results import ParseResult, TokenStep
+
+#: Exit status for a model that cannot load or an input that cannot be used.
+EXIT_ERROR = 2
+
+
+def add_model_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options every model-using command shares."""
+    parser.add_argument("--model", default="default",
+                        help="'default' (embedded Gemma 3 270M), a Hugging Face id, a model folder or a .gguf file")
+    parser.add_argument("--prompt-file", required=True, help="file holding the prompt, or - for stdin")
+    parser.add_argument("--format", dest="fmt", choices=("fol", "lisp"), default="fol", help="LF format")
+    parser.add_argument("--device", default=None, help="cpu, cuda, cuda:N or mps (default: best available)")
+    parser.add_argument("--dtype", default=None, choices=DTYPES,
+                        help="weights dtype (default: bfloat16/float16 on CUDA, float32 elsewhere)")
+    parser.add_argument("--trust-remote-code", action="store_true",
+                        help="allow a Hub model's own Python code (only for models you trust)")
+    parser.add_argument("--no-cache", action="store_true", help="neither read nor write the result cache")
+    parser.add_argument("--json", action="store_true", help="print JSON instead of text")
+
+
+def read_prompt(path: str) -> str:
+    """The prompt text from ``path`` (``-`` = stdin), without its trailing line break."""
+    if path == "-":
+        text = sys.stdin.read()
+    else:
+        try:
+            with open(path, encoding="utf-8") as fh:
+                text = fh.read()
+        except OSError as exc:
+            raise AmpError(f"cannot read the prompt file {path!r}: {exc.strerror or exc}") from exc
+    text = text.rstrip("\r\n")
+    if not text.strip():
+        raise AmpError(f"the prompt file {path!r} is empty")
+    return text
+
+
+def make_parser(args: argparse.Namespace) -> Any:
+    """A :class:`amp.parser.Parser` for the command-line options (the model loads lazily)."""
+    from amp.parser.parser import Parser
+
+    return Parser(args.model, device=args.device, dtype=args.dtype,
+                  trust_remote_code=args.trust_remote_code, cache=not args.no_cache)
+
+
+def fail(exc: BaseException) -> int:
+    """Print one ``error:`` line (no traceback) and return the error exit status."""
+    message = " ".join(str(exc).split()) or type(exc).__name__
+    print(f"error: {message}", file=sys.stderr)
+    return EXIT_ERROR
+
+
+def model_header(parser: Any) -> str:
+    return f"model: {parser.spec} ({parser.identity}) on {parser.device}, {parser.dtype}"
+
+
+def format_steps(steps: tuple[TokenStep, ...] | list[TokenStep], indent: str = "  ") -> list[str]:
+    """One line per token: the token, its probability and its grammar-renormalised probability."""
+    lines = []
+    for i, s in enumerate(steps):
+        lines.append(f"{indent}{i:>3}  {s.token!r:<18} p={s.prob:.4f}  p_grammar={s.prob_grammar:.4f}")
+    return lines
+
+
+def format_parse(result: ParseResult) -> list[str]:
+    mode = "constrained" if result.constrained else "unconstrained"
+    settings = result.settings
+    head = (f"beams ({mode}, {result.fmt}, beam {settings.get('beams', len(result.beams))}, "
+            f"alpha {settings.get('alpha', '?')}, prompt {result.prompt_tokens} tokens):")
+    lines = [head]
+    for b in result.beams:
+        flags = ("finished" if b.finished else "cut-off") + (" parses" if b.parses else " no-parse")
+        lines.append(f"  {b.rank + 1}. score {b.score:9.4f}  logprob {b.logprob:9.4f}  [{flags}]  {b.text}")
+    top = result.beams[0] if result.beams else None
+    if top is not None and top.steps:
+        lines.append("top beam tokens:")
+        lines.extend(format_steps(top.steps))
+        lines.append(f"confidence (min token prob): {min(s.prob for s in top.steps):.4f}")
+    return lines
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        prompt = read_prompt(args.prompt_file)
+        parser = make_parser(args)
+        result = parser.parse(prompt, fmt=args.fmt, beams=args.beams, alpha=args.alpha,
+                              constrained=not args.unconstrained, max_new_tokens=args.max_new_tokens)
+    except AmpError as exc:
+        return fail(exc)
+    if args.json:
+        payload = {"model": args.model, "identity": parser.identity, "device": parser.device,
+                   "dtype": parser.dtype, "result": result.to_dict()}
+        print(json.dumps(payload, ensure_ascii=False, indent=2))
+    else:
+        print("\n".join([model_header(parser), *format_parse(result)]))
+    return 0
+
+
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser("parse", help="constrained beam search for one prompt",
+                              description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_model_arguments(p)
+    p.add_argument("--beams", type=int, default=5, help="beam size (default 5)")
+    p.add_argument("--alpha", type=float, default=0.7, help="GNMT length-penalty alpha (default 0.7)")
+    p.add_argument("--unconstrained", action="store_true", help="plain beam search without the grammar")
+    p.add_argument("--max-new-tokens", type=int, default=None, help="generation budget (default: from the prompt)")
+    p.set_defaults(func=run)

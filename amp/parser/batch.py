@@ -1,0 +1,277 @@
+"""Batch runs over many (prompt, LF0, LF1) items: streaming, cached-first, cancellable.
+
+:func:`run_batch` is what the app's batch page and the experiment sweeps use.  It yields one
+:class:`BatchItemResult` per item as soon as it is known:
+
+1. every item already in the result cache, at once, without loading the model;
+2. then the rest, in input order, ``batch_size`` items per model call (the batched decode and
+   scoring functions on a GPU; one at a time on a CPU, where batching does not pay).
+
+With ``ordered=True`` results come strictly in input order instead (cached items still cost
+nothing).  A failing item yields a result with ``error`` set and the run goes on (a batched
+call that fails is retried item by item, so one bad LF does not sink its neighbours).
+Cancellation is cooperative: ``cancel`` is checked before every item and every model call; the
+run then stops cleanly and :attr:`BatchRun.cancelled`/:attr:`BatchRun.done` say how far it got.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+
+from amp.errors import AmpError, ModelLoadError
+from amp.parser.parser import Parser
+from amp.parser.results import PairScore, ParseResult
+
+Progress = Callable[[int, int, "BatchItemResult"], None]
+Cancel = threading.Event | Callable[[], bool]
+
+
+@dataclass(frozen=True)
+class BatchItem:
+    """One unit of work: parse ``prompt`` and/or score ``lf0`` against ``lf1`` after it."""
+
+    id: str
+    prompt: str
+    lf0: str | None = None
+    lf1: str | None = None
+    fmt: str = "fol"
+    parse: bool = True
+    score: bool = True
+
+
+@dataclass(frozen=True)
+class BatchItemResult:
+    """The outcome of one :class:`BatchItem`; ``cached`` if nothing had to be computed."""
+
+    id: str
+    parse: ParseResult | None
+    pair: PairScore | None
+    cached: bool
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+    def to_dict(self) -> dict:
+        return {
+            "id": self.id,
+            "parse": self.parse.to_dict() if self.parse else None,
+            "pair": self.pair.to_dict() if self.pair else None,
+            "cached": self.cached,
+            "error": self.error,
+        }
+
+
+def default_batch_size(parser: Parser) -> int:
+    """8 on a CUDA device, else 1 (batched beam search gains nothing on a CPU)."""
+    return 8 if parser.device.startswith("cuda") else 1
+
+
+class BatchRun(Iterator[BatchItemResult]):
+    """The iterator :func:`run_batch` returns; also reports progress of the run.
+
+    ``total`` items, ``done`` yielded so far, ``errors`` among them, ``cached`` among them,
+    ``cancelled`` once a cancel request stopped the run, ``model_error`` if the model could not
+    load (every uncached item then carries that error; cached items are still answered).
+    """
+
+    def __init__(self, gen_factory: Callable[[BatchRun], Iterator[BatchItemResult]], total: int) -> None:
+        self.total = total
+        self.done = 0
+        self.errors = 0
+        self.cached = 0
+        self.cancelled = False
+        self.model_error: str | None = None
+        self._gen = gen_factory(self)
+
+    def __next__(self) -> BatchItemResult:
+        return next(self._gen)
+
+    def close(self) -> None:
+        """Stop early (e.g. the consumer lost interest); the current model call finishes first."""
+        self._gen.close()
+
+    def __repr__(self) -> str:
+        state = "cancelled" if self.cancelled else "running" if self.done < self.total else "finished"
+        return f"BatchRun({self.done}/{self.total} {state}, {self.errors} errors, {self.cached} cached)"
+
+
+def run_batch(
+    parser: Parser,
+    items: Iterable[BatchItem],
+    *,
+    beams: int = 5,
+    alpha: float = 0.7,
+    constrained: bool = True,
+    max_new_tokens: int | None = None,
+    on_progress: Progress | None = None,
+    cancel: Cancel | None = None,
+    batch_size: int | None = None,
+    ordered: bool = False,
+) -> BatchRun:
+    """Parse and/or score every item, streaming a :class:`BatchItemResult` per item.
+
+    ``on_progress(done, total, result)`` is called after each result.  ``cancel`` is a
+    ``threading.Event`` or a no-argument callable returning true to stop.  ``batch_size``
+    defaults to :func:`default_batch_size`.  See the module docstring for the order.
+    """
+    todo = list(items)
+    settings = {"beams": beams, "alpha": alpha, "constrained": constrained, "max_new_tokens": max_new_tokens}
+    cancelled = _cancel_check(cancel)
+
+    def generate(run: BatchRun) -> Iterator[BatchItemResult]:
+        def emit(result: BatchItemResult) -> BatchItemResult:
+            run.done += 1
+            run.errors += result.error is not None
+            run.cached += result.cached
+            if on_progress is not None:
+                on_progress(run.done, run.total, result)
+            return result
+
+        size = max(1, batch_size or default_batch_size(parser))
+        n = len(todo)
+        if ordered:
+            i = 0
+            while i < n:
+                if cancelled():
+                    break
+                hit = _from_cache(parser, todo[i], settings)
+                if hit is not None:
+                    yield emit(hit)
+                    i += 1
+                    continue
+                chunk = [i]
+                i += 1
+                while i < n and len(chunk) < size and not _in_cache(parser, todo[i], settings):
+                    chunk.append(i)
+                    i += 1
+                for result in _compute(parser, [todo[k] for k in chunk], settings, cancelled, run):
+                    yield emit(result)
+        else:
+            misses: list[int] = []
+            for i, item in enumerate(todo):
+                if cancelled():
+                    break
+                hit = _from_cache(parser, item, settings)
+                if hit is None:
+                    misses.append(i)
+                else:
+                    yield emit(hit)
+            else:
+                for start in range(0, len(misses), size):
+                    if cancelled():
+                        break
+                    chunk = misses[start:start + size]
+                    for result in _compute(parser, [todo[k] for k in chunk], settings, cancelled, run):
+                        yield emit(result)
+        run.cancelled = run.done < run.total
+
+    return BatchRun(generate, len(todo))
+
+
+def _cancel_check(cancel: Cancel | None) -> Callable[[], bool]:
+    if cancel is None:
+        return lambda: False
+    if isinstance(cancel, threading.Event):
+        return cancel.is_set
+    return lambda: bool(cancel())
+
+
+def _in_cache(parser: Parser, item: BatchItem, settings: dict) -> bool:
+    """Whether every part of ``item`` is cached (a cheap key lookup; nothing is decoded)."""
+    try:
+        if item.parse and not parser.cached("parse", prompt=item.prompt, fmt=item.fmt, **settings):
+            return False
+        if item.score:
+            if item.lf0 is None or item.lf1 is None:
+                return False
+            return parser.cached("pair", prompt=item.prompt, fmt=item.fmt, lf0=item.lf0, lf1=item.lf1)
+        return True
+    except (AmpError, TypeError, ValueError):
+        return False
+
+
+def _from_cache(parser: Parser, item: BatchItem, settings: dict) -> BatchItemResult | None:
+    """The item's result if every part of it is cached and readable; never loads the model."""
+    if getattr(parser, "cache", None) is None or not _in_cache(parser, item, settings):
+        return None
+    try:
+        parse = parser.cached_parse(item.prompt, fmt=item.fmt, **settings) if item.parse else None
+        pair = parser.cached_pair(item.prompt, item.lf0, item.lf1, fmt=item.fmt) if item.score else None  # type: ignore[arg-type]
+    except (AmpError, TypeError, ValueError):
+        return None
+    if (item.parse and parse is None) or (item.score and pair is None):
+        return None  # an entry was dropped as unreadable: compute the item with the others
+    return BatchItemResult(item.id, parse, pair, cached=True)
+
+
+def _single(parser: Parser, item: BatchItem, settings: dict) -> BatchItemResult:
+    if item.score and (item.lf0 is None or item.lf1 is None):
+        raise ValueError(f"item {item.id!r} asks for scoring but lacks lf0/lf1")
+    parse = parser.parse(item.prompt, fmt=item.fmt, **settings) if item.parse else None
+    pair = parser.score_pair(item.prompt, item.lf0, item.lf1, fmt=item.fmt) if item.score else None  # type: ignore[arg-type]
+    return BatchItemResult(item.id, parse, pair, cached=False)
+
+
+def _error(item: BatchItem, exc: BaseException) -> BatchItemResult:
+    return BatchItemResult(item.id, None, None, cached=False, error=f"{type(exc).__name__}: {exc}")
+
+
+def _compute(parser: Parser, chunk: list[BatchItem], settings: dict,
+             cancelled: Callable[[], bool], run: BatchRun) -> Iterator[BatchItemResult]:
+    """Results for ``chunk`` (uncached items): batched model calls, falling back per item.
+
+    A model that cannot load is not the items' fault and would fail the same way for each:
+    after the first :class:`ModelLoadError` every further uncached item gets that error at
+    once (``run.model_error``), without another load attempt.
+    """
+    if run.model_error is None:
+        try:
+            parser.load()  # every uncached item needs the model: try loading once, here
+        except ModelLoadError as exc:
+            run.model_error = f"{type(exc).__name__}: {exc}"
+    if run.model_error is None and len(chunk) > 1:
+        batched = _batched(parser, chunk, settings)
+        if batched is not None:
+            yield from batched
+            return
+    for k, item in enumerate(chunk):
+        if k and cancelled():
+            return
+        if run.model_error is not None:
+            yield BatchItemResult(item.id, None, None, cached=False, error=run.model_error)
+            continue
+        try:
+            yield _single(parser, item, settings)
+        except ModelLoadError as exc:
+            run.model_error = f"{type(exc).__name__}: {exc}"
+            yield _error(item, exc)
+        except Exception as exc:  # noqa: BLE001 - one failing item must not stop the batch
+            yield _error(item, exc)
+
+
+def _batched(parser: Parser, chunk: list[BatchItem], settings: dict) -> list[BatchItemResult] | None:
+    """One batched parse call and one batched score call for ``chunk``; None if either fails."""
+    try:
+        groups: dict[str, list[int]] = {}
+        for k, item in enumerate(chunk):
+            if item.score and (item.lf0 is None or item.lf1 is None):
+                return None  # let the per-item path report it
+            groups.setdefault(item.fmt, []).append(k)
+        parses: dict[int, ParseResult] = {}
+        pairs: dict[int, PairScore] = {}
+        for fmt, members in groups.items():
+            to_parse = [k for k in members if chunk[k].parse]
+            for k, res in zip(to_parse, parser.parse_many([chunk[k].prompt for k in to_parse], fmt=fmt, **settings),
+                              strict=True):
+                parses[k] = res
+            to_score = [k for k in members if chunk[k].score]
+            triples = [(chunk[k].prompt, chunk[k].lf0, chunk[k].lf1) for k in to_score]
+            for k, res in zip(to_score, parser.score_pairs(triples, fmt=fmt), strict=True):  # type: ignore[arg-type]
+                pairs[k] = res
+    except Exception:  # noqa: BLE001 - retried item by item to find the culprit
+        return None
+    return [BatchItemResult(item.id, parses.get(k), pairs.get(k), cached=False) for k, item in enumerate(chunk)]

@@ -1,0 +1,345 @@
+"""Grammar-constrained beam search (reference §12; design study §0 recommendation (a)).
+
+``model.generate`` runs plain beam search (``num_beams=k``, ``num_return_sequences=k``,
+``length_penalty=0.0`` so the search keeps *summed* raw log-probs, ``early_stopping=True``,
+``do_sample=False``) with :class:`~amp.parser.processors.GrammarLogitsProcessor` and
+:class:`~amp.parser.processors.GrammarStoppingCriteria`.  transformers 5 moved
+``constraints=``/``force_words_ids=``/group beam search to Hub code, so they are never used
+(design study §1).  The returned beams are then re-ranked by the GNMT length penalty the
+original used (α = 0.7, reference §12): ``logprob / (((5 + len) ** α) / (6 ** α))``.  (The
+original applied GNMT inside its search; here it only orders the k beams that the summed-score
+search kept, which can differ when long and short LFs compete for the last beam slots.)
+
+Beams cut off by ``max_new_tokens`` come back from transformers looking finished (design study
+§5 item 2); every beam is therefore re-checked with the automaton and with lark and flagged
+``finished``/``parses``; unfinished beams are ranked after all finished ones.
+
+Unconstrained search (``constrained=False``) is plain beam search that stops each beam at its
+first newline-carrying token (a text criterion, not EOS); its beams may not parse (flagged).
+
+Results are deterministic for a given model, tokenizer, dtype, device and settings (beams,
+alpha, constrained, max_new_tokens, fmt); ``top_n``/``steps_for`` only affect the per-token
+detail.  Batched prompts are left-padded; numerically they may differ from single-prompt runs
+by float rounding.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any
+
+import torch
+from lark.exceptions import LarkError
+from transformers import LogitsProcessorList, StoppingCriteriaList
+
+from amp.errors import DecodingError
+from amp.logic.grammar import lark_parser
+from amp.parser.processors import (
+    GrammarLogitsProcessor,
+    GrammarStoppingCriteria,
+    NewlineStoppingCriteria,
+    RecordingProcessor,
+    ScoreTracker,
+)
+from amp.parser.results import Beam, ParseResult, TokenStep
+from amp.parser.scoring import forced_score_ids
+from amp.parser.vocab import (
+    Vocabulary,
+    encode_output,
+    encode_prompt,
+    frame_lf,
+    get_masker,
+)
+
+#: Bounds of the default generation budget (tokens).
+MIN_NEW_TOKENS = 64
+MAX_NEW_TOKENS = 256
+
+_EXAMPLE_LF = re.compile(r"^Computer: ?(\S.*)$", re.MULTILINE)
+#: Sums below this are filler rows (transformers pads beam scores with -1e9; masked rows are -inf).
+_FILLER = -1e8
+
+
+def gnmt_score(logprob: float, length: int, alpha: float = 0.7) -> float:
+    """GNMT length-penalised score (reference §12): ``logprob / ((5+len)^α / 6^α)``."""
+    if alpha == 0 or length <= 0:
+        return logprob
+    return logprob / (((5 + length) ** alpha) / (6**alpha))
+
+
+def default_max_new_tokens(tokenizer: Any, prompt: str) -> int:
+    """3 × the token count of the longest example LF in the prompt, within [64, 256].
+
+    Example LFs are the ``Computer: <lf>`` lines of the prompt (reference §10 layout), encoded
+    as the grammar frames them.  A prompt without examples gets the maximum.
+    """
+    lfs = _EXAMPLE_LF.findall(prompt)
+    if not lfs:
+        return MAX_NEW_TOKENS
+    longest = max(len(tokenizer(frame_lf(lf.rstrip()), add_special_tokens=False).input_ids) for lf in lfs)
+    return max(MIN_NEW_TOKENS, min(MAX_NEW_TOKENS, 3 * longest))
+
+
+def _eos_ids(model: Any, tokenizer: Any) -> list[int]:
+    ids: list[int] = []
+    cfg_eos = getattr(getattr(model, "generation_config", None), "eos_token_id", None)
+    for value in (cfg_eos, getattr(tokenizer, "eos_token_id", None)):
+        if isinstance(value, int):
+            ids.append(value)
+        elif isinstance(value, (list, tuple)):
+            ids.extend(int(v) for v in value)
+    return sorted(set(ids))
+
+
+def _parses(fmt: str, text: str) -> bool:
+    try:
+        lark_parser(fmt, "decoding").parse(frame_lf(text))  # type: ignore[arg-type]
+    except LarkError:
+        return False
+    return True
+
+
+def _cut_constrained(vocab: Vocabulary, masker: Any, gen: list[int]) -> tuple[list[int], bool]:
+    """Generated ids up to the grammar's final newline; (ids, finished)."""
+    automaton = masker.automaton
+    state = automaton.initial
+    out: list[int] = []
+    for tok in gen:
+        text = vocab.token_text(tok)
+        if text is None:
+            break
+        out.append(tok)
+        state = automaton.advance_token(state, text)
+        if not state:
+            return out, False
+        if automaton.is_final(state):
+            return out, True
+    return out, False
+
+
+def _cut_unconstrained(vocab: Vocabulary, gen: list[int]) -> tuple[list[int], bool]:
+    out: list[int] = []
+    for tok in gen:
+        text = vocab.token_text(tok)
+        if text is None:
+            break
+        out.append(tok)
+        if "\n" in text:
+            return out, True
+    return out, False
+
+
+def _make_beam(
+    vocab: Vocabulary,
+    masker: Any,
+    gen: list[int],
+    tracker: ScoreTracker,
+    item: int,
+    *,
+    constrained: bool,
+    fmt: str,
+    alpha: float,
+) -> Beam:
+    if constrained:
+        ids, finished = _cut_constrained(vocab, masker, gen)
+    else:
+        ids, finished = _cut_unconstrained(vocab, gen)
+    raw_text = vocab.text_of(ids)
+    if finished:
+        # Drop layout after the end (a final "\n\n" token, or text after an unconstrained newline).
+        raw_text = raw_text[: raw_text.index("\n") + 1]
+    text = raw_text.removeprefix(" ")
+    if finished and text.endswith("\n"):
+        text = text[:-1]
+    recorded = tracker.logprob(tuple(ids), item) if ids else None
+    logprob = recorded if recorded is not None and recorded > _FILLER else -math.inf
+    parses = finished and _parses(fmt, text)
+    return Beam(
+        rank=0,
+        text=text,
+        raw_text=raw_text,
+        token_ids=tuple(ids),
+        tokens=tuple(vocab.token_display(i) for i in ids),
+        logprob=logprob,
+        score=gnmt_score(logprob, len(ids), alpha),
+        finished=finished,
+        parses=parses,
+    )
+
+
+def _rank(beams: list[Beam]) -> tuple[Beam, ...]:
+    order = sorted(range(len(beams)), key=lambda i: (not beams[i].finished, -beams[i].score, i))
+    return tuple(replace(beams[i], rank=r) for r, i in enumerate(order))
+
+
+def _left_pad(prompt_ids: list[list[int]], pad_id: int) -> tuple[torch.Tensor, torch.Tensor]:
+    width = max(len(p) for p in prompt_ids)
+    ids = torch.full((len(prompt_ids), width), pad_id, dtype=torch.long)
+    mask = torch.zeros((len(prompt_ids), width), dtype=torch.long)
+    for r, p in enumerate(prompt_ids):
+        ids[r, width - len(p) :] = torch.tensor(p, dtype=torch.long)
+        mask[r, width - len(p) :] = 1
+    return ids, mask
+
+
+def beam_search_batch(
+    model: Any,
+    tokenizer: Any,
+    prompts: Sequence[str],
+    *,
+    fmt: str = "fol",
+    beams: int = 5,
+    alpha: float = 0.7,
+    constrained: bool = True,
+    max_new_tokens: int | None = None,
+    top_n: int = 5,
+    steps_for: int = 1,
+) -> list[ParseResult]:
+    """Beam search for several prompts in one ``generate`` call (left padding).
+
+    ``steps_for``: how many top-ranked beams per prompt get per-token ``steps``
+    (probabilities and top-``top_n`` alternatives) from one forced pass (0 = none).
+    """
+    if beams < 1:
+        raise DecodingError("beams must be at least 1")
+    if not prompts:
+        return []
+    masker = get_masker(tokenizer, fmt)
+    vocab = masker.vocab
+    prompt_ids = [encode_prompt(tokenizer, p) for p in prompts]
+    eos = _eos_ids(model, tokenizer)
+    pad_id = vocab.pad_id if vocab.pad_id is not None else (eos[0] if eos else 0)
+    ids, attn = _left_pad(prompt_ids, pad_id)
+    width = ids.shape[1]
+    budget = max_new_tokens or max(default_max_new_tokens(tokenizer, p) for p in prompts)
+    if constrained:
+        processor = GrammarLogitsProcessor(masker, width, eos, batch_size=len(prompts))
+        stop = GrammarStoppingCriteria(processor)
+    else:
+        processor = RecordingProcessor(width, batch_size=len(prompts))
+        stop = NewlineStoppingCriteria(vocab, processor)
+    processors = LogitsProcessorList([processor])
+    stops = StoppingCriteriaList([stop])
+    device = getattr(model, "device", torch.device("cpu"))
+    with torch.inference_mode():
+        out = model.generate(
+            input_ids=ids.to(device),
+            attention_mask=attn.to(device),
+            num_beams=beams,
+            num_return_sequences=beams,
+            length_penalty=0.0,
+            early_stopping=True,
+            do_sample=False,
+            max_new_tokens=budget,
+            logits_processor=processors,
+            stopping_criteria=stops,
+            return_dict_in_generate=True,
+            output_scores=False,
+            pad_token_id=pad_id,
+            eos_token_id=eos or None,
+        )
+    sequences = out.sequences[:, width:].tolist()
+    settings = {
+        "beams": beams,
+        "alpha": alpha,
+        "constrained": constrained,
+        "max_new_tokens": budget,
+        "top_n": top_n,
+        "fmt": fmt,
+    }
+    results: list[ParseResult] = []
+    for b, prompt in enumerate(prompts):
+        rows = range(b * beams, (b + 1) * beams)
+        made = [
+            _make_beam(
+                vocab, masker, sequences[r], processor.tracker, b,
+                constrained=constrained, fmt=fmt, alpha=alpha,
+            )
+            for r in rows
+        ]
+        ranked = list(_rank(made))
+        if steps_for > 0:
+            targets = [i for i, beam in enumerate(ranked[:steps_for]) if beam.token_ids]
+            if targets:
+                scored = forced_score_ids(
+                    model,
+                    tokenizer,
+                    prompt,
+                    [ranked[i].token_ids for i in targets],
+                    fmt=fmt,
+                    top_n=top_n,
+                    merge_end=constrained,
+                )
+                for i, fs in zip(targets, scored, strict=True):
+                    ranked[i] = replace(ranked[i], steps=fs.steps)
+        results.append(
+            ParseResult(
+                beams=tuple(ranked),
+                constrained=constrained,
+                fmt=fmt,
+                settings=dict(settings),
+                prompt_tokens=len(prompt_ids[b]),
+            )
+        )
+    return results
+
+
+def beam_search(
+    model: Any,
+    tokenizer: Any,
+    prompt: str,
+    *,
+    fmt: str = "fol",
+    beams: int = 5,
+    alpha: float = 0.7,
+    constrained: bool = True,
+    max_new_tokens: int | None = None,
+    top_n: int = 5,
+    steps_for: int = 1,
+) -> ParseResult:
+    """Grammar-constrained (or plain) beam search for one prompt; returns all ``beams`` beams.
+
+    The prompt should end with ``Computer:`` (reference §10); the grammar's leading space is
+    the first generated character.  See the module docstring for scores and flags.
+    """
+    return beam_search_batch(
+        model,
+        tokenizer,
+        [prompt],
+        fmt=fmt,
+        beams=beams,
+        alpha=alpha,
+        constrained=constrained,
+        max_new_tokens=max_new_tokens,
+        top_n=top_n,
+        steps_for=steps_for,
+    )[0]
+
+
+def beam_steps(
+    model: Any,
+    tokenizer: Any,
+    prompt: str,
+    beam: Beam,
+    fmt: str = "fol",
+    *,
+    top_n: int = 5,
+    constrained: bool = True,
+) -> tuple[TokenStep, ...]:
+    """Per-token probabilities and alternatives of a beam (a forced pass over its ids).
+
+    ``constrained`` must match the search that produced the beam (end-token merging).
+    """
+    if not beam.token_ids:
+        return ()
+    return forced_score_ids(
+        model, tokenizer, prompt, [beam.token_ids], fmt=fmt, top_n=top_n, merge_end=constrained
+    )[0].steps
+
+
+def canonical_ids(tokenizer: Any, lf: str) -> list[int]:
+    """The canonical token ids of an LF as generation would produce it (``" " + lf + "\\n"``)."""
+    return encode_output(tokenizer, frame_lf(lf))

@@ -1,0 +1,373 @@
+"""Forced decoding: per-token probabilities of given LFs after a prompt (reference §12).
+
+The LF is framed as the decoding grammar produces it, ``" " + lf + "\\n"`` (reference §9), and
+tokenized **separately** from the prompt (:func:`amp.parser.vocab.encode_output`), exactly as
+generation produces it.  Unlike the original script (reference §12, "Alignment quirk") every
+LF token is scored, and the token carrying the final newline counts as the LF's end (the
+original scored an EOS and its metric dropped it; we have no EOS step).
+
+Per token we report the raw probability (softmax over the whole vocabulary) and the
+**grammar-renormalised** probability (softmax over the tokens the grammar allows at that
+position, mask from the automaton state before the token), plus the top-n alternatives under
+both.  Several LFs after one prompt are scored in **one batched forward that shares the
+prompt**: the prompt runs once, its KV cache is repeated to the batch
+(``DynamicCache.batch_repeat_interleave``) and the right-padded LF continuations run together;
+right padding needs no attention mask because causal attention never looks ahead.
+:func:`forced_score_independent` is the plain one-sequence-at-a-time reference.
+
+Results are deterministic for a given model, tokenizer, dtype and device (no sampling); batched
+and independent scoring agree to float rounding (~1e-5 in float32).
+"""
+
+from __future__ import annotations
+
+import copy
+import inspect
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+
+from amp.errors import DecodingError
+from amp.parser.automaton import DEAD, State
+from amp.parser.processors import merge_end_groups
+from amp.parser.results import ForcedScore, PairScore, TokenAlternative, TokenStep
+from amp.parser.vocab import (
+    VocabMasker,
+    encode_output,
+    encode_prompt,
+    frame_lf,
+    get_masker,
+)
+
+#: Upper bound on the float32 logits one chunk of a batched forced pass may hold.
+_CHUNK_BYTES = 768 * 2**20
+
+
+#: transformers 5.24 renamed the forward argument ``past_key_values`` to ``cache`` (the old
+#: name still works with a deprecation warning).
+_CACHE_KWARG = "cache"
+
+
+def _forward_with_cache(model: Any, input_ids: torch.Tensor, cache: Any) -> Any:
+    try:
+        params = inspect.signature(model.forward).parameters
+    except (TypeError, ValueError):
+        params = {}
+    name = _CACHE_KWARG if _CACHE_KWARG in params else "past_key_values"
+    return model(input_ids=input_ids, **{name: cache}, use_cache=True)
+
+
+def _output_cache(out: Any) -> Any:
+    cache = getattr(out, "cache", None)
+    return cache if cache is not None else out.past_key_values
+
+
+def _device(model: Any) -> torch.device:
+    dev = getattr(model, "device", None)
+    return dev if isinstance(dev, torch.device) else next(model.parameters()).device
+
+
+@torch.inference_mode()
+def continuation_logprobs(model: Any, prompt_ids: Sequence[int], seqs: Sequence[Sequence[int]]) -> list[torch.Tensor]:
+    """For each sequence, a ``(len(seq), V)`` float32 tensor of log-probs predicting its tokens.
+
+    Runs the prompt once and shares its KV cache across the batch of continuations (chunked
+    so one chunk's logits stay under ~768 MB).
+    """
+    device = _device(model)
+    if not prompt_ids:
+        raise DecodingError("forced scoring needs at least one prompt token")
+    if any(len(s) == 0 for s in seqs):
+        raise DecodingError("cannot score an empty token sequence")
+    out = model(input_ids=torch.tensor([list(prompt_ids)], device=device), use_cache=True)
+    first = torch.log_softmax(out.logits[0, -1].float(), dim=-1)
+    prompt_cache = _output_cache(out)
+    del out
+    vocab_size = first.shape[-1]
+    results: list[torch.Tensor | None] = [None] * len(seqs)
+    todo = [i for i, s in enumerate(seqs) if len(s) > 1]
+    for i, s in enumerate(seqs):
+        if len(s) == 1:
+            results[i] = first[None]
+    if todo:
+        longest = max(len(seqs[i]) for i in todo)
+        per_seq = max(1, (longest - 1) * vocab_size * 4)
+        chunk = max(1, _CHUNK_BYTES // per_seq)
+        chunks = [todo[k : k + chunk] for k in range(0, len(todo), chunk)]
+        for n, members in enumerate(chunks):
+            cache = prompt_cache if n == len(chunks) - 1 else copy.deepcopy(prompt_cache)
+            width = max(len(seqs[i]) for i in members) - 1
+            batch = torch.full((len(members), width), int(seqs[members[0]][0]), dtype=torch.long)
+            for r, i in enumerate(members):
+                ids = list(seqs[i][:-1])
+                batch[r, : len(ids)] = torch.tensor(ids, dtype=torch.long)
+            if len(members) > 1:
+                cache.batch_repeat_interleave(len(members))
+            logits = _forward_with_cache(model, batch.to(device), cache).logits
+            for r, i in enumerate(members):
+                rest = torch.log_softmax(logits[r, : len(seqs[i]) - 1].float(), dim=-1)
+                results[i] = torch.cat([first[None], rest], dim=0)
+            del logits
+    return results  # type: ignore[return-value]
+
+
+@torch.inference_mode()
+def independent_logprobs(model: Any, prompt_ids: Sequence[int], seq: Sequence[int]) -> torch.Tensor:
+    """Reference implementation: one full forward over ``prompt + seq``, no cache sharing."""
+    device = _device(model)
+    ids = torch.tensor([list(prompt_ids) + list(seq)], device=device)
+    logits = model(input_ids=ids).logits[0].float()
+    p = len(prompt_ids)
+    return torch.log_softmax(logits[p - 1 : p - 1 + len(seq)], dim=-1)
+
+
+def _alternatives(masker: VocabMasker, values: torch.Tensor, ids: torch.Tensor, shift: float = 0.0) -> tuple[TokenAlternative, ...]:
+    vocab = masker.vocab
+    return tuple(
+        TokenAlternative(token=vocab.token_display(int(i)), token_id=int(i), prob=math.exp(float(v) - shift))
+        for v, i in zip(values.tolist(), ids.tolist(), strict=True)
+        if v != -math.inf
+    )
+
+
+@torch.inference_mode()
+def steps_from_logprobs(
+    masker: VocabMasker,
+    logprobs: torch.Tensor,
+    token_ids: Sequence[int],
+    *,
+    top_n: int = 5,
+    strict: bool = False,
+    merge_end: bool = True,
+    what: str = "",
+) -> tuple[tuple[TokenStep, ...], list[float], list[float]]:
+    """Token steps plus the raw and grammar log-probs of ``token_ids`` given their log-probs.
+
+    ``strict``: a token the grammar does not allow raises :class:`DecodingError` (canonical
+    LFs); otherwise its grammar probability is NaN (and stays NaN after it, the state is dead).
+    ``merge_end``: at positions where the LF can end, the tokens ending it with the same text
+    (``"\n"``, ``"\n\n"``, …) count as one event carried by the canonical token, as in
+    constrained beam search (:func:`amp.parser.processors.merge_end_groups`).
+    """
+    automaton = masker.automaton
+    vocab = masker.vocab
+    device = logprobs.device
+    n = len(token_ids)
+    ids_t = torch.tensor(list(token_ids), dtype=torch.long, device=device)
+    raw = logprobs[torch.arange(n, device=device), ids_t].double().tolist()
+    k = max(0, min(top_n, logprobs.shape[-1]))
+    top_v, top_i = logprobs.topk(k, dim=-1) if k else (None, None)
+    state: State = automaton.initial
+    steps: list[TokenStep] = []
+    grammar: list[float] = []
+    for j, tok in enumerate(token_ids):
+        allowed = masker.allowed_ids(state) if state else torch.empty(0, dtype=torch.long)
+        if allowed.numel() and int(allowed[-1]) >= logprobs.shape[-1]:
+            allowed = allowed[allowed < logprobs.shape[-1]]
+        groups = masker.end_groups(state) if (merge_end and state) else ()
+        if any(tok != canon and bool((members == tok).any()) for canon, members in groups):
+            groups = ()  # a non-canonical end token (unconstrained beam): keep its own probability
+        row = logprobs[j]
+        if groups:
+            row = row.clone()[None]
+            merge_end_groups(row, [0], groups)
+            row = row[0]
+            raw[j] = float(row[tok])
+            if k:
+                top_v[j], top_i[j] = row.topk(k)
+        pos = int(torch.searchsorted(allowed, tok)) if allowed.numel() else 0
+        ok = allowed.numel() > 0 and pos < allowed.numel() and int(allowed[pos]) == tok
+        if not ok and strict:
+            raise DecodingError(
+                f"{what or 'the LF'} is outside the grammar: token {j} "
+                f"{vocab.token_display(tok)!r} is not allowed after "
+                f"{vocab.text_of(list(token_ids[:j]))!r}"
+            )
+        alts_g: tuple[TokenAlternative, ...] = ()
+        g = math.nan
+        if allowed.numel():
+            sub = row[allowed.to(device)]
+            lse = min(0.0, float(torch.logsumexp(sub.double(), dim=0)))
+            if ok:
+                g = min(0.0, raw[j] - lse)
+            kg = min(top_n, sub.numel())
+            if kg:
+                gv, gi = sub.topk(kg)
+                alts_g = _alternatives(masker, gv, allowed[gi.cpu()], lse)
+        alts = _alternatives(masker, top_v[j], top_i[j]) if k else ()
+        steps.append(
+            TokenStep(
+                token=vocab.token_display(tok),
+                token_id=int(tok),
+                prob=math.exp(raw[j]),
+                prob_grammar=math.exp(g) if not math.isnan(g) else math.nan,
+                alternatives=alts,
+                alternatives_grammar=alts_g,
+            )
+        )
+        grammar.append(g)
+        text = vocab.token_text(tok)
+        state = automaton.advance_token(state, text) if (state and text is not None) else DEAD
+    return tuple(steps), raw, grammar
+
+
+def _forced(
+    masker: VocabMasker,
+    lf: str,
+    ids: Sequence[int],
+    logprobs: torch.Tensor,
+    top_n: int,
+    strict: bool,
+    merge_end: bool = True,
+) -> ForcedScore:
+    steps, raw, grammar = steps_from_logprobs(
+        masker, logprobs, ids, top_n=top_n, strict=strict, merge_end=merge_end, what=repr(lf)
+    )
+    n = len(ids)
+    total = math.fsum(raw)
+    return ForcedScore(
+        lf=lf,
+        token_ids=tuple(int(i) for i in ids),
+        tokens=tuple(s.token for s in steps),
+        steps=steps,
+        sum_logprob=total,
+        mean_logprob=total / n,
+        sum_logprob_grammar=math.fsum(grammar),
+        min_prob=math.exp(min(raw)),
+        min_prob_grammar=math.exp(min(grammar)) if not any(math.isnan(g) for g in grammar) else math.nan,
+    )
+
+
+def _check_lf(masker: VocabMasker, lf: str) -> str:
+    framed = frame_lf(lf)
+    automaton = masker.automaton
+    state = automaton.initial
+    for pos, ch in enumerate(framed):
+        state = automaton.step(state, ch)
+        if not state:
+            raise DecodingError(
+                f"the LF {lf!r} is outside the decoding grammar: character {pos - 1} ({ch!r}) "
+                f"cannot follow {framed[1:pos]!r}"
+            )
+    if not automaton.is_final(state):
+        raise DecodingError(f"the LF {lf!r} is incomplete: the decoding grammar expects more text")
+    return framed
+
+
+def forced_score(
+    model: Any,
+    tokenizer: Any,
+    prompt: str,
+    lfs: Sequence[str],
+    *,
+    fmt: str = "fol",
+    top_n: int = 5,
+) -> list[ForcedScore]:
+    """Forced-decode each LF after ``prompt`` in one batched forward sharing the prompt.
+
+    Raises :class:`DecodingError` for an LF outside the decoding grammar (every canonical token
+    of a grammatical LF is in the mask; asserted per token).
+    """
+    masker = get_masker(tokenizer, fmt)
+    framed = [_check_lf(masker, lf) for lf in lfs]
+    seqs = [encode_output(tokenizer, f) for f in framed]
+    prompt_ids = encode_prompt(tokenizer, prompt)
+    lps = continuation_logprobs(model, prompt_ids, seqs)
+    return [_forced(masker, lf, ids, lp, top_n, True) for lf, ids, lp in zip(lfs, seqs, lps, strict=True)]
+
+
+def forced_score_independent(
+    model: Any, tokenizer: Any, prompt: str, lf: str, *, fmt: str = "fol", top_n: int = 5
+) -> ForcedScore:
+    """:func:`forced_score` for one LF without cache sharing (a cross-check for tests)."""
+    masker = get_masker(tokenizer, fmt)
+    ids = encode_output(tokenizer, _check_lf(masker, lf))
+    lp = independent_logprobs(model, encode_prompt(tokenizer, prompt), ids)
+    return _forced(masker, lf, ids, lp, top_n, True)
+
+
+def forced_score_ids(
+    model: Any,
+    tokenizer: Any,
+    prompt: str,
+    seqs: Sequence[Sequence[int]],
+    *,
+    fmt: str = "fol",
+    top_n: int = 5,
+    merge_end: bool = True,
+) -> list[ForcedScore]:
+    """Forced scores of given token sequences (e.g. beams, possibly non-canonical or outside
+    the grammar: grammar probabilities are then NaN from the first disallowed token on).
+
+    ``lf`` of each result is the decoded text of its ids.  ``merge_end`` as in constrained
+    search (pass False for unconstrained beams, whose search used the raw token probabilities).
+    """
+    masker = get_masker(tokenizer, fmt)
+    prompt_ids = encode_prompt(tokenizer, prompt)
+    lps = continuation_logprobs(model, prompt_ids, seqs)
+    vocab = masker.vocab
+    return [
+        _forced(masker, vocab.text_of(list(s)), s, lp, top_n, False, merge_end)
+        for s, lp in zip(seqs, lps, strict=True)
+    ]
+
+
+def min_prob_ratio(m0: float, m1: float) -> float:
+    """``m0 / (m0 + m1)``, the paper's P(LF0) from minimum token probabilities (§2); NaN if both 0."""
+    total = m0 + m1
+    return m0 / total if total > 0 else math.nan
+
+
+def total_prob_ratio(s0: float, s1: float) -> float:
+    """``exp(s0) / (exp(s0) + exp(s1))`` from summed log-probs, computed stably."""
+    if math.isinf(s0) and math.isinf(s1) and s0 < 0 and s1 < 0:
+        return math.nan
+    d = s1 - s0
+    if d > 700:
+        return 0.0
+    return 1.0 / (1.0 + math.exp(d))
+
+
+def _pair(f0: ForcedScore, f1: ForcedScore) -> PairScore:
+    return PairScore(
+        lf0=f0,
+        lf1=f1,
+        p_lf0=min_prob_ratio(f0.min_prob, f1.min_prob),
+        p_lf0_total=total_prob_ratio(f0.sum_logprob, f1.sum_logprob),
+    )
+
+
+def score_pair(
+    model: Any, tokenizer: Any, prompt: str, lf0: str, lf1: str, *, fmt: str = "fol", top_n: int = 5
+) -> PairScore:
+    """P(LF0) for an ambiguous sentence: both LFs forced after the *same* prompt, in one batch.
+
+    (The original scored LF0 and LF1 under different random prompts, reference §11; here the
+    caller decides the prompt.)
+    """
+    f0, f1 = forced_score(model, tokenizer, prompt, [lf0, lf1], fmt=fmt, top_n=top_n)
+    return _pair(f0, f1)
+
+
+def score_pairs(
+    model: Any,
+    tokenizer: Any,
+    items: Sequence[tuple[str, str, str]],
+    *,
+    fmt: str = "fol",
+    top_n: int = 5,
+) -> list[PairScore]:
+    """:func:`score_pair` for many ``(prompt, lf0, lf1)`` items; items sharing a prompt share
+    one forward pass (all their LFs are scored together)."""
+    by_prompt: dict[str, list[int]] = {}
+    for i, (prompt, _lf0, _lf1) in enumerate(items):
+        by_prompt.setdefault(prompt, []).append(i)
+    out: list[PairScore | None] = [None] * len(items)
+    for prompt, members in by_prompt.items():
+        lfs = [lf for i in members for lf in items[i][1:]]
+        scores = forced_score(model, tokenizer, prompt, lfs, fmt=fmt, top_n=top_n)
+        for k, i in enumerate(members):
+            out[i] = _pair(scores[2 * k], scores[2 * k + 1])
+    return out  # type: ignore[return-value]

