@@ -1,0 +1,108 @@
+"""AmP Explorer — the frame: page setup, navigation and the shared sidebar.
+
+Run with ``streamlit run app.py`` (or ``bash run.sh app``).  Each page is a short script in
+``views/``; the model, its lock and the result cache live in :mod:`ui.model`.
+
+Why ``views/`` and not ``pages/``: with a ``pages/`` folder next to the entrypoint, Streamlit
+1.67 runs the app in its legacy multipage mode (``PagesManager.uses_pages_directory``) and wraps
+our ``st.navigation`` inside an automatic one built from that folder; ``AppTest`` then reruns
+page scripts *without* this frame (the sidebar disappears, its widget state is dropped).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+
+import streamlit as st
+
+from amp.errors import AmpError
+from ui import model as ui_model
+from ui.common import PageHalt
+
+# A local favicon: a ":material/…:" page icon would be fetched from fonts.gstatic.com.
+ICON = str(Path(__file__).parent / "ui" / "static" / "icon.png")
+st.set_page_config(page_title="AmP Explorer", page_icon=ICON, layout="wide", initial_sidebar_state="expanded")
+
+PAGES = [
+    st.Page("views/templates.py", title="Templates & examples", icon=":material/category:", default=True),
+    st.Page("views/prompt_builder.py", title="Prompt builder", icon=":material/edit_note:"),
+    st.Page("views/parse_inspect.py", title="Parse & inspect", icon=":material/troubleshoot:"),
+    st.Page("views/ratio_sweep.py", title="Ratio sweep (few-shot)", icon=":material/show_chart:"),
+    st.Page("views/zero_shot.py", title="Zero-shot", icon=":material/bar_chart:"),
+    st.Page("views/about.py", title="About & cache", icon=":material/info:"),
+]
+page = st.navigation(PAGES)
+
+OTHER = ui_model.OTHER
+
+
+def _pick_model() -> None:
+    if st.session_state.get(ui_model.CHOICE_KEY) == ui_model.DEFAULT:
+        ui_model.set_spec(ui_model.default_spec())
+
+
+def _load_typed() -> None:
+    ui_model.set_spec(st.session_state.get("model_typed", ""))
+
+
+def _clear_cache() -> None:
+    try:
+        st.toast(f"Cleared {ui_model.result_cache().clear()} cached results.", icon=":material/delete:")
+    except AmpError as exc:
+        st.toast(f"Could not clear the cache: {exc}", icon=":material/error:")
+
+
+def _model_status() -> None:
+    spec = ui_model.current_spec()
+    st.caption(f"Using **{spec}**")
+    parser = ui_model.loaded_parser(spec)
+    if ui_model.load_error(spec):
+        st.error("This model failed to load (see the page).", icon=":material/error:")
+    elif parser is not None and parser.loaded:
+        st.success(f"Loaded · {ui_model.describe(parser)}", icon=":material/memory:")
+    elif parser is not None:
+        st.info(f"Ready · {ui_model.describe(parser)} · weights load on the first uncached parse",
+                icon=":material/hourglass_empty:")
+    else:
+        st.info("Loads when a page first needs it.", icon=":material/hourglass_empty:")
+
+
+def _cache_status() -> None:
+    try:
+        stats = ui_model.result_cache().stats()
+        st.caption(f"**{stats['entries']:,}** cached results, {stats['bytes'] / 1e6:.1f} MB on disk")
+    except AmpError as exc:
+        st.error(f"Result cache unavailable: {exc}")
+
+
+with st.sidebar:
+    st.logo(ICON, size="large")
+    spec = ui_model.current_spec()
+    env_default = ui_model.default_spec()
+    default_label = ("Embedded default: Gemma 3 270M" if env_default == ui_model.DEFAULT
+                     else f"AMP_MODEL: {env_default}")
+    st.session_state.setdefault(ui_model.CHOICE_KEY, ui_model.DEFAULT if spec == env_default else OTHER)
+    st.markdown("**:material/memory: Model**")
+    st.radio("Model", [ui_model.DEFAULT, OTHER], key=ui_model.CHOICE_KEY, label_visibility="collapsed",
+             format_func=lambda o: default_label if o == ui_model.DEFAULT
+             else "Other: Hugging Face id, local folder or .gguf", on_change=_pick_model)
+    if st.session_state.get(ui_model.CHOICE_KEY) == OTHER:
+        with st.form("model_form", border=False):
+            st.text_input("Model id or path", value="" if spec == env_default else spec, key="model_typed",
+                          placeholder="Qwen/Qwen2.5-0.5B, /models/my-model, ~/m.gguf")
+            st.form_submit_button("Load this model", icon=":material/download:", on_click=_load_typed)
+    status_slot = st.empty()
+    st.divider()
+    st.markdown("**:material/database: Result cache**")
+    cache_slot = st.empty()
+    st.button("Clear result cache", icon=":material/delete:", key="sidebar_clear_cache", on_click=_clear_cache)
+
+with contextlib.suppress(PageHalt):  # a page that ends early (ui.common.halt) still gets its sidebar
+    page.run()
+
+# After the page: it may have loaded (or failed to load) the model, or filled the cache.
+with status_slot.container():
+    _model_status()
+with cache_slot.container():
+    _cache_status()

@@ -1,0 +1,56 @@
+"""The frame: navigation, the sidebar's model picker and cache, and a model that fails to load."""
+
+from __future__ import annotations
+
+from app_helpers import assert_ok, goto, texts
+
+PAGES = ["templates", "prompt_builder", "parse_inspect", "ratio_sweep", "zero_shot", "about"]
+TITLES = ["Templates & examples", "Prompt builder", "Parse & inspect", "Ratio sweep (few-shot)", "Zero-shot",
+          "About AmP Explorer"]
+
+
+def test_opens_on_templates_with_the_env_model(at, app_env) -> None:
+    assert at.title[0].value == "Templates & examples"
+    radio = at.radio(key="model_choice")
+    assert radio.value == "default"
+    assert str(app_env) in radio.options[0]  # the AMP_MODEL hook is the default choice
+    assert at.session_state["model_spec"] == str(app_env)
+    assert any("cached results" in c for c in texts(at.sidebar, "caption"))
+
+
+def test_every_page_renders_without_exception(at) -> None:
+    for page, title in zip(PAGES, TITLES, strict=True):
+        goto(at, page)
+        assert at.title[0].value == title
+
+
+def test_nonexistent_model_path_is_an_error_and_the_app_stays_usable(at, app_env, tmp_path) -> None:
+    missing = str(tmp_path / "no-such-model")
+    at.radio(key="model_choice").set_value("other").run()
+    at.text_input(key="model_typed").input(missing)
+    at.get("form_submit_button")[0].click().run()
+    assert_ok(at)
+    assert at.session_state["model_spec"] == missing
+    goto(at, "parse_inspect")
+    at.button(key="pi_parse").click().run()
+    assert_ok(at)
+    errors = texts(at, "error")
+    assert any("could not be loaded" in e and "does not exist" in e for e in errors), errors
+    assert any("failed to load" in e for e in texts(at.sidebar, "error"))
+    # the way back: one click returns to the default model, and parsing works again
+    fallback = [b for b in at.button if b.label == "Use the default model instead"]
+    assert fallback
+    fallback[0].click().run()
+    assert_ok(at)
+    assert at.session_state["model_spec"] == str(app_env)
+    assert at.radio(key="model_choice").value == "default"
+    at.button(key="pi_parse").click().run()
+    assert_ok(at)
+    assert not texts(at, "error")
+    assert at.dataframe[0].value.shape[0] == 5
+
+
+def test_clear_cache_button(at) -> None:
+    at.button(key="sidebar_clear_cache").click().run()
+    assert_ok(at)
+    assert any(c.startswith("**0** cached results") for c in texts(at.sidebar, "caption"))

@@ -1,0 +1,48 @@
+"""Two sessions sharing one parser never run a page action at the same time (ui.model.using)."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from ui import model as ui_model
+
+
+class _SharedParser:
+    """Stands in for the one cached Parser that every session gets from st.cache_resource."""
+
+
+def test_two_sessions_are_serialised() -> None:
+    parser = _SharedParser()
+    spans: list[tuple[float, float]] = []
+    start = threading.Barrier(2)
+
+    def session() -> None:
+        start.wait()
+        with ui_model.using(parser):
+            t0 = time.perf_counter()
+            time.sleep(0.2)
+            spans.append((t0, time.perf_counter()))
+
+    threads = [threading.Thread(target=session) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(5)
+    (_, a1), (b0, _) = sorted(spans)
+    assert a1 <= b0, "the second session entered while the first was still inside"
+
+
+def test_the_lock_is_reentrant_and_per_parser() -> None:
+    p1, p2 = _SharedParser(), _SharedParser()
+    with ui_model.using(p1), ui_model.using(p1):  # nested use by the same session does not deadlock
+        done = threading.Event()
+
+        def other() -> None:
+            with ui_model.using(p2):  # another model is not blocked by this one
+                done.set()
+
+        t = threading.Thread(target=other)
+        t.start()
+        t.join(2)
+        assert done.is_set()

@@ -1,0 +1,120 @@
+"""Parse & inspect: beams and labels, P(LF0), the token heatmap, raw vs grammar, custom LFs."""
+
+from __future__ import annotations
+
+import pytest
+from app_helpers import assert_ok, goto, plotly_spec, texts
+
+from amp import plots
+
+
+@pytest.fixture
+def parsed(at):
+    goto(at, "parse_inspect")
+    assert any("default" in i for i in texts(at, "info"))  # no prompt built yet
+    at.button(key="pi_parse").click().run()
+    assert_ok(at)
+    assert not texts(at, "error")
+    return at
+
+
+def _heatmap(app, i: int = 0) -> dict:
+    specs = [plotly_spec(app, j) for j in range(len(app.get("plotly_chart")))]
+    heat = [s for s in specs if s["data"] and s["data"][0]["type"] == "heatmap"]
+    return heat[i]
+
+
+def _cells(spec: dict, row: int) -> list[float]:
+    """Non-empty z values of one parse row (rows wrap in blocks; rows are y = block*stride + row)."""
+    z = spec["data"][0]["z"]
+    n_rows = 2
+    stride = n_rows + 1 if len(z) > n_rows else n_rows
+    out: list[float] = []
+    for y in range(row, len(z), stride):
+        out += [v for v in z[y] if v is not None]
+    return out
+
+
+def test_beams_are_labelled_like_the_library_says(parsed) -> None:
+    ins = parsed.session_state["inspection"]["result"]
+    table = parsed.dataframe[0].value
+    assert len(table) == 5 == len(ins.parse.beams)
+    assert list(table["LF"]) == [b.text for b in ins.parse.beams]
+    assert set(table["match"]) <= {"LF0", "LF1", "LF0 = LF1", "other", "unparseable"}
+    expected = plots.beam_table(ins.parse, ins.lf0, ins.lf1, "logical")
+    assert table.equals(expected)
+    assert parsed.metric[1].label.startswith("P(LF0)")
+    assert parsed.metric[1].value == f"{ins.pair.p_lf0:.3f}"
+    assert [c.value for c in parsed.code][-2:] == [ins.lf0, ins.lf1]
+
+
+def test_heatmap_shows_predicted_and_alternative_with_divergence(parsed) -> None:
+    ins = parsed.session_state["inspection"]["result"]
+    spec = _heatmap(parsed)
+    assert _cells(spec, 0) == pytest.approx([s.prob for s in ins.predicted_steps])
+    assert _cells(spec, 1) == pytest.approx([s.prob for s in ins.alternative_steps])
+    hover = spec["data"][0]["customdata"][0][0]
+    assert "top alternatives" in hover
+    assert spec["layout"]["yaxis"]["ticktext"][0].startswith("predicted")
+    if ins.divergence is not None and ins.divergence.index is not None:
+        assert any(s.get("type") == "rect" for s in spec["layout"].get("shapes", []))
+        assert any("diverge" in m for m in texts(parsed, "markdown"))
+
+
+def test_grammar_toggle_switches_probabilities(parsed) -> None:
+    ins = parsed.session_state["inspection"]["result"]
+    parsed.segmented_control(key="pi_prob").set_value("grammar").run()
+    assert_ok(parsed)
+    spec = _heatmap(parsed)
+    assert _cells(spec, 0) == pytest.approx([s.prob_grammar for s in ins.predicted_steps])
+    assert "grammar-renormalised" in spec["layout"]["title"]["text"]
+
+
+def test_png_export_config(parsed) -> None:
+    chart = parsed.get("plotly_chart")[0]
+    assert "toImageButtonOptions" in chart.proto.config and "png" in chart.proto.config
+
+
+def test_custom_lf_errors_and_scores(parsed) -> None:
+    parsed.text_area(key="pi_custom").input("exists x . man(x) AND saw(a) AND")
+    parsed.get("form_submit_button")[0].click().run()
+    assert_ok(parsed)
+    errors = texts(parsed, "error")
+    assert any("does not parse" in e and "column" in e and "expected one of" in e for e in errors), errors
+    parsed.text_area(key="pi_custom").input("exists x . exists a . man(x) AND saw(a) AND agent(a,x)")
+    parsed.get("form_submit_button")[0].click().run()
+    assert_ok(parsed)
+    assert not texts(parsed, "error")
+    stored = parsed.session_state["custom_score"]
+    assert stored["lf"] == "exists x . exists a . man(x) AND saw(a) AND agent(a, x)"  # normalised spacing
+    spec = _heatmap(parsed, 1)
+    assert _cells(spec, 1) == pytest.approx([s.prob for s in stored["score"].steps])
+
+
+def test_parses_the_prompt_from_the_builder(at) -> None:
+    goto(at, "prompt_builder")
+    at.selectbox(key="pb_type").select("conj").run()
+    at.number_input(key="pb_k").set_value(2).run()
+    built = at.session_state["prompt"]
+    goto(at, "parse_inspect")
+    assert not texts(at.main, "info")
+    at.number_input(key="pi_beams").set_value(2).run()
+    at.button(key="pi_parse").click().run()
+    assert_ok(at)
+    ins = at.session_state["inspection"]["result"]
+    assert ins.prompt == built.render() and ins.lf0 == built.gold_lf0
+    assert len(at.dataframe[0].value) == 2
+    assert f"*{built.test_utterance}*" in texts(at, "markdown")[0]
+
+
+def test_lisp_prompt_is_parsed_as_lisp(at) -> None:
+    goto(at, "prompt_builder")
+    at.radio(key="pb_fmt").set_value("lisp")
+    at.number_input(key="pb_k").set_value(2).run()
+    goto(at, "parse_inspect")
+    at.number_input(key="pi_beams").set_value(2).run()
+    at.button(key="pi_parse").click().run()
+    assert_ok(at)
+    ins = at.session_state["inspection"]["result"]
+    assert ins.fmt == "lisp" and ins.lf0.startswith("( exists")
+    assert all(b.text.startswith("(") for b in ins.parse.beams if b.parses)

@@ -1,0 +1,165 @@
+"""Browser fixtures: ``streamlit run app.py`` on a free loopback port + headless Debian Chromium.
+
+* Chromium is Debian's ``/usr/bin/chromium`` (or ``$CHROMIUM``) driven by the PyPI
+  ``playwright`` package through ``executable_path``; ``playwright install`` is never run.
+* If Chromium is missing the tests **fail** with a message saying how to install it, unless
+  ``AMP_SKIP_E2E=1`` (then they are skipped, visibly).
+* The server runs on the embedded default model unless ``AMP_E2E_MODEL`` names another spec
+  (it becomes the app's ``AMP_MODEL``); ``AMP_CACHE_DIR`` is passed through, so a warm cache
+  (converted model, cached parses) makes the run faster.
+* Every page records console errors, page errors and every request URL; :func:`assert_clean`
+  fails on any error or on any request that leaves the loopback interface.
+* Screenshots go to ``artifacts/`` (git-ignored) or ``$E2E_ARTIFACTS``.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlparse
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+HERE = Path(__file__).resolve().parent
+CHROMIUM = os.environ.get("CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    "--disable-dev-shm-usage", "--disable-default-apps", "--disable-extensions",
+    "--metrics-recording-only", "--no-default-browser-check",
+]
+LOOPBACK = {"127.0.0.1", "localhost", "::1", "[::1]"}
+ARTIFACTS = Path(os.environ.get("E2E_ARTIFACTS") or REPO / "artifacts")
+SKIP = os.environ.get("AMP_SKIP_E2E", "").strip() in {"1", "true", "yes"}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if Path(str(item.fspath)).resolve().is_relative_to(HERE):
+            item.add_marker(pytest.mark.e2e)
+            if SKIP:
+                item.add_marker(pytest.mark.skip(reason="AMP_SKIP_E2E=1: browser tests skipped on request"))
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@dataclass
+class Server:
+    url: str
+    process: subprocess.Popen
+    log: Path
+
+
+@pytest.fixture(scope="session")
+def st_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """``streamlit run app.py`` on 127.0.0.1:<free port>, healthy before the first test."""
+    port = _free_port()
+    log = tmp_path_factory.mktemp("streamlit") / "server.log"
+    env = dict(os.environ)
+    env.pop("AMP_MODEL", None)
+    if os.environ.get("AMP_E2E_MODEL"):
+        env["AMP_MODEL"] = os.environ["AMP_E2E_MODEL"]
+    env.update({"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "PYTHONUNBUFFERED": "1"})
+    cmd = [sys.executable, "-m", "streamlit", "run", "app.py",
+           "--server.address", "127.0.0.1", "--server.port", str(port), "--server.headless", "true",
+           "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"]
+    with log.open("wb") as out:
+        proc = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT,
+                                start_new_session=True)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as resp:
+                if resp.read().strip() == b"ok":
+                    break
+        except OSError:
+            pass
+        if proc.poll() is not None or time.monotonic() > deadline:
+            _stop(proc)
+            pytest.fail(f"streamlit did not become healthy on {url}:\n{log.read_text(errors='replace')[-3000:]}")
+        time.sleep(0.3)
+    yield Server(url, proc, log)
+    _stop(proc)
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    if proc.poll() is None:
+        try:
+            os.killpg(proc.pid, signal.SIGTERM)
+            proc.wait(timeout=15)
+        except (ProcessLookupError, subprocess.TimeoutExpired):
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            proc.wait(timeout=5)
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[object]:
+    """Headless Debian Chromium through the PyPI playwright driver (nothing downloaded)."""
+    if not Path(CHROMIUM).exists():
+        pytest.fail(
+            f"Chromium not found at {CHROMIUM}. The browser tests need Debian's chromium: "
+            "`apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium` "
+            "(never `playwright install`), or set CHROMIUM=/path/to/chromium, "
+            "or set AMP_SKIP_E2E=1 to skip these tests."
+        )
+    from playwright.sync_api import sync_playwright
+
+    pw = sync_playwright().start()
+    try:
+        b = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+    except Exception:
+        pw.stop()
+        raise
+    yield b
+    b.close()
+    pw.stop()
+
+
+@dataclass
+class Recorder:
+    """What one page did: console errors, uncaught page errors, every requested URL."""
+
+    console_errors: list[str] = field(default_factory=list)
+    page_errors: list[str] = field(default_factory=list)
+    requests: list[str] = field(default_factory=list)
+
+    def external(self) -> list[str]:
+        out = []
+        for url in self.requests:
+            parsed = urlparse(url)
+            if parsed.scheme in ("http", "https", "ws", "wss") and parsed.hostname not in LOOPBACK:
+                out.append(url)
+        return out
+
+
+@pytest.fixture
+def page(browser, st_server: Server):
+    """A fresh page (own context) with recorders attached; ``page.rec`` is its :class:`Recorder`."""
+    context = browser.new_context(viewport={"width": 1400, "height": 1000}, device_scale_factor=1)
+    pg = context.new_page()
+    rec = Recorder()
+    pg.on("console", lambda m: m.type == "error" and rec.console_errors.append(m.text))
+    pg.on("pageerror", lambda e: rec.page_errors.append(str(e)))
+    pg.on("request", lambda r: rec.requests.append(r.url))
+    pg.rec = rec  # type: ignore[attr-defined]
+    pg.base_url = st_server.url  # type: ignore[attr-defined]
+    yield pg
+    context.close()

@@ -1,0 +1,1 @@
+"""Streamlit widgets and session helpers of the AmP Explorer app (no AmP logic here)."""

@@ -1,0 +1,116 @@
+"""Widget helpers shared by the pages: charts with PNG export, table downloads, error boxes.
+
+Only presentation lives here (no AmP logic): the pages call :mod:`amp` for everything else.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import re
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import pandas as pd
+import streamlit as st
+
+from amp.errors import AmpError, LFParseError
+
+T = TypeVar("T")
+
+
+class PageHalt(Exception):
+    """Raised by :func:`halt`; ``app.py`` catches it around ``page.run()``."""
+
+
+def halt() -> None:
+    """Stop the current page here, like ``st.stop()``, but let the frame (``app.py``) finish.
+
+    ``st.stop()`` would also stop the sidebar code that runs after the page (model status,
+    cache size), so pages use this instead.
+    """
+    raise PageHalt
+
+#: Human names of the ambiguity types (same wording as the figures of :mod:`amp.plots`).
+TYPE_NAMES: dict[str, str] = {
+    "pp": "PP attachment",
+    "scope": "quantifier scope",
+    "revscope": "inverse scope",
+    "bound": "bound pronoun",
+    "conj": "conjunction scope",
+}
+
+#: One-line explanation of LF0 and LF1 per type (reference §0), shown next to the LFs.
+READINGS: dict[str, tuple[str, str]] = {
+    "pp": ("possessive: the object *has* the instrument", "instrument: the instrument is used to act"),
+    "scope": ("one object for all (∃ over ∀)", "one object each (∀ over ∃)"),
+    "revscope": ("one subject for all (∃ over ∀)", "a subject for each (∀ over ∃)"),
+    "bound": ("the pronoun is the subject", "the pronoun is the object"),
+    "conj": ("AND is the main connective", "OR is the main connective"),
+}
+
+
+def type_label(type_: str) -> str:
+    """``pp`` → ``PP attachment (pp)``: for select boxes."""
+    return f"{TYPE_NAMES.get(type_, type_)} ({type_})"
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9]+", "-", text).strip("-").lower() or "figure"
+
+
+def chart(fig: Any, *, key: str | None = None, filename: str = "figure", **kwargs: Any) -> None:
+    """Place a plotly figure; the toolbar camera downloads it as a PNG named ``filename``."""
+    config = {
+        "displaylogo": False,
+        "toImageButtonOptions": {"format": "png", "filename": _slug(filename), "scale": 2},
+        "modeBarButtonsToRemove": ["lasso2d", "select2d"],
+    }
+    fig.update_xaxes(automargin=True)
+    fig.update_yaxes(automargin=True)  # long axis titles are not clipped at the left edge
+    st.plotly_chart(fig, key=key, config=config, theme=None, **kwargs)
+
+
+def csv_download(df: pd.DataFrame, filename: str, *, label: str = "Download CSV", key: str | None = None) -> None:
+    """A download button for a table as CSV (UTF-8, no index)."""
+    buf = io.StringIO()
+    df.to_csv(buf, index=False)
+    st.download_button(label, buf.getvalue(), file_name=filename, mime="text/csv",
+                       key=key, icon=":material/download:", on_click="ignore")
+
+
+def describe_error(exc: BaseException) -> str:
+    """A user-facing message for a library error (column/expected for unparseable LFs)."""
+    if isinstance(exc, LFParseError):
+        return lf_error_text(exc)
+    return str(exc) or exc.__class__.__name__
+
+
+def lf_error_text(exc: LFParseError) -> str:
+    """Markdown: the parser's message (column, what was found and expected) and a caret line."""
+    text = getattr(exc, "text", "") or ""
+    col = int(getattr(exc, "column", 1) or 1)
+    line_no = int(getattr(exc, "line", 1) or 1)
+    lines = text.splitlines() or [text]
+    line = lines[line_no - 1] if 0 < line_no <= len(lines) else text
+    message = str(exc)
+    message = message[:1].upper() + message[1:]
+    caret = f"{line}\n{' ' * max(col - 1, 0)}^ column {col}"
+    return f"**This LF does not parse.** {message}.\n\n```text\n{caret}\n```"
+
+
+def guarded(fn: Callable[[], T], *, what: str) -> T | None:
+    """Run ``fn``; an :class:`~amp.errors.AmpError` becomes an ``st.error`` and ``None``."""
+    try:
+        return fn()
+    except AmpError as exc:
+        st.error(f"{what}: {describe_error(exc)}" if not isinstance(exc, LFParseError)
+                 else describe_error(exc), icon=":material/error:")
+        return None
+
+
+def fmt_prob(p: float | None, digits: int = 3) -> str:
+    """A probability for a metric tile ("–" when missing)."""
+    if p is None or math.isnan(p):
+        return "–"
+    return f"{p:.{digits}f}"

@@ -1,0 +1,88 @@
+"""Pieces of the Parse & inspect page: wording of matches and divergence, the custom-LF scorer."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import streamlit as st
+
+from amp import plots
+from amp.errors import LFParseError
+from amp.logic.parse import parse_lf
+from amp.logic.render import render
+from ui import model as ui_model
+from ui.common import chart, fmt_prob, lf_error_text
+
+CUSTOM_KEY = "custom_score"
+_NAMES = {"lf0": "LF0", "lf1": "LF1", "neither": "neither", "both": "LF0 = LF1"}
+
+
+def match_name(match: str | None) -> str:
+    """``lf0`` → ``LF0``, ``lf1`` → ``LF1``; ``neither`` stays."""
+    return _NAMES.get(str(match), str(match))
+
+
+def _tok(token: str | None) -> str:
+    return "end of the LF" if token is None else f"`{token.strip() or repr(token)}`"
+
+
+def divergence_sentence(ins: Any, prob: str) -> str:
+    """One plain sentence about where the predicted parse leaves the other reading."""
+    div = ins.divergence
+    if ins.predicted is None:
+        return "The model produced no beam."
+    if div is None or div.index is None:
+        return f"The top beam is identical to the {match_name(ins.alternative)} reading: no divergence."
+    pa = div.prob_a if prob == "raw" else div.prob_a_grammar
+    pb = div.prob_b if prob == "raw" else div.prob_b_grammar
+    return (f"**The parses diverge at token {div.index}:** the model wrote {_tok(div.token_a)} "
+            f"(p = {fmt_prob(pa)}) where the {match_name(ins.alternative)} reading continues with "
+            f"{_tok(div.token_b)} (p = {fmt_prob(pb)}).")
+
+
+def normalised_lf(text: str, fmt: str) -> str:
+    """A typed LF checked and rewritten in the data's exact spacing (raises LFParseError)."""
+    return render(parse_lf(text.strip(), fmt), fmt)
+
+
+def custom_lf_section(prompt_text: str, fmt: str, ins: Any, prob: str,
+                      *, normalise: Callable[[str, str], str] = normalised_lf) -> None:
+    """A form to force-decode any LF under the prompt and compare it with the predicted parse."""
+    with st.form("pi_custom_form", border=False):
+        typed = st.text_area(f"Any LF in {fmt.upper()} (lenient spacing is fine)", key="pi_custom",
+                             persist_state="session", height=90, placeholder=ins.alternative_lf)
+        submitted = st.form_submit_button("Score this LF", icon=":material/functions:")
+    if submitted:
+        if not typed.strip():
+            st.error("Type an LF to score first.", icon=":material/error:")
+            return
+        try:
+            lf = normalise(typed, fmt)
+        except LFParseError as exc:
+            st.error(lf_error_text(exc), icon=":material/error:")
+            return
+        parser = ui_model.get_parser()
+        if parser is None:
+            return
+        scores = ui_model.compute(parser, "Force-decoding your LF…", lambda p: p.score(prompt_text, [lf], fmt=fmt))
+        if scores:
+            st.session_state[CUSTOM_KEY] = {"prompt": prompt_text, "lf": lf, "score": scores[0]}
+    stored = st.session_state.get(CUSTOM_KEY)
+    if not stored or stored["prompt"] != prompt_text:
+        return
+    score = stored["score"]
+    m0, m1, m = ins.pair.lf0.min_prob, ins.pair.lf1.min_prob, score.min_prob
+    c1, c2, c3, c4 = st.columns(4)
+    c1.metric("min-token p", fmt_prob(m, 4))
+    c2.metric("log P", f"{score.sum_logprob:.2f}")
+    c3.metric("vs LF0: m / (m + m0)", fmt_prob(m / (m + m0) if m + m0 > 0 else None))
+    c4.metric("vs LF1: m / (m + m1)", fmt_prob(m / (m + m1) if m + m1 > 0 else None))
+    from amp.parser.divergence import divergence
+
+    div = divergence(ins.predicted_steps, score.steps)
+    fig = plots.token_heatmap(ins.predicted_steps, score.steps, divergence=div, prob=prob,
+                              labels=(f"predicted: {match_name(ins.predicted_match)}", "your LF (forced)"),
+                              title="Your LF against the predicted parse")
+    chart(fig, key="pi_custom_heatmap", filename="custom_lf_confidence")
+    st.caption(f"Scored: `{stored['lf']}`")

@@ -1,0 +1,242 @@
+"""The one language model of the app: picker, loading, sharing between sessions, result cache.
+
+* **Which model.**  ``st.session_state["model_spec"]`` holds the spec the sidebar picked:
+  ``"default"`` (the embedded Gemma 3 270M), a Hugging Face id, a local folder or a ``.gguf``
+  file.  Its initial value is :func:`default_spec`: the environment variable ``AMP_MODEL`` if
+  set, else ``"default"``.  That variable is the test hook: the AppTest suite points it at a tiny
+  local GPT-2 (``tests/app/conftest.py``) so that pages run the real code path without the 270M
+  model; the browser tests run the default model (or ``$AMP_E2E_MODEL``).
+* **Loaded once per process.**  :func:`_load` is an ``st.cache_resource``: every session and
+  browser tab shares one :class:`amp.parser.Parser` per spec.  Streamlit computes a resource
+  once even when two sessions ask at the same moment (it holds a per-key lock while loading).
+* **No races.**  Two tabs must not interleave inside one model action.  The library already holds
+  ``LoadedModel.lock`` around every model call; on top of that every page action (a parse with
+  its scores and steps, one sweep item) runs inside :func:`using`, a re-entrant lock per shared
+  parser, so a second session waits until the first action ends (and sweeps release it between
+  items, so sessions take turns).
+* **Failures.**  A spec that fails to load is remembered for the session with its message
+  (:data:`ERROR_KEY`); pages show it with ``st.error`` and offer to go back to the default; the
+  picker stays usable.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
+
+import streamlit as st
+
+from amp.errors import AmpError, ModelLoadError
+from ui.common import describe_error
+
+T = TypeVar("T")
+
+#: session_state key: the model spec the user picked.
+SPEC_KEY = "model_spec"
+#: session_state key: {spec: error message} of specs that failed to load in this session.
+ERROR_KEY = "model_errors"
+#: session_state key of the sidebar radio (default vs other) and its "other" value.
+CHOICE_KEY = "model_choice"
+OTHER = "other"
+#: The embedded default model's spec.
+DEFAULT = "default"
+#: The environment variable that sets the initial spec (the test hook; also handy on a GPU box).
+ENV_VAR = "AMP_MODEL"
+
+
+def default_spec() -> str:
+    """``$AMP_MODEL`` if set and non-empty, else ``"default"`` (the embedded Gemma 3 270M)."""
+    return os.environ.get(ENV_VAR, "").strip() or DEFAULT
+
+
+def current_spec() -> str:
+    """The spec this session uses now."""
+    if SPEC_KEY not in st.session_state:
+        st.session_state[SPEC_KEY] = default_spec()
+    return st.session_state[SPEC_KEY]
+
+
+def set_spec(spec: str) -> None:
+    """Switch this session to ``spec`` (and forget an earlier failure of it, to allow a retry)."""
+    spec = spec.strip() or DEFAULT
+    st.session_state[SPEC_KEY] = spec
+    st.session_state.setdefault(ERROR_KEY, {}).pop(spec, None)
+    # keep the sidebar radio in step (set_spec runs in widget callbacks, before the widgets)
+    st.session_state[CHOICE_KEY] = DEFAULT if spec == default_spec() else OTHER
+
+
+def load_error(spec: str | None = None) -> str | None:
+    """The message of a failed load of ``spec`` (default: the current one) in this session."""
+    return st.session_state.get(ERROR_KEY, {}).get(spec or current_spec())
+
+
+@st.cache_resource(show_spinner=False, max_entries=3)
+def _load(spec: str) -> Any:
+    """The parser of ``spec``, shared by all sessions of this process.
+
+    :class:`amp.parser.Parser` loads its weights lazily, on the first result-cache *miss*, so a
+    page whose results are all cached never loads the model.  Here only the spec is checked
+    (its identity is computed: a missing path or a folder that is not a model fails now).
+    """
+    from amp.parser import Parser
+
+    parser = Parser(spec, cache=result_cache())
+    parser.identity  # noqa: B018 - validates the spec (raises ModelLoadError)
+    return parser
+
+
+def loaded_parser(spec: str | None = None) -> Any | None:
+    """The parser of ``spec`` if this process already created it (creating nothing)."""
+    spec = spec or current_spec()
+    if spec in _READY and load_error(spec) is None:
+        with contextlib.suppress(Exception):
+            return _load(spec)
+    return None
+
+
+_READY: set[str] = set()
+
+
+def peek_parser() -> Any | None:
+    """The current model's parser if it can be created, drawing nothing (for estimates, cache checks).
+
+    Creating a parser is cheap (weights load lazily); a spec that fails gives ``None`` here and
+    its error is shown when a page really needs the model (:func:`get_parser`).
+    """
+    spec = current_spec()
+    if load_error(spec) is not None:
+        return None
+    try:
+        return _load(spec)
+    except Exception:  # noqa: BLE001 - a peek never fails a page
+        return None
+
+
+def get_parser(*, where: Any = None) -> Any | None:
+    """The current model's parser; ``None`` (with an error and a way back) if it cannot load.
+
+    ``where`` is the container to draw an error in (default: the page).
+    """
+    spec = current_spec()
+    box = where if where is not None else st
+    failed = load_error(spec)
+    if failed is not None:
+        _show_failure(box, spec, failed)
+        return None
+    try:
+        parser = _load(spec)
+    except Exception as exc:  # noqa: BLE001 - ModelLoadError, or any loader crash: never kill the page
+        _fail(box, spec, exc)
+        return None
+    _READY.add(spec)
+    return parser
+
+
+def _fail(box: Any, spec: str, exc: BaseException) -> None:
+    message = str(exc) if isinstance(exc, AmpError) else f"{type(exc).__name__}: {exc}"
+    st.session_state.setdefault(ERROR_KEY, {})[spec] = message
+    _READY.discard(spec)
+    _show_failure(box, spec, message)
+
+
+def compute(parser: Any, label: str, fn: Callable[[Any], T]) -> T | None:
+    """Run ``fn(parser)`` under the model lock inside a status box; errors become ``st.error``.
+
+    The status label says when the call may also load the model (the Parser loads on its first
+    cache miss). A :class:`ModelLoadError` marks the model as failed for this session.
+    """
+    if not getattr(parser, "loaded", True):
+        label += (" The model loads on the first uncached call: about a minute the first time for the "
+                  "embedded model, seconds later." if current_spec() == DEFAULT else " (loading the model first)")
+    with st.status(label, expanded=False) as status:
+        try:
+            with using(parser):
+                value = fn(parser)
+        except ModelLoadError as exc:
+            status.update(label="The model could not be loaded", state="error")
+            _fail(st, current_spec(), exc)
+            return None
+        except AmpError as exc:
+            status.update(label="That did not work", state="error")
+            st.error(describe_error(exc), icon=":material/error:")
+            return None
+        except Exception as exc:  # noqa: BLE001 - show, do not crash the page
+            status.update(label="That did not work", state="error")
+            st.error(f"Unexpected error from the model: {type(exc).__name__}: {exc}", icon=":material/error:")
+            return None
+        status.update(label=f"Done · {describe(parser)}", state="complete")
+    return value
+
+
+def _show_failure(box: Any, spec: str, message: str) -> None:
+    box.error(f"**Model {spec!r} could not be loaded.** {message}", icon=":material/error:")
+    if spec != default_spec():
+        box.button("Use the default model instead", key=f"fallback_{abs(hash(spec))}",
+                   on_click=set_spec, args=(default_spec(),), icon=":material/undo:")
+    else:
+        box.button("Try loading again", key=f"retry_{abs(hash(spec))}", on_click=set_spec, args=(spec,),
+                   icon=":material/refresh:")
+
+
+_SESSION_LOCKS: dict[int, Any] = {}
+_SESSION_LOCKS_GUARD = threading.Lock()
+
+
+def _lock_of(parser: Any) -> Any:
+    """One re-entrant lock per shared parser object (created once, under a guard)."""
+    with _SESSION_LOCKS_GUARD:
+        return _SESSION_LOCKS.setdefault(id(parser), threading.RLock())
+
+
+@contextlib.contextmanager
+def using(parser: Any) -> Iterator[Any]:
+    """Serialise one unit of work on the shared parser: ``with using(p): p.inspect(...)``.
+
+    The library already holds ``LoadedModel.lock`` around every model call; this lock makes a
+    whole page action (parse + scores + steps, or one sweep item) atomic with respect to other
+    sessions, so two tabs never interleave inside one action. It is re-entrant.
+    """
+    with _lock_of(parser):
+        yield parser
+
+
+def describe(parser: Any) -> str:
+    """``"cpu · float32"``-style summary of where the model runs."""
+    device = getattr(parser, "device", "?")
+    dtype = getattr(parser, "dtype", "?")
+    return f"{device} · {dtype}"
+
+
+def identity(parser: Any) -> str:
+    """The model's identity string (part of every cache key)."""
+    return str(getattr(parser, "identity", "") or getattr(parser, "spec", ""))
+
+
+@st.cache_resource(show_spinner=False)
+def _result_cache(directory: str) -> Any:
+    from amp.cache import ResultCache
+
+    return ResultCache(directory)
+
+
+def result_cache() -> Any:
+    """The process-wide :class:`amp.cache.ResultCache` (of ``$AMP_CACHE_DIR`` or ``cache/``)."""
+    from amp.settings import results_dir
+
+    return _result_cache(str(results_dir()))
+
+
+def clear_loaded() -> None:
+    """Forget the loaded parsers of this process (tests use it between model specs)."""
+    _READY.clear()
+    _load.clear()
+
+
+__all__ = [
+    "DEFAULT", "ENV_VAR", "ERROR_KEY", "SPEC_KEY", "ModelLoadError", "current_spec", "default_spec",
+    "describe", "get_parser", "identity", "load_error", "loaded_parser", "result_cache", "set_spec",
+    "using",
+]

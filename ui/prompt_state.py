@@ -1,0 +1,121 @@
+"""The prompt shared by the Prompt builder and the Parse page, kept in ``st.session_state``.
+
+Keys: :data:`PROMPT_KEY` holds an :class:`amp.prompts.Prompt` (an immutable value; edits
+replace it), :data:`RECIPE_KEY` the builder settings it was built from (so a changed setting
+rebuilds it and unchanged settings keep manual edits).
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from amp import generate as gen
+from amp import prompts
+from amp.errors import AmpError
+from amp.logic.parse import parse_lf
+from amp.prompts import Prompt, PromptExample
+from ui.common import describe_error
+
+PROMPT_KEY = "prompt"
+RECIPE_KEY = "prompt_recipe"
+
+#: The Parse page's prompt when none was built: PP attachment, r = 0.3 (3 of 10 examples LF0).
+DEFAULT_TEST = "the man saw the boy with the telescope"
+DEFAULT_RATIO = 0.3
+
+
+@st.cache_data(show_spinner=False)
+def pool_surfaces(type_: str) -> list[str]:
+    """All sentences of a type in pool order, with the classic example first for PP."""
+    surfaces = [p.surface for p in gen.pairs(type_)]
+    if DEFAULT_TEST in surfaces:
+        surfaces.remove(DEFAULT_TEST)
+        surfaces.insert(0, DEFAULT_TEST)
+    return surfaces
+
+
+@st.cache_data(show_spinner=False)
+def default_prompt() -> Prompt:
+    """The paper's running example: a 30/70 mixed PP prompt for "the man saw the boy with the telescope"."""
+    return prompts.mixed_prompt(DEFAULT_TEST, DEFAULT_RATIO, seed=0, k=10)
+
+
+def current_prompt() -> tuple[Prompt, bool]:
+    """(the built prompt, True) or (the default prompt, False) when none was built yet."""
+    built = st.session_state.get(PROMPT_KEY)
+    if isinstance(built, Prompt):
+        return built, True
+    return default_prompt(), False
+
+
+def edit(op: str, *args: int) -> None:
+    """Widget callback: apply ``Prompt.flip/remove/move`` to the stored prompt."""
+    prompt: Prompt = st.session_state[PROMPT_KEY]
+    try:
+        st.session_state[PROMPT_KEY] = getattr(prompt, op)(*args)
+    except AmpError as exc:
+        st.session_state["prompt_edit_error"] = describe_error(exc)
+
+
+def add_example(surface: str | None, label: int, fmt: str) -> None:
+    """Widget callback: append the pool sentence ``surface`` shown with LF``label``."""
+    if not surface:
+        return
+    pair = gen.find_pair(surface)
+    if pair is None:
+        return
+    lfs = [pair.lf0.lf, pair.lf1.lf]
+    if fmt == "lisp":
+        from amp.logic.convert import convert
+
+        lfs = [convert(lf, src="fol", dst="lisp") for lf in lfs]
+    example = PromptExample(surface, lfs[label], lfs[1 - label], label)
+    st.session_state[PROMPT_KEY] = st.session_state[PROMPT_KEY].add(example)
+
+
+def example_badge(ex: PromptExample) -> str:
+    """A coloured badge: LF0 blue, LF1 orange, unambiguous grey (same colours as the figures)."""
+    if ex.label == 0:
+        return ":blue-badge[LF0]"
+    if ex.label == 1:
+        return ":orange-badge[LF1]"
+    return ":gray-badge[plain]"
+
+
+def typed_test_golds(test: str, fmt: str) -> tuple[str | None, str | None]:
+    """Gold LFs of a typed test sentence: from the pool if it is there, else optionally typed.
+
+    Typed LFs are checked with :func:`amp.logic.parse.parse_lf`; an unparseable one is shown
+    with its column and what was expected, and counts as not given.
+    """
+    pair = gen.find_pair(test)
+    if pair is not None:
+        st.caption(f"Found in the pool ({pair.type}, template `{pair.template}`): gold LFs known.")
+        lf0, lf1 = pair.lf0.lf, pair.lf1.lf
+        if fmt == "lisp":
+            from amp.logic.convert import convert
+
+            lf0, lf1 = convert(lf0, src="fol", dst="lisp"), convert(lf1, src="fol", dst="lisp")
+        return lf0, lf1
+    st.caption("Not a pool sentence. Optionally give its two readings so beams can be labelled.")
+    out: list[str | None] = []
+    for i in (0, 1):
+        text = st.text_input(f"Gold LF{i} ({fmt.upper()}, optional)", key=f"pb_gold{i}",
+                             persist_state="session").strip()
+        if not text:
+            out.append(None)
+            continue
+        try:
+            parse_lf(text, fmt)
+        except AmpError as exc:
+            st.error(describe_error(exc), icon=":material/error:")
+            out.append(None)
+            continue
+        out.append(text)
+    return out[0], out[1]
+
+
+def prompt_fmt(prompt: Prompt) -> str:
+    """``"lisp"`` if the prompt's LFs are Lisp (they start with a parenthesis), else ``"fol"``."""
+    sample = prompt.gold_lf0 or next((ex.lf for ex in prompt.examples), "") or ""
+    return "lisp" if sample.lstrip().startswith("(") else "fol"

@@ -1,0 +1,173 @@
+"""Running a sweep from a page: progress bar, cancel button, results drawn as they arrive.
+
+The state of a page's sweep lives in ``st.session_state[key]`` as a :class:`SweepState`, so
+results survive reruns and page switches; a second run of the same configuration answers from
+the on-disk result cache (:mod:`amp.cache`), so it re-renders almost at once.
+
+Cancelling: the Cancel button makes Streamlit rerun the script, which stops the running loop at
+its next redraw (after the item in flight); the records so far stay in the state and are shown.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import streamlit as st
+
+from amp.errors import AmpError
+from ui import model as ui_model
+from ui.common import describe_error
+
+#: Guessed seconds per uncached item = BASE + PER_EXAMPLE × (examples in the prompt), per device kind.
+#: Measured on the project's shared 2-core CPU with Gemma 3 270M, 5 beams: about 120 s for a
+#: 2-example prompt and 155 s for a 10-example one (the constrained beam search dominates, and it
+#: costs per generated token more than per prompt token).  A GPU is far faster.
+GUESS = {"cpu": (110.0, 4.5), "cuda": (4.0, 0.2), "mps": (25.0, 1.0)}
+#: Measured seconds per unit (one unit = BASE + PER_EXAMPLE × k on a CPU), per model identity.
+_SPEED: dict[str, float] = {}
+
+
+@dataclass
+class SweepState:
+    """One page's sweep: its config, the records so far, and how it ended."""
+
+    config: Any
+    total: int
+    records: list[Any] = field(default_factory=list)
+    status: str = "running"  # running | done | cancelled | failed
+    error: str | None = None
+    seconds: float = 0.0
+
+
+def _units(k: float) -> float:
+    base, per = GUESS["cpu"]
+    return base + per * k
+
+
+def cached_count(parser: Any, items: Sequence[Any], beams: int) -> int:
+    """How many planned items are already in the result cache (parse and both scores)."""
+    if parser is None or not hasattr(parser, "cached_parse"):
+        return 0
+    n = 0
+    for it in items:
+        try:
+            if parser.cached_parse(it.prompt_text, fmt=it.fmt, beams=beams) is not None and \
+                    parser.cached_pair(it.prompt_text, it.lf0, it.lf1, fmt=it.fmt) is not None:
+                n += 1
+        except Exception:  # noqa: BLE001
+            return n
+    return n
+
+
+def estimate(items: Sequence[Any], beams: int) -> str:
+    """"3 of 6 prompts cached; the other 3 take about 8 min" for the current model."""
+    parser = ui_model.peek_parser()
+    cached = cached_count(parser, items, beams)
+    todo = max(0, len(items) - cached)
+    if not todo:
+        return f"All {len(items)} prompt(s) are cached: the sweep re-renders at once."
+    mean_k = sum(len(it.prompt.examples) for it in items) / len(items)
+    device = str(getattr(parser, "device", "cpu")).split(":")[0] if parser is not None else "cpu"
+    measured = _SPEED.get(ui_model.identity(parser)) if parser is not None else None
+    if measured is not None:
+        per = measured * _units(mean_k)
+    else:
+        base, slope = GUESS.get(device, GUESS["cpu"])
+        per = base + slope * mean_k
+    total = todo * per
+    when = f"about {total:.0f} s" if total < 90 else f"about {total / 60:.0f} min"
+    head = f"{cached} of {len(items)} prompts cached; the other {todo}" if cached else f"{len(items)} prompt(s)"
+    return f"{head} × ~{per:.0f} s ≈ {when} on {device.upper()} (results appear as they arrive)"
+
+
+def controls(prefix: str, items: Sequence[Any], beams: int) -> tuple[bool, bool]:
+    """The Run and Cancel buttons and the time estimate; returns (run clicked, cancel clicked)."""
+    c1, c2, c3 = st.columns([1, 1, 4], vertical_alignment="center")
+    run = c1.button("Run sweep", type="primary", icon=":material/play_arrow:", key=f"{prefix}_run",
+                    disabled=not items)
+    cancel = c2.button("Cancel", icon=":material/stop:", key=f"{prefix}_cancel")
+    c3.caption(estimate(items, beams))
+    return run, cancel
+
+
+def run(
+    key: str,
+    config: Any,
+    items: Sequence[Any],
+    *,
+    beams: int,
+    mode: str,
+    draw: Callable[[list[Any], bool], None],
+) -> SweepState | None:
+    """Run ``items`` with the current model, calling ``draw(records, final)`` as records arrive.
+
+    Holds the model's lock for one item at a time, so another session can interleave. Returns the
+    final state (also stored in ``st.session_state[key]``), or ``None`` if no model could be loaded.
+    """
+    from amp.experiments import run_items
+
+    parser = ui_model.get_parser()
+    if parser is None:
+        return None
+    state = SweepState(config=config, total=len(items))
+    st.session_state[key] = state
+    first = "" if getattr(parser, "loaded", True) else " (the first one also loads the model)"
+    bar = st.progress(0.0, text=f"0 / {state.total} prompts{first}")
+    started = time.perf_counter()
+    uncached_time, uncached_units, uncached = 0.0, 0.0, 0
+    examples = {it.id: len(it.prompt.examples) for it in items}
+    stream = run_items(parser, items, beams=beams, mode=mode)
+    last_draw = 0.0
+    try:
+        while True:
+            t0 = time.perf_counter()
+            with ui_model.using(parser):
+                record = next(stream, None)
+            if record is None:
+                break
+            if not getattr(record, "cached", False):
+                uncached_time += time.perf_counter() - t0
+                uncached_units += _units(examples.get(record.id, 10))
+                uncached += 1
+            state.records.append(record)
+            n = len(state.records)
+            bar.progress(n / state.total, text=f"{n} / {state.total} prompts"
+                         + (f" · last: {record.surface}" if record.surface else ""))
+            if time.perf_counter() - last_draw > 1.0 or n == state.total:
+                draw(state.records, False)
+                last_draw = time.perf_counter()
+    except AmpError as exc:
+        state.status, state.error = "failed", describe_error(exc)
+    finally:
+        state.seconds = time.perf_counter() - started
+        if uncached:
+            _SPEED[ui_model.identity(parser)] = uncached_time / uncached_units
+    if state.status == "running":
+        state.status = "done"
+    bar.empty()
+    return state
+
+
+def show_status(state: SweepState | None) -> None:
+    """One line about the stored sweep: done / cancelled / failed, counts and time."""
+    if state is None:
+        return
+    n = len(state.records)
+    if state.status == "running":  # the script was stopped mid-sweep: by Cancel or a page switch
+        state.status = "cancelled"
+    if state.status == "done":
+        cached = sum(bool(getattr(r, "cached", False)) for r in state.records)
+        st.success(f"Sweep finished: {n} prompt{'' if n == 1 else 's'} in {state.seconds:.1f} s "
+                   f"({cached} from the cache).",
+                   icon=":material/check_circle:")
+    elif state.status == "cancelled":
+        st.warning(f"Sweep cancelled after {n} of {state.total} prompts; the results below are partial. "
+                   "Run again to finish: finished prompts come from the cache.", icon=":material/pause_circle:")
+    else:
+        st.error(f"Sweep failed after {n} of {state.total} prompts: {state.error}", icon=":material/error:")
+    errors = [r for r in state.records if getattr(r, "error", None)]
+    if errors:
+        st.warning(f"{len(errors)} prompt(s) could not be run and are left out, e.g.: {errors[0].error}")

@@ -1,0 +1,106 @@
+"""Parse & inspect: the beams, P(LF0), and where (and how confidently) the two readings diverge."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from amp import plots
+from ui import model as ui_model
+from ui.common import chart, csv_download, fmt_prob, halt
+from ui.inspect_view import (
+    custom_lf_section,
+    divergence_sentence,
+    match_name,
+    normalised_lf,
+)
+from ui.prompt_state import current_prompt, prompt_fmt
+
+KEY = "inspection"
+
+st.title("Parse & inspect")
+prompt, built = current_prompt()
+fmt = prompt_fmt(prompt)
+if not built:
+    st.info("No prompt built yet, so this is the default: PP attachment, 3 of 10 examples shown with LF0 "
+            "(r = 0.3). Build your own in the Prompt builder.", icon=":material/info:")
+st.markdown(f"#### Test sentence: *{prompt.test_utterance}*")
+with st.expander(f"The prompt ({len(prompt.examples)} examples, LF0 fraction "
+                 f"{'–' if prompt.lf0_fraction is None else f'{prompt.lf0_fraction:.0%}'})"):
+    st.code(prompt.render(), language=None, wrap_lines=True)
+
+c1, c2, c3, c4 = st.columns([0.8, 2.1, 1.4, 1.2], vertical_alignment="bottom")
+beams = c1.number_input("Beams k", 1, 10, 5, key="pi_beams", persist_state="session")
+prob = c2.segmented_control("Token probability", ["raw", "grammar"], default="raw", required=True,
+                            key="pi_prob", persist_state="session",
+                            format_func=lambda p: "raw model" if p == "raw" else "grammar-renormalised",
+                            help="raw: softmax over the whole vocabulary (the paper's forced decode); "
+                                 "grammar: renormalised over the tokens the grammar allows.")
+mode = c3.segmented_control("Match", ["logical", "paper"], default="logical", required=True, key="pi_mode",
+                            persist_state="session", help="Canonicaliser used to label beams LF0/LF1.")
+run = c4.button("Parse", type="primary", icon=":material/play_arrow:", key="pi_parse")
+
+text = prompt.render()
+has_gold = prompt.gold_lf0 is not None and prompt.gold_lf1 is not None
+key = (ui_model.current_spec(), text, int(beams), fmt, mode, prompt.gold_lf0, prompt.gold_lf1)
+if run:
+    parser = ui_model.get_parser()
+    if parser is not None:
+        if has_gold:
+            result = ui_model.compute(parser, "Parsing with grammar-constrained beam search and scoring both LFs…",
+                                      lambda p: p.inspect(text, prompt.gold_lf0, prompt.gold_lf1, fmt=fmt,
+                                                          beams=int(beams), canonical_mode=mode))
+        else:
+            result = ui_model.compute(parser, "Parsing with grammar-constrained beam search…",
+                                      lambda p: p.parse(text, fmt=fmt, beams=int(beams)))
+        if result is not None:
+            st.session_state[KEY] = {"key": key, "result": result}
+stored = st.session_state.get(KEY)
+if stored is None or stored["key"] != key:
+    st.caption("Press **Parse** to run the model on this prompt." if stored is None else
+               "The prompt or settings changed since the last parse: press **Parse** to update.")
+    halt()
+
+result = stored["result"]
+parse = getattr(result, "parse", result)
+if not has_gold:
+    st.warning("The test sentence has no gold LFs, so beams are not labelled and P(LF0) is not computed.")
+    st.dataframe(plots.beam_table(parse, None, None, mode, fmt=fmt), hide_index=True)
+    halt()
+
+ins = result
+pair = ins.pair
+m1, m2, m3, m4 = st.columns(4)
+m1.metric("Top beam matches", match_name(ins.predicted_match),
+          help="Canonical match of the best beam against the two gold LFs; neither = another formula.")
+m2.metric("P(LF0), min-token", fmt_prob(pair.p_lf0), help="m0 / (m0 + m1), m = lowest token probability of "
+          "each LF under forced decoding (the paper's definition).")
+m3.metric("P(LF0), total prob.", fmt_prob(pair.p_lf0_total), help="Normalised total sequence probability "
+          "(what the paper's Fig. 3 plotted).")
+div = ins.divergence
+m4.metric("p at divergence", fmt_prob(None if div is None else (div.prob_a if prob == "raw" else div.prob_a_grammar)),
+          help="Probability of the predicted parse's token where it leaves the other reading.")
+st.markdown(divergence_sentence(ins, prob))
+
+alt_label = f"alternative: {match_name(ins.alternative)} (forced)"
+fig = plots.token_heatmap(ins.predicted_steps, ins.alternative_steps, divergence=div, prob=prob,
+                          labels=(f"predicted: {match_name(ins.predicted_match)}", alt_label))
+chart(fig, key="pi_heatmap", filename="token_confidence")
+st.caption("Top row of each block: the model's best parse, each token coloured by its probability (scale on "
+           "the right). Below it: the other reading, force-decoded. The black box marks the first token where "
+           "they differ. Hover a cell for the top alternative tokens.")
+
+st.subheader("Beams")
+table = plots.beam_table(ins.parse, ins.lf0, ins.lf1, mode, fmt=fmt)
+st.dataframe(table, hide_index=True, width="stretch", column_config={
+    "LF": st.column_config.TextColumn(width="large"),
+    "score": st.column_config.NumberColumn(format="%.3f"), "log-prob": st.column_config.NumberColumn(format="%.2f")})
+csv_download(table, "beams.csv", key="pi_beams_csv")
+
+g0, g1 = st.columns(2)
+for col, name, lf, score in ((g0, "LF0", ins.lf0, pair.lf0), (g1, "LF1", ins.lf1, pair.lf1)):
+    col.markdown(f"**Gold {name}** · min-token p = {fmt_prob(score.min_prob, 4)} · "
+                 f"log P = {score.sum_logprob:.2f}")
+    col.code(lf, language=None, wrap_lines=True)
+
+st.subheader("Score your own LF")
+custom_lf_section(text, fmt, ins, prob, normalise=normalised_lf)

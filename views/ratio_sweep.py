@@ -1,0 +1,89 @@
+"""Ratio sweep (few-shot): does the model follow the LF0 ratio r of a mixed prompt? (paper Fig. 6)"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from amp import experiments as ex
+from amp import plots
+from amp.generate import AMBIGUOUS_TYPES
+from ui import sweep
+from ui.common import chart, csv_download, guarded, halt, type_label
+
+KEY = "fewshot_sweep"
+
+st.title("Ratio sweep (few-shot)")
+st.caption("For each test sentence and each ratio r, the model parses a mixed prompt of k examples of "
+           "the same type, a fraction r of them shown with LF0. A model that follows the prompt has "
+           "P(LF0) ≈ r and top-1 LF0 accuracy ≈ r.")
+
+c1, c2 = st.columns([1, 2])
+types = c1.multiselect("Ambiguity types", AMBIGUOUS_TYPES, default=["pp"], format_func=type_label,
+                       key="fs_types", persist_state="session")
+ratios = c2.pills("Ratios r (the paper uses all 11)", ex.DEFAULT_RATIOS, selection_mode="multi",
+                  default=[0.0, 0.5, 1.0], format_func=lambda r: f"{r:.1f}", key="fs_ratios",
+                  persist_state="session")
+c3, c4, c5, c6 = st.columns(4)
+n = c3.number_input("Test sentences per ratio", 1, 100, 2, key="fs_n", persist_state="session")
+seed = c4.number_input("Seed", 0, 2**31 - 1, 0, key="fs_seed", persist_state="session")
+k = c5.number_input("Examples per prompt k", 1, 20, 10, key="fs_k", persist_state="session")
+beams = c6.number_input("Beams", 1, 10, 5, key="fs_beams", persist_state="session")
+with st.expander("More settings"):
+    fmt = st.radio("LF format", ["fol", "lisp"], format_func=str.upper, horizontal=True, key="fs_fmt",
+                   persist_state="session")
+    mode = st.radio("Canonical match", ["logical", "paper"], horizontal=True, key="fs_mode",
+                    persist_state="session",
+                    help="logical: true logical equivalence; paper: the original (faithful) canonicaliser.")
+
+if not types or not ratios:
+    st.warning("Choose at least one type and one ratio.", icon=":material/warning:")
+    halt()
+config = guarded(lambda: ex.FewShotConfig(types=tuple(types), ratios=tuple(sorted(ratios)), n_per_ratio=int(n),
+                                          seed=int(seed), k=int(k), fmt=fmt, beams=int(beams), mode=mode),
+                 what="Invalid sweep settings")
+if config is None:
+    halt()
+items = guarded(lambda: ex.plan_fewshot(config), what="Cannot plan the sweep") or []
+run, cancel = sweep.controls("fs", items, config.beams)
+status_slot, live = st.container(), st.empty()
+
+
+def draw(records: list, final: bool) -> None:
+    per_ratio, per_type = ex.fewshot_summary(records, mode)
+    tag = "" if final else f"_{len(records)}"  # unique element keys for each live redraw
+    with live.container():
+        st.markdown("**FDM and FIM per type** — FDM (Eq. 2) ranges **0–2** (0 = accuracies follow r exactly; "
+                    "1 = never predicts either LF); FIM (Eq. 3) ranges 0–1. Lower is better for both.")
+        st.dataframe(per_type, hide_index=True, column_config={
+            "FDM": st.column_config.NumberColumn(format="%.3f", help="range 0–2, lower is better"),
+            "FIM": st.column_config.NumberColumn(format="%.3f", help="range 0–1, lower is better")})
+        chart(plots.p_lf0_vs_ratio(per_ratio), filename="p_lf0_vs_ratio", key=f"fs_plf0{tag}")
+        chart(plots.accuracy_vs_ratio(per_ratio), filename="accuracy_vs_ratio", key=f"fs_acc{tag}")
+        if final:
+            frame = ex.records_frame(records)
+            with st.expander(f"All {len(frame)} results (one row per test sentence and ratio)"):
+                st.dataframe(frame.drop(columns=["beams"]), hide_index=True)
+            d1, d2, d3 = st.columns(3)
+            with d1:
+                csv_download(per_type, "fewshot_per_type.csv", label="Per-type CSV", key="fs_csv_type")
+            with d2:
+                csv_download(per_ratio, "fewshot_per_ratio.csv", label="Per-ratio CSV", key="fs_csv_ratio")
+            with d3:
+                csv_download(frame, "fewshot_records.csv", label="All results CSV", key="fs_csv_all")
+
+
+state = st.session_state.get(KEY)
+if cancel and state is not None and state.status == "running":
+    state.status = "cancelled"
+if run and items:
+    with status_slot:
+        state = sweep.run(KEY, config, items, beams=config.beams, mode=config.mode, draw=draw)
+with status_slot:
+    sweep.show_status(state)
+if state is not None and state.records:
+    if state.config != config:
+        status_slot.info("Showing the last sweep; its settings differ from those above. Press Run to sweep these.",
+                icon=":material/history:")
+    draw(state.records, True)
+elif state is None:
+    st.info("Press **Run sweep** to start. Results appear here as they arrive.", icon=":material/info:")

@@ -1,0 +1,94 @@
+"""Templates & examples: the five ambiguity types, their templates, and generated sentences."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from amp import generate as gen
+from ui.common import READINGS, TYPE_NAMES, csv_download, guarded, type_label
+
+ALL = "(all templates)"
+
+
+@st.cache_data(show_spinner="Generating examples…", max_entries=32)
+def examples_table(type_: str, template: str | None, n: int | None, seed: int, fmt: str):
+    """(table with one row per sentence and both LFs, JSONL text of the records)."""
+    records = gen.generate(type_, template=template, n=n, seed=seed if n else None, fmt=fmt)
+    rows: dict[str, dict] = {}
+    for r in records:
+        row = rows.setdefault(r.surface, {"sentence": r.surface, "LF0": "", "LF1": "", "template": r.template})
+        row["LF0" if r.template_idx == 0 else "LF1"] = r.lf
+    return pd.DataFrame(list(rows.values())), gen.dumps_jsonl(records, include_template=True)
+
+
+st.title("Templates & examples")
+st.caption("Every AmP sentence is generated from a small template; each has exactly two logical forms, "
+           "LF0 and LF1.")
+
+c1, c2 = st.columns([1, 2])
+type_ = c1.selectbox("Ambiguity type", gen.AMBIGUOUS_TYPES, format_func=type_label,
+                     key="tpl_type", persist_state="session")
+tpls = gen.templates(type_)
+by_id = {t.id: t for t in tpls}
+choice = c2.selectbox("Template", [ALL, *by_id], key=f"tpl_template_{type_}", persist_state="session",
+                      format_func=lambda i: i if i == ALL else f"{i} — {by_id[i].description or by_id[i].spec}")
+
+lf0_text, lf1_text = READINGS[type_]
+shown = tpls if choice == ALL else [by_id[choice]]
+with st.expander(f"{TYPE_NAMES[type_]}: {len(shown)} template(s) — surface, LF0/LF1 and slot words",
+                 expanded=choice != ALL):
+    for t in shown:
+        st.markdown(f"**`{t.id}`** · {t.size():,} sentences · surface template:")
+        st.code(t.spec, language=None, wrap_lines=True)
+        st.markdown(f"**LF0** — {lf0_text}")
+        st.code(t.lfs[0], language=None, wrap_lines=True)
+        st.markdown(f"**LF1** — {lf1_text}")
+        st.code(t.lfs[1], language=None, wrap_lines=True)
+        slots = [(s.tag, s.words, ", ".join(w)) for s, w in zip(t.slots, t.choices(), strict=True) if s.tag]
+        st.dataframe(pd.DataFrame(slots, columns=["slot", "word list", "words"]), hide_index=True)
+
+st.subheader("Generated sentences")
+g1, g2, g3, g4 = st.columns([1.3, 1, 1, 1])
+how = g1.radio("Generate", ["seeded sample", "all"], horizontal=True, key="tpl_how", persist_state="session")
+n = g2.number_input("Sample size N", 1, 5000, 20, key="tpl_n", persist_state="session", disabled=how == "all")
+seed = g3.number_input("Seed", 0, 2**31 - 1, 0, key="tpl_seed", persist_state="session")
+fmt = g4.radio("LF format", ["fol", "lisp"], format_func=str.upper, horizontal=True,
+               key="tpl_fmt", persist_state="session")
+query = st.text_input("Filter (text in the sentence or an LF, case-insensitive)", key="tpl_filter",
+                      persist_state="session", placeholder="e.g. telescope, Mary, forall")
+
+result = guarded(lambda: examples_table(type_, None if choice == ALL else choice,
+                                        None if how == "all" else int(n), int(seed), fmt),
+                 what="Cannot generate these examples")
+if result is not None:
+    table, jsonl = result
+    if query.strip():
+        q = query.strip().lower()
+        mask = table.apply(lambda col: col.astype(str).str.lower().str.contains(q, regex=False)).any(axis=1)
+        table = table[mask]
+    if table.empty:
+        st.warning("No sentence matches this filter. Clear the filter or pick another template.")
+    else:
+        detail = st.container(border=True)  # filled below, shown above the table
+        st.caption(f"{len(table):,} sentence(s), LFs in {fmt.upper()}. Click a row to see its two LFs in full above.")
+        event = st.dataframe(table, hide_index=True, width="stretch", height=320, key="tpl_table",
+                             on_select="rerun", selection_mode="single-row",
+                             column_config={"sentence": st.column_config.TextColumn(width="large"),
+                                            "LF0": st.column_config.TextColumn(width="medium"),
+                                            "LF1": st.column_config.TextColumn(width="medium")})
+        rows = event["selection"]["rows"] if event else []
+        row = table.iloc[rows[0] if rows and rows[0] < len(table) else 0]
+        with detail:
+            st.markdown(f"#### *{row['sentence']}*")
+            r0, r1 = st.columns(2)
+            r0.markdown(f":blue-badge[LF0] {lf0_text}")
+            r0.code(row["LF0"], language=None, wrap_lines=True)
+            r1.markdown(f":orange-badge[LF1] {lf1_text}")
+            r1.code(row["LF1"], language=None, wrap_lines=True)
+    d1, d2, _ = st.columns([1, 1, 4])
+    with d1:
+        csv_download(table, f"amp-{type_}-{fmt}.csv", key="tpl_csv")
+    d2.download_button("Download JSONL", jsonl, file_name=f"amp-{type_}-{fmt}.jsonl",
+                       mime="application/jsonl", key="tpl_jsonl", icon=":material/download:",
+                       on_click="ignore", help="All records (one line per sentence and LF), unfiltered.")

@@ -1,0 +1,82 @@
+"""Zero-shot: with only unambiguous "ingredients" in the prompt, does the model find both readings?"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from amp import experiments as ex
+from amp import plots
+from amp.generate import AMBIGUOUS_TYPES
+from ui import sweep
+from ui.common import chart, csv_download, guarded, halt, type_label
+
+KEY = "zeroshot_sweep"
+
+st.title("Zero-shot")
+st.caption("Each test sentence is parsed under a prompt of unambiguous examples built from its own words "
+           "(paper §3). ZM_k: how often *both* readings appear among the top k beams (Table 2); Fig. 2: "
+           "which reading wins at top-1; Fig. 3: how P(LF0) is spread.")
+
+c1, c2, c3, c4 = st.columns([2, 1, 1, 1])
+types = c1.multiselect("Ambiguity types", AMBIGUOUS_TYPES, default=["pp"], format_func=type_label,
+                       key="zs_types", persist_state="session")
+n = c2.number_input("Test sentences per type", 1, 200, 2, key="zs_n", persist_state="session")
+seed = c3.number_input("Seed", 0, 2**31 - 1, 0, key="zs_seed", persist_state="session")
+beams = c4.number_input("Beams", 1, 10, 5, key="zs_beams", persist_state="session")
+mode = st.radio("Canonical match", ["logical", "paper"], horizontal=True, key="zs_mode", persist_state="session",
+                help="logical: true logical equivalence; paper: the original (faithful) canonicaliser.")
+
+if not types:
+    st.warning("Choose at least one ambiguity type.", icon=":material/warning:")
+    halt()
+config = guarded(lambda: ex.ZeroShotConfig(types=tuple(types), n=int(n), seed=int(seed), beams=int(beams),
+                                           mode=mode), what="Invalid sweep settings")
+if config is None:
+    halt()
+items = guarded(lambda: ex.plan_zeroshot(config), what="Cannot plan the sweep") or []
+run, cancel = sweep.controls("zs", items, config.beams)
+status_slot, live = st.container(), st.empty()
+
+
+def draw(records: list, final: bool) -> None:
+    tag = "" if final else f"_{len(records)}"
+    state = st.session_state.get(KEY)
+    max_k = state.config.beams if state is not None else int(beams)
+    with live.container():
+        k = st.slider("k for ZM_k (up to the beam size)", 1, max_k, max_k, key=f"zs_k{tag}",
+                      disabled=not final) if max_k > 1 else 1
+        summary = ex.zeroshot_summary(records, k=int(k), mode=mode)
+        chart(plots.zm_bars(summary, int(k)), filename=f"zm_{k}", key=f"zs_zm{tag}")
+        chart(plots.accuracy_bars(summary), filename="zeroshot_accuracy", key=f"zs_acc{tag}")
+        column = st.radio("P(LF0) from", ["p_lf0", "p_lf0_total"], horizontal=True, key=f"zs_pcol{tag}",
+                          format_func=lambda c: "min-token probability (paper's definition)" if c == "p_lf0"
+                          else "total sequence probability (what Fig. 3 plotted)")
+        frame = ex.records_frame(records)
+        chart(plots.p_lf0_distribution(frame, column=column), filename="p_lf0_distribution", key=f"zs_dist{tag}")
+        st.dataframe(summary, hide_index=True, column_config={
+            f"ZM_{k}": st.column_config.NumberColumn(format="%.1f %%", help="0–100, higher = both readings found")})
+        if final:
+            with st.expander(f"All {len(frame)} results"):
+                st.dataframe(frame.drop(columns=["beams"]), hide_index=True)
+            d1, d2 = st.columns(2)
+            with d1:
+                csv_download(summary, "zeroshot_per_type.csv", label="Per-type CSV", key="zs_csv_type")
+            with d2:
+                csv_download(frame, "zeroshot_records.csv", label="All results CSV", key="zs_csv_all")
+
+
+state = st.session_state.get(KEY)
+if cancel and state is not None and state.status == "running":
+    state.status = "cancelled"
+if run and items:
+    with status_slot:
+        state = sweep.run(KEY, config, items, beams=config.beams, mode=config.mode, draw=draw)
+with status_slot:
+    sweep.show_status(state)
+if state is not None and state.records:
+    if state.config != config:
+        status_slot.info("Showing the last sweep; its settings differ from those above. Press Run to sweep these.",
+                icon=":material/history:")
+    draw(state.records, True)
+elif state is None:
+    st.info("Press **Run sweep** to start. Results appear here as they arrive.", icon=":material/info:")
