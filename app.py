@@ -30,8 +30,16 @@ PAGES = [
     st.Page("views/parse_inspect.py", title="Parse & inspect", icon=":material/troubleshoot:"),
     st.Page("views/ratio_sweep.py", title="Ratio sweep (few-shot)", icon=":material/show_chart:"),
     st.Page("views/zero_shot.py", title="Zero-shot", icon=":material/bar_chart:"),
+    st.Page("views/teach_poll.py", title="Class poll", icon=":material/how_to_vote:"),
+    st.Page("views/teach_present.py", title="Presentation", icon=":material/slideshow:"),
     st.Page("views/about.py", title="About & cache", icon=":material/info:"),
 ]
+if "poll" in st.query_params:  # a student's link ?poll=<CODE>: the student page only, no teacher frame
+    student = st.navigation([st.Page("views/teach_student.py", title="Class poll", default=True)],
+                            position="hidden")
+    with contextlib.suppress(PageHalt):
+        student.run()
+    st.stop()
 page = st.navigation(PAGES)
 
 OTHER = ui_model.OTHER

@@ -6,6 +6,7 @@ import streamlit as st
 
 from amp import plots
 from ui import model as ui_model
+from ui import teach
 from ui.common import chart, csv_download, fmt_prob, halt
 from ui.inspect_view import (
     custom_lf_section,
@@ -18,6 +19,7 @@ from ui.prompt_state import current_prompt, prompt_fmt
 KEY = "inspection"
 
 st.title("Parse & inspect")
+teach.logic_toggle()
 prompt, built = current_prompt()
 fmt = prompt_fmt(prompt)
 if not built:
@@ -97,10 +99,14 @@ st.dataframe(table, hide_index=True, width="stretch", column_config={
 csv_download(table, "beams.csv", key="pi_beams_csv")
 
 g0, g1 = st.columns(2)
-for col, name, lf, score in ((g0, "LF0", ins.lf0, pair.lf0), (g1, "LF1", ins.lf1, pair.lf1)):
+words = teach.readings_of(prompt.test_utterance)
+kind = getattr(teach.find_pair(prompt.test_utterance), "type", None)
+for i, (col, name, lf, score) in enumerate(((g0, "LF0", ins.lf0, pair.lf0), (g1, "LF1", ins.lf1, pair.lf1))):
     col.markdown(f"**Gold {name}** · min-token p = {fmt_prob(score.min_prob, 4)} · "
                  f"log P = {score.sum_logprob:.2f}")
-    col.code(lf, language=None, wrap_lines=True)
+    col.markdown(teach.reading_line(kind, i, words[i] if words else None))
+    if not teach.logic_hidden():
+        col.code(lf, language=None, wrap_lines=True)
 
 st.subheader("Score your own LF")
 custom_lf_section(text, fmt, ins, prob, normalise=normalised_lf)

@@ -6,6 +6,7 @@ import streamlit as st
 
 from amp import generate as gen
 from amp import prompts
+from ui import teach
 from ui.common import READINGS, guarded, halt, type_label
 from ui.prompt_state import (
     PROMPT_KEY,
@@ -88,6 +89,10 @@ with left:
     m3.metric("Target r", "–" if ratio is None else f"{ratio:.0%}")
     st.caption(f"LF0 = {READINGS[type_][0]} · LF1 = {READINGS[type_][1]}. "
                "Changing a setting above rebuilds the prompt and drops manual edits.")
+    words = teach.readings_of(prompt.test_utterance)
+    if words:
+        st.markdown(f"Test sentence *{prompt.test_utterance}*: {teach.reading_line(type_, 0, words[0])} · "
+                    f"{teach.reading_line(type_, 1, words[1])}")
     n = len(prompt.examples)
     for i, ex in enumerate(prompt.examples):
         with st.container(border=True):
@@ -109,7 +114,10 @@ with left:
         a3.button("Add", key="pb_add", icon=":material/add:", on_click=add_example, args=(extra, label, fmt))
 with right:
     st.markdown("**Rendered prompt** (copy with the icon at the top right)")
-    st.code(prompt.render(), language=None, wrap_lines=True)
+    if teach.logic_toggle():
+        st.caption("The logical forms are hidden (turn off **Hide the logic** to see the rendered prompt).")
+    else:
+        st.code(prompt.render(), language=None, wrap_lines=True)
     if prompt.gold_lf0 is None:
         st.warning("This test sentence is not in the pool and no gold LFs were given: the Parse page "
                    "can parse it but cannot label beams LF0/LF1.", icon=":material/warning:")

@@ -6,6 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from amp import generate as gen
+from ui import teach
 from ui.common import READINGS, TYPE_NAMES, csv_download, guarded, type_label
 
 ALL = "(all templates)"
@@ -25,6 +26,7 @@ def examples_table(type_: str, template: str | None, n: int | None, seed: int, f
 st.title("Templates & examples")
 st.caption("Every AmP sentence is generated from a small template; each has exactly two logical forms, "
            "LF0 and LF1.")
+teach.logic_toggle()
 
 c1, c2 = st.columns([1, 2])
 type_ = c1.selectbox("Ambiguity type", gen.AMBIGUOUS_TYPES, format_func=type_label,
@@ -41,10 +43,12 @@ with st.expander(f"{TYPE_NAMES[type_]}: {len(shown)} template(s) — surface, LF
     for t in shown:
         st.markdown(f"**`{t.id}`** · {t.size():,} sentences · surface template:")
         st.code(t.spec, language=None, wrap_lines=True)
-        st.markdown(f"**LF0** — {lf0_text}")
-        st.code(t.lfs[0], language=None, wrap_lines=True)
-        st.markdown(f"**LF1** — {lf1_text}")
-        st.code(t.lfs[1], language=None, wrap_lines=True)
+        example = next(iter(gen.pairs(type_, template=t.id)), None)
+        for idx, text in enumerate((lf0_text, lf1_text)):
+            words = teach.readings_of(example) if example else None
+            st.markdown(f"**LF{idx}** — {text}" + (f" · e.g. “{words[idx]}”" if words else ""))
+            if not teach.logic_hidden():
+                st.code(t.lfs[idx], language=None, wrap_lines=True)
         slots = [(s.tag, s.words, ", ".join(w)) for s, w in zip(t.slots, t.choices(), strict=True) if s.tag]
         st.dataframe(pd.DataFrame(slots, columns=["slot", "word list", "words"]), hide_index=True)
 
@@ -81,11 +85,7 @@ if result is not None:
         row = table.iloc[rows[0] if rows and rows[0] < len(table) else 0]
         with detail:
             st.markdown(f"#### *{row['sentence']}*")
-            r0, r1 = st.columns(2)
-            r0.markdown(f":blue-badge[LF0] {lf0_text}")
-            r0.code(row["LF0"], language=None, wrap_lines=True)
-            r1.markdown(f":orange-badge[LF1] {lf1_text}")
-            r1.code(row["LF1"], language=None, wrap_lines=True)
+            teach.show_readings(row["sentence"], type_, (row["LF0"], row["LF1"]))
     d1, d2, _ = st.columns([1, 1, 4])
     with d1:
         csv_download(table, f"amp-{type_}-{fmt}.csv", key="tpl_csv")

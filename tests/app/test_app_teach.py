@@ -1,0 +1,182 @@
+"""Teaching mode (AppTest): paraphrases beside LFs, hide-the-logic, class poll (teacher and
+student), presentation reveal, demo-pack export/import."""
+
+from __future__ import annotations
+
+import io
+import zipfile
+
+import pytest
+from app_helpers import APP, TIMEOUT, assert_ok, goto, texts
+
+from amp import generate as gen
+from amp.paraphrase import paraphrases
+from amp.poll import PollItem, PollStore
+
+
+def _all_text(app) -> str:
+    return "\n".join(texts(app, "markdown") + texts(app, "caption") + texts(app, "info") + texts(app, "success")
+                     + texts(app, "warning") + texts(app, "error"))
+
+
+def _student(code: str):
+    from streamlit.testing.v1 import AppTest
+
+    app = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    app.query_params["poll"] = code
+    app.run()
+    assert_ok(app)
+    return app
+
+
+def _poll(n: int = 1) -> tuple[PollStore, object]:
+    store = PollStore()  # under $AMP_CACHE_DIR (the app_env fixture)
+    pairs = gen.pairs("pp")[:n]
+    return store, store.create_poll([PollItem.from_pair(p, 0.7) for p in pairs], "test poll")
+
+
+def test_templates_paraphrases_and_hide_logic(at):
+    first = next(d.value for d in at.dataframe if "sentence" in d.value.columns).iloc[0]
+    p0, p1 = paraphrases(first["sentence"])
+    text = _all_text(at)
+    assert p0 in text and p1 in text
+    codes = [c.value for c in at.code]
+    assert first["LF0"] in codes and first["LF1"] in codes
+    at.toggle(key="teach_hide_logic_toggle").set_value(True).run()
+    assert_ok(at)
+    codes = [c.value for c in at.code]
+    assert first["LF0"] not in codes and first["LF1"] not in codes
+    text = _all_text(at)
+    assert p0 in text and p1 in text  # paraphrases stay
+    goto(at, "prompt_builder")  # the toggle state is shared by pages
+    assert at.toggle(key="teach_hide_logic_toggle").value is True
+    assert at.session_state["teach_hide_logic"] is True
+    assert any("logical forms are hidden" in c for c in texts(at, "caption"))
+
+
+def test_teacher_creates_poll_and_sees_library_votes(at):
+    goto(at, "teach_poll")
+    at.radio(key="tp_how").set_value("sampled sequence").run()
+    at.number_input(key="tp_n").set_value(2).run()
+    at.button(key="tp_create").click().run()
+    assert_ok(at)
+    code = at.session_state["teach_poll_code"]
+    assert len(code) == 6 and code in _all_text(at)
+    assert any(f"?poll={code}" in m for m in texts(at, "markdown"))
+    store = PollStore()
+    poll = store.get_poll(code)
+    assert len(poll.items) == 2 and all(i.model_p_lf0 is not None for i in poll.items)  # tiny model scored
+    store.submit_vote(code, 0, "s1", 0, 3)
+    store.submit_vote(code, 0, "s2", 1, 1)
+    store.submit_vote(code, 1, "s1", 1, 2)
+    at.run()
+    assert_ok(at)
+    assert at.metric[0].value == "3"
+    charts = at.get("plotly_chart")
+    assert len(charts) == 2
+    import json
+
+    bars = json.loads(charts[0].proto.spec)["data"]
+    assert [b["y"][0] for b in bars] == [1, 1]
+    assert [b["marker"]["color"] for b in bars] == ["#0072B2", "#D55E00"]
+    labels = [m.label for m in at.metric]
+    assert "Class P(LF0)" in labels and "Model P(LF0)" in labels
+    csv = at.get("download_button")[0]
+    assert csv is not None
+    at.button(key="tp_close").click().run()
+    assert_ok(at)
+    assert store.get_poll(code).closed
+    assert any("closed" in c for c in texts(at, "caption"))
+    assert at.metric[0].value == "3"  # data kept
+
+
+def test_student_votes_once(app_env):
+    store, poll = _poll(2)
+    st_app = _student(poll.code)
+    assert st_app.title[0].value == "Class poll"
+    radio = st_app.radio[0]
+    assert list(radio.options) == [poll.items[0].paraphrase0, poll.items[0].paraphrase1]
+    radio.set_value(1)
+    st_app.select_slider[0].set_value(3)
+    st_app.button[0].click().run()
+    assert_ok(st_app)
+    votes = store.votes(poll.code)
+    assert len(votes) == 1 and votes[0].choice == 1 and votes[0].confidence == 3 and votes[0].item_index == 0
+    assert any("Thanks" in s for s in texts(st_app, "success"))
+    # a second submission of the same item (double click / replay) is refused politely
+    st_app.button(key=f"stu_submit_{poll.code}_0").click().run()
+    assert_ok(st_app)
+    assert len(store.votes(poll.code)) == 1
+    assert any("already answered" in s for s in texts(st_app, "info"))
+    # next item
+    st_app.button(key=f"stu_next_{poll.code}_0").click().run()
+    assert any("*" + poll.items[1].surface + "*" in m for m in texts(st_app, "markdown"))
+    # no sidebar model picker for students
+    assert not st_app.sidebar.radio
+
+
+@pytest.mark.parametrize("code", ["NOPE", "ZZZZZZ"])
+def test_student_bad_code(app_env, code):
+    app = _student(code)
+    assert app.error and "no poll" in app.error[0].value.lower()
+
+
+def test_student_closed_poll(app_env):
+    store, poll = _poll()
+    store.close_poll(poll.code)
+    app = _student(poll.code)
+    assert app.error and "closed" in app.error[0].value
+
+
+def test_presentation_reveal(at):
+    goto(at, "teach_present")
+    assert not any("Model P(LF0)" == m.label for m in at.metric)
+    sentence = [m.value for m in at.markdown if "present-s" in m.value]
+    assert sentence
+    at.button(key="present_reveal_0").click().run()
+    assert_ok(at)
+    assert any(m.label == "Model P(LF0)" for m in at.metric)
+    assert any("prefers" in m or "unavailable" in m for m in texts(at, "markdown"))
+    at.button(key="present_next").click().run()
+    assert_ok(at)
+    assert at.session_state["present_pos"] == 1
+
+
+def test_presentation_shows_poll_results(at):
+    store, poll = _poll(1)
+    store.submit_vote(poll.code, 0, "s1", 0, 2)
+    goto(at, "teach_present")
+    at.text_input(key="present_code").set_value(poll.code).run()
+    assert_ok(at)
+    assert len(at.get("plotly_chart")) == 1
+    assert any("1 vote(s)" in c for c in texts(at, "caption"))
+
+
+def test_demo_pack_export_and_tampered_import(at):
+    # fill the cache with one result: reveal the model's choice on the presentation page
+    goto(at, "teach_present")
+    at.button(key="present_reveal_0").click().run()
+    goto(at, "teach_poll")
+    at.button(key="teach_pack_build").click().run()
+    assert_ok(at)
+    data, count = at.session_state["teach_pack_bytes"]
+    assert count >= 1
+    zf = zipfile.ZipFile(io.BytesIO(data))
+    assert "manifest.json" in zf.namelist()
+    # tamper: change one entry's bytes (the manifest's sha256 no longer matches)
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as w:
+        for name in zf.namelist():
+            body = zf.read(name)
+            if name.startswith("entries/"):
+                body = body.replace(b"{", b"{ ", 1)
+            w.writestr(name, body)
+    at.file_uploader(key="teach_pack_upload").set_value(("pack.zip", out.getvalue(), "application/zip")).run()
+    at.button(key="teach_pack_import").click().run()
+    assert_ok(at)
+    assert any("not imported" in e for e in texts(at, "error"))
+    # the untampered pack imports
+    at.file_uploader(key="teach_pack_upload").set_value(("pack.zip", data, "application/zip")).run()
+    at.button(key="teach_pack_import").click().run()
+    assert_ok(at)
+    assert any("Imported" in s for s in texts(at, "success"))

@@ -1,0 +1,270 @@
+"""Widget helpers of the teaching mode: verbalised readings, the hide-the-logic toggle, poll
+results, the model's P(LF0) for one sentence, and demo-pack export/import.
+
+Presentation only: paraphrases come from :mod:`amp.paraphrase`, polls from :mod:`amp.poll`,
+packs from :mod:`amp.demo_pack`, the model from :mod:`ui.model`.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import uuid
+from pathlib import Path
+from typing import Any
+
+import plotly.graph_objects as go
+import streamlit as st
+
+from amp.errors import AmpError
+from amp.plots import LF0_COLOR, LF1_COLOR
+from amp.poll import CONFIDENCE_LABELS, ItemResult, PollItem, PollStore
+from ui import model as ui_model
+from ui.common import chart, describe_error, fmt_prob
+
+#: session_state key of the "Hide the logic" toggle (shared by every page that shows LFs).
+HIDE_LOGIC_KEY = "teach_hide_logic"
+TOGGLE_KEY = "teach_hide_logic_toggle"
+#: session_state key: the poll the teacher is looking at.
+POLL_CODE_KEY = "teach_poll_code"
+#: session_state key: this browser session's anonymous voter id.
+STUDENT_ID_KEY = "teach_student_id"
+#: session_state key: {(spec, surface): P(LF0) or None} of model scores computed in this session.
+MODEL_P_KEY = "teach_model_p"
+
+COLORS = (LF0_COLOR, LF1_COLOR)
+BADGES = (":blue-badge[LF0]", ":orange-badge[LF1]")
+
+
+# --- verbalised readings -------------------------------------------------------------------
+
+
+def logic_toggle(where: Any = None) -> bool:
+    """The "Hide the logic" toggle (same state on every page); True when the logic is hidden.
+
+    The state lives in :data:`HIDE_LOGIC_KEY`, a plain session_state key (widget keys are
+    dropped on pages that do not draw the widget); the toggle is re-seeded from it on each page.
+    """
+    box = where if where is not None else st
+    st.session_state[TOGGLE_KEY] = logic_hidden()
+    box.toggle("Hide the logic", key=TOGGLE_KEY, on_change=_store_toggle,
+               help="Show only the English readings, not the logical forms (for audiences who do not read logic).")
+    return logic_hidden()
+
+
+def _store_toggle() -> None:
+    st.session_state[HIDE_LOGIC_KEY] = bool(st.session_state.get(TOGGLE_KEY, False))
+
+
+def logic_hidden() -> bool:
+    return bool(st.session_state.get(HIDE_LOGIC_KEY, False))
+
+
+def readings_of(pair_or_surface: Any) -> tuple[str, str] | None:
+    """The two paraphrases, or ``None`` when the sentence has none (not in the pool, …)."""
+    from amp.paraphrase import paraphrases
+
+    try:
+        return paraphrases(pair_or_surface)
+    except (AmpError, KeyError, ValueError):
+        return None
+
+
+def find_pair(surface: str) -> Any:
+    """The pool pair of a sentence, or ``None``."""
+    from amp.generate import find_pair as _find
+
+    try:
+        return _find(surface)
+    except AmpError:
+        return None
+
+
+def reading_label(type_: str, idx: int) -> str:
+    from amp.paraphrase import interpretation_label
+
+    try:
+        return interpretation_label(type_, idx)
+    except (AmpError, KeyError, ValueError):
+        return f"reading {idx}"
+
+
+def reading_line(type_: str | None, idx: int, paraphrase: str | None) -> str:
+    """Markdown: ``LF0`` badge, short label and the paraphrase in quotes."""
+    label = f" **{reading_label(type_, idx)}**" if type_ else ""
+    text = f" — “{paraphrase}”" if paraphrase else ""
+    return f"{BADGES[idx]}{label}{text}"
+
+
+def show_readings(surface: str, type_: str | None, lfs: tuple[str, str] | None = None, *,
+                  columns: bool = True) -> None:
+    """Both readings of ``surface`` in words (label + paraphrase) and, unless hidden, their LFs."""
+    texts = readings_of(surface)
+    hide = logic_hidden()
+    cols = st.columns(2) if columns else (st.container(), st.container())
+    for idx, col in enumerate(cols):
+        col.markdown(reading_line(type_, idx, texts[idx] if texts else None))
+        if lfs is not None and not hide:
+            col.code(lfs[idx], language=None, wrap_lines=True)
+
+
+# --- the model's P(LF0) for one sentence ----------------------------------------------------
+
+
+def model_p_lf0(surface: str) -> float | None:
+    """The current model's zero-shot P(LF0) for a pool sentence (cached; ``None`` if unavailable)."""
+    from amp.generate import find_pair
+    from amp.prompts import zero_shot_prompt
+
+    spec = ui_model.current_spec()
+    memo = st.session_state.setdefault(MODEL_P_KEY, {})
+    if (spec, surface) in memo:
+        return memo[(spec, surface)]
+    pair = find_pair(surface)
+    parser = ui_model.peek_parser()
+    if pair is None or parser is None:
+        return None
+    try:
+        with st.spinner("Scoring both readings with the model (zero-shot prompt)…"), ui_model.using(parser):
+            p = parser.score_pair(zero_shot_prompt(pair).render(), pair.lf0.lf, pair.lf1.lf).p_lf0
+    except Exception:  # noqa: BLE001 - a missing model never breaks a class
+        return None
+    p = None if p is None else float(p)
+    memo[(spec, surface)] = p
+    return p
+
+
+def model_choice_text(p: float | None) -> str:
+    if p is None:
+        return "model P(LF0) unavailable"
+    return "prefers **LF0**" if p >= 0.5 else "prefers **LF1**"
+
+
+def guard_pairs(type_: str, word: str | None) -> list:
+    """The pool's pairs of a type whose surface or slots contain ``word`` (``[]`` + error if bad)."""
+    from amp import generate as gen
+
+    try:
+        return gen.pairs(type_, word=word)
+    except AmpError as exc:
+        st.error(describe_error(exc), icon=":material/error:")
+        return []
+
+
+def guard_sample(type_: str, n: int, seed: int) -> list:
+    """``n`` seeded pairs of a type (``[]`` + error if impossible)."""
+    from amp import generate as gen
+
+    try:
+        return gen.sample_pairs(type_, n, seed)
+    except AmpError as exc:
+        st.error(describe_error(exc), icon=":material/error:")
+        return []
+
+
+# --- polls ------------------------------------------------------------------------------------
+
+
+def store() -> PollStore:
+    """The poll store under ``$AMP_CACHE_DIR`` (``cache/`` by default)."""
+    return PollStore()
+
+
+def student_id() -> str:
+    """An anonymous id for this browser session (one vote per item per id)."""
+    if STUDENT_ID_KEY not in st.session_state:
+        st.session_state[STUDENT_ID_KEY] = uuid.uuid4().hex
+    return st.session_state[STUDENT_ID_KEY]
+
+
+def student_link(query: str) -> str:
+    """The student URL: ``<host>/?poll=CODE`` when the request's Host is known, else the query."""
+    host = None
+    try:
+        host = st.context.headers.get("Host")
+    except Exception:  # noqa: BLE001 - no request context (tests)
+        host = None
+    return f"http://{host}/{query}" if host else query
+
+
+def big(text: str, size: str = "3.2rem") -> None:
+    """Text in large type (projector-friendly)."""
+    st.markdown(f"<div style='font-size:{size};font-weight:700;line-height:1.15'>{text}</div>",
+                unsafe_allow_html=True)
+
+
+def item_chart(item: PollItem, result: ItemResult, *, key: str, height: int = 240) -> None:
+    """Bars of the votes for LF0 and LF1, stacked by confidence."""
+    fig = go.Figure()
+    names = [f"LF0 · {reading_label(item.type, 0)}", f"LF1 · {reading_label(item.type, 1)}"]
+    for choice in (0, 1):
+        fig.add_bar(x=[names[choice]], y=[result.counts[choice]], marker_color=COLORS[choice],
+                    name=names[choice], text=[result.counts[choice]], textposition="auto",
+                    hovertext=[" · ".join(f"{CONFIDENCE_LABELS[c + 1]}: {n}"
+                                          for c, n in enumerate(result.confidence_by_choice[choice]))])
+    fig.update_layout(height=height, margin={"l": 10, "r": 10, "t": 10, "b": 10}, showlegend=False,
+                      yaxis_title="votes", plot_bgcolor="white", yaxis={"rangemode": "tozero", "dtick": 1})
+    chart(fig, key=key, filename=f"poll_item_{result.index}")
+
+
+def item_results(item: PollItem, result: ItemResult, model_p: float | None, *, key: str) -> None:
+    """One item: its sentence, the vote bars, the class's and the model's P(LF0)."""
+    st.markdown(f"**{result.index + 1}. *{item.surface}*** · {result.n_voters} vote(s)")
+    left, right = st.columns([2, 1])
+    with left:
+        item_chart(item, result, key=key)
+    right.metric("Class P(LF0)", fmt_prob(result.human_p_lf0, 2),
+                 help="Confidence-converted P(LF0) (paper Appendix A.5), averaged over the votes.")
+    right.metric("Model P(LF0)", fmt_prob(model_p, 2) if model_p is not None else "–",
+                 help="The model's P(LF0) under a zero-shot prompt (forced decode of both LFs).")
+    if model_p is None:
+        right.caption("model P(LF0) unavailable")
+
+
+# --- demo packs -------------------------------------------------------------------------------
+
+
+def demo_pack_section() -> None:
+    """Export the cached results to a zip (all or one model) and import a pack."""
+    from amp import demo_pack
+
+    cache = ui_model.result_cache()
+    ex, im = st.columns(2)
+    with ex:
+        st.markdown("**Export cached results**")
+        models = sorted(m for m in cache.stats().get("models", {}) if m)
+        which = st.selectbox("Entries", ["(all models)", *models], key="teach_pack_model")
+        if st.button("Build demo pack", key="teach_pack_build", icon=":material/inventory_2:"):
+            with tempfile.TemporaryDirectory() as tmp:
+                path = Path(tmp) / "amp-demo-pack.zip"
+                try:
+                    info = demo_pack.export_pack(cache, None, path, note="AmP Explorer export",
+                                                 models=None if which == "(all models)" else [which])
+                    st.session_state["teach_pack_bytes"] = (path.read_bytes(), info.entry_count)
+                except AmpError as exc:
+                    st.error(f"Cannot export: {describe_error(exc)}", icon=":material/error:")
+        built = st.session_state.get("teach_pack_bytes")
+        if built:
+            st.download_button(f"Download pack ({built[1]} entries)", built[0], file_name="amp-demo-pack.zip",
+                               mime="application/zip", key="teach_pack_download", icon=":material/download:",
+                               on_click="ignore")
+    with im:
+        st.markdown("**Import a demo pack**")
+        upload = st.file_uploader("Demo pack (.zip)", type=["zip"], key="teach_pack_upload")
+        if upload is not None and st.button("Import into the result cache", key="teach_pack_import",
+                                            icon=":material/upload:"):
+            import_upload(upload.getvalue(), upload.name)
+
+
+def import_upload(data: bytes, name: str) -> None:
+    from amp import demo_pack
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / (Path(name).name or "pack.zip")
+        path.write_bytes(data)
+        try:
+            info = demo_pack.import_pack(path, ui_model.result_cache())
+        except (AmpError, OSError) as exc:
+            st.error(f"This demo pack was not imported: {describe_error(exc)}", icon=":material/error:")
+            return
+    st.success(f"Imported {info.entry_count} cached results ({info.replaced} replaced).",
+               icon=":material/check_circle:")

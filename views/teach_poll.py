@@ -1,0 +1,110 @@
+"""Class poll (teacher): create a poll, share its code, watch the class vote live beside the model."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from amp import generate as gen
+from amp.errors import AmpError
+from amp.poll import PollItem, PollStore
+from ui import teach
+from ui.common import describe_error, halt, type_label
+
+st.title("Class poll")
+st.caption("Students open the link (or type the code after `?poll=`), pick the reading they prefer and say how "
+           "sure they are — the paper's human annotation (Appendix A.5), with your class.")
+
+
+def _open(code: str) -> None:
+    st.session_state[teach.POLL_CODE_KEY] = code.strip().upper()
+
+
+def _create(store: PollStore, pairs: list, title: str, with_model: bool) -> None:
+    items = [PollItem.from_pair(p, teach.model_p_lf0(p.surface) if with_model else None) for p in pairs]
+    _open(store.create_poll(items, title).code)
+
+
+def _close(code: str) -> None:
+    try:
+        teach.store().close_poll(code)
+    except AmpError as exc:
+        st.session_state["teach_close_error"] = describe_error(exc)
+
+
+try:
+    store = teach.store()
+except AmpError as exc:
+    st.error(f"The poll database is unavailable: {describe_error(exc)}", icon=":material/error:")
+    halt()
+
+with st.expander("New poll", icon=":material/add:", expanded=teach.POLL_CODE_KEY not in st.session_state):
+    c1, c2 = st.columns([1, 2])
+    type_ = c1.selectbox("Ambiguity type", gen.AMBIGUOUS_TYPES, format_func=type_label, key="tp_type")
+    how = c2.radio("Items", ["one sentence", "sampled sequence"], horizontal=True, key="tp_how")
+    if how == "one sentence":
+        word = c1.text_input("Filter sentences", key="tp_word", placeholder="e.g. telescope")
+        pool = teach.guard_pairs(type_, word.strip() or None)
+        surface = c2.selectbox("Sentence", [p.surface for p in pool[:300]], key="tp_surface")
+        chosen = [p for p in pool if p.surface == surface][:1]
+    else:
+        n = c1.number_input("Number of sentences N", 1, 20, 3, key="tp_n")
+        seed = c2.number_input("Seed", 0, 2**31 - 1, 0, key="tp_seed")
+        chosen = teach.guard_sample(type_, int(n), int(seed))
+    title = st.text_input("Title (optional)", key="tp_title", max_chars=200)
+    with_model = st.checkbox("Include the model's P(LF0) (scores each sentence once; cached)", value=True,
+                             key="tp_with_model")
+    st.button("Create poll", type="primary", key="tp_create", icon=":material/how_to_vote:", disabled=not chosen,
+              on_click=_create, args=(store, chosen, title, with_model))
+
+with st.expander("Open an existing poll", icon=":material/folder_open:"):
+    o1, o2 = st.columns([2, 1], vertical_alignment="bottom")
+    typed = o1.text_input("Poll code", key="tp_open_code", placeholder="K7QX2M")
+    o2.button("Open", key="tp_open", on_click=_open, args=(typed,))
+
+with st.expander("Demo packs: take the cached results to a class without a model", icon=":material/inventory_2:"):
+    teach.demo_pack_section()
+
+code = st.session_state.get(teach.POLL_CODE_KEY)
+if not code:
+    halt()
+try:
+    poll = store.get_poll(code)
+except AmpError as exc:
+    st.error(f"Cannot open poll: {describe_error(exc)}", icon=":material/error:")
+    halt()
+
+head, link = st.columns([1, 2], vertical_alignment="center")
+with head:
+    teach.big(poll.code, "4rem")
+with link:
+    st.markdown(f"**Student link:** `{teach.student_link(poll.query)}`")
+    st.caption(f"{poll.title or 'Untitled poll'} · {len(poll.items)} item(s) · "
+               + ("**closed** — votes kept, no new ones" if poll.closed else "open"))
+live = st.toggle("Live results (refresh every 2 s)", value=True, key="tp_live")
+
+
+def results() -> None:
+    try:
+        res = store.results(poll.code)
+        current = store.get_poll(poll.code)
+    except AmpError as exc:
+        st.error(f"Cannot read the results: {describe_error(exc)}", icon=":material/error:")
+        return
+    st.metric("Votes", res.n_votes, help=f"{res.n_voters} student(s)")
+    for item, r in zip(current.items, res.items, strict=True):
+        with st.container(border=True):
+            teach.item_results(item, r, item.model_p_lf0, key=f"tp_chart_{poll.code}_{r.index}")
+    d1, d2, _ = st.columns([1, 1, 3])
+    d1.download_button("Download votes (CSV)", store.export_csv(poll.code), file_name=f"poll-{poll.code}.csv",
+                       mime="text/csv", key="tp_csv", icon=":material/download:", on_click="ignore")
+    if current.closed:
+        d2.info("Poll closed", icon=":material/lock:")
+    else:
+        if d2.button("Close poll", key="tp_close", icon=":material/lock:"):
+            _close(poll.code)
+            st.rerun()  # the whole page: header says closed, live refresh stops
+
+
+st.fragment(results, run_every=2 if live and not poll.closed else None)()
+if "teach_close_error" in st.session_state:
+    st.error(st.session_state.pop("teach_close_error"), icon=":material/error:")

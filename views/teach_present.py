@@ -1,0 +1,87 @@
+"""Presentation: one ambiguous sentence at a time in large type, its two readings, the model's choice."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from amp import generate as gen
+from amp.errors import AmpError
+from amp.poll import PollItem
+from ui import teach
+from ui.common import TYPE_NAMES, fmt_prob, halt, type_label
+
+POS = "present_pos"
+st.markdown("<style>.block-container{padding-top:1.2rem} .present-s{font-size:3rem;font-weight:700;"
+            "line-height:1.15;margin:.3rem 0 .8rem} .present-r{font-size:1.7rem;line-height:1.3;margin:.2rem 0}"
+            "</style>", unsafe_allow_html=True)
+
+with st.sidebar:
+    st.markdown("**:material/slideshow: Presentation**")
+    st.session_state.setdefault("present_code", st.session_state.get(teach.POLL_CODE_KEY, ""))
+    code = st.text_input("Poll code (optional)", key="present_code", placeholder="K7QX2M").strip().upper()
+    type_ = st.selectbox("Ambiguity type (without a poll)", gen.AMBIGUOUS_TYPES, format_func=type_label,
+                         key="present_type")
+    n = st.number_input("Sentences", 1, 30, 5, key="present_n")
+    seed = st.number_input("Seed", 0, 2**31 - 1, 0, key="present_seed")
+    teach.logic_toggle()
+
+poll = None
+if code:
+    try:
+        poll = teach.store().get_poll(code)
+        items = list(poll.items)
+    except AmpError as exc:
+        st.error(f"Poll {code}: {exc}", icon=":material/error:")
+        halt()
+else:
+    items = [PollItem.from_pair(p) for p in teach.guard_sample(type_, int(n), int(seed))]
+if not items:
+    halt()
+
+pos = min(st.session_state.get(POS, 0), len(items) - 1)
+item = items[pos]
+
+
+def _move(step: int) -> None:
+    st.session_state[POS] = max(0, min(len(items) - 1, pos + step))
+
+
+nav = st.columns([1, 1, 6, 2], vertical_alignment="center")
+nav[0].button("Previous", key="present_prev", icon=":material/arrow_back:", disabled=pos == 0,
+              on_click=_move, args=(-1,))
+nav[1].button("Next", key="present_next", icon=":material/arrow_forward:", disabled=pos >= len(items) - 1,
+              on_click=_move, args=(1,))
+nav[2].caption(f"{pos + 1} / {len(items)} · {TYPE_NAMES.get(item.type, item.type)}"
+               + (f" · poll **{poll.code}**" if poll else ""))
+reveal = nav[3].button("Reveal the model's choice", key=f"present_reveal_{pos}", type="primary",
+                       icon=":material/smart_toy:")
+
+st.markdown(f"<div class='present-s'>“{item.surface}”</div>", unsafe_allow_html=True)
+for idx in (0, 1):
+    label = teach.reading_label(item.type, idx)
+    color = teach.COLORS[idx]
+    st.markdown(f"<div class='present-r'><b style='color:{color}'>LF{idx} · {label}</b>: "
+                f"{item.paraphrase(idx)}</div>", unsafe_allow_html=True)
+if not teach.logic_hidden():
+    with st.expander("The logic behind the two readings"):
+        st.code(f"LF0: {item.lf0}\nLF1: {item.lf1}", language=None, wrap_lines=True)
+
+shown = st.session_state.setdefault("present_revealed", set())
+if reveal:
+    shown.add(item.surface)
+res = None
+if poll is not None:
+    try:
+        res = teach.store().results(poll.code).items[pos]
+    except AmpError as exc:
+        st.error(f"Cannot read the poll results: {exc}", icon=":material/error:")
+left, right = st.columns(2)
+if item.surface in shown:
+    p = item.model_p_lf0 if item.model_p_lf0 is not None else teach.model_p_lf0(item.surface)
+    with left:
+        st.metric("Model P(LF0)", fmt_prob(p, 2))
+        st.markdown(f"The model {teach.model_choice_text(p)}" if p is not None else "model P(LF0) unavailable")
+if res is not None:
+    with right:
+        teach.item_chart(item, res, key=f"present_chart_{pos}", height=200)
+        st.caption(f"Class: {res.n_voters} vote(s) · P(LF0) = {fmt_prob(res.human_p_lf0, 2)}")
