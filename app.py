@@ -32,6 +32,8 @@ PAGES = [
     st.Page("views/zero_shot.py", title="Zero-shot", icon=":material/bar_chart:"),
     st.Page("views/teach_poll.py", title="Class poll", icon=":material/how_to_vote:"),
     st.Page("views/teach_present.py", title="Presentation", icon=":material/slideshow:"),
+    st.Page("views/research.py", title="Research (reproduce)", icon=":material/science:"),
+    st.Page("views/compare.py", title="Compare models", icon=":material/compare_arrows:"),
     st.Page("views/about.py", title="About & cache", icon=":material/info:"),
 ]
 if "poll" in st.query_params:  # a student's link ?poll=<CODE>: the student page only, no teacher frame

@@ -1,0 +1,49 @@
+"""Research page: two hand-written run manifests shown side by side (no model run)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from app_helpers import assert_ok, goto
+
+from amp import research
+
+
+def _runs(cache: Path) -> None:
+    import test_research as tr  # the hand-made records of tests/test_research.py
+
+    zero, few = tr.records()
+    research.save_manifest("model-a", {"model": "a", "method": "beam", "beams": 5}, zero, few,
+                           directory=cache / "runs")
+    research.save_manifest("model-b", {"model": "b", "method": "distinct", "beams": 5}, zero[:2], few[:2],
+                           directory=cache / "runs")
+
+
+def test_research_page_two_runs_side_by_side(at, app_cache_dir: Path) -> None:
+    _runs(app_cache_dir)
+    goto(at, "research")
+    boxes = at.selectbox
+    assert len(boxes) == 2 and set(boxes[0].options) == {"model-a", "model-b"}
+    assert boxes[0].value != boxes[1].value
+    assert len(at.dataframe) == 4
+    assert len(at.get("plotly_chart")) == 10
+    at.radio(key="research_mode_1").set_value("paper").run()
+    assert_ok(at)
+    assert len(at.get("plotly_chart")) == 10
+
+
+def test_compare_page_two_models_and_overlay(at, app_env: Path, app_cache_dir: Path) -> None:
+    _runs(app_cache_dir)
+    goto(at, "compare")
+    at.text_input(key="cmp_spec_b").set_value(str(app_env)).run()
+    at.button(key="cmp_run").click().run()
+    assert_ok(at)
+    assert len(at.metric) == 2
+    heat = [c for c in at.get("plotly_chart")]
+    assert len(heat) == 2
+    at.multiselect(key="cmp_runs").set_value(["model-a", "model-b"]).run()
+    assert_ok(at)
+    assert len(at.get("plotly_chart")) == 3

@@ -1,0 +1,121 @@
+"""Report writer (pure, hand-made records), run manifests, token spans, and the reproduce CLI."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from amp import experiments as ex
+from amp import research
+
+LF0 = "exists x . man(x) AND exists y . girl(y) AND saw(x, y)"
+LF1 = "exists x . girl(x) AND exists y . man(y) AND saw(x, y)"
+
+
+def _rec(id_, type_, ratio, beams, p):
+    fields = ex._match_fields(beams, LF0, LF1, "logical", "fol")
+    return ex.SweepRecord(id=id_, type=type_, ratio=ratio, surface="s", lf0=LF0, lf1=LF1, beams=tuple(beams),
+                          p_lf0=p, p_lf0_total=p, **fields)
+
+
+def records():
+    zero = [_rec(f"z/{t}/{i}", t, None, [LF0, LF1] if i else [LF1], 0.3 + 0.1 * i)
+            for t in ("pp", "revscope") for i in range(2)]
+    few = [_rec(f"f/pp/{r}/{i}", "pp", r, [LF0 if r > 0.5 else LF1], r) for r in (0.0, 0.5, 1.0) for i in range(2)]
+    return zero, few
+
+
+EXPECTED = ["table2_zm.csv", "table3_fdm_fim.csv", "fig2_zeroshot_accuracy.csv", "fig3_p_lf0.csv",
+            "fig6_fewshot_per_ratio.csv", "fig2_zeroshot_accuracy.html", "fig3_p_lf0.html",
+            "fig6_fewshot_accuracy.html", "fig6_fewshot_p_lf0.html", "table2_zm.html", "report.md",
+            "records_zero_shot.csv", "records_few_shot.csv"]
+
+
+def test_write_report_produces_every_file(tmp_path):
+    zero, few = records()
+    written = research.write_report(zero, few, tmp_path, {"model": "hand-made", "method": "beam", "mode": "logical"})
+    for name in EXPECTED:
+        assert (tmp_path / name).is_file() and name in written, name
+    import pandas as pd
+
+    table2 = pd.read_csv(tmp_path / "table2_zm.csv")
+    assert dict(zip(table2["type"], table2["ZM_5"], strict=True)) == {"pp": 50.0, "revscope": 50.0}
+    assert set(pd.read_csv(tmp_path / "table3_fdm_fim.csv").columns) >= {"type", "FDM", "FIM"}
+    report = (tmp_path / "report.md").read_text()
+    assert "hand-made" in report and "revscope" in report and "0–2" in report and "Table 1" in report
+
+
+def test_manifest_round_trip(tmp_path):
+    zero, few = records()
+    path = research.save_manifest("a run", {"model": "m"}, zero, few, directory=tmp_path)
+    loaded = research.load_manifest(path)
+    assert loaded["zero_shot"] == zero and loaded["few_shot"] == few and loaded["settings"] == {"model": "m"}
+    assert research.list_runs(tmp_path) == [path]
+
+
+def test_token_char_spans_share_a_character_axis():
+    a, b = ["exi", "sts", " x"], ["ex", "ists", " ", "x"]
+    sa, sb = research.token_char_spans(a), research.token_char_spans(b)
+    assert sa[-1][1] == sb[-1][1] == len("exists x")
+    assert sa == [(0, 3), (3, 6), (6, 8)]
+    frame = research.char_axis_frame(b, [0.1, 0.2, 0.3, 0.4])
+    assert list(frame["token_index"]) == [0, 0, 1, 1, 1, 1, 2, 3]
+
+
+def _long_model_builder():
+    path = Path(__file__).parent / "app" / "conftest.py"
+    sys.path.insert(0, str(path.parent))
+    try:
+        spec = importlib.util.spec_from_file_location("_app_conftest_for_research", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(str(path.parent))
+    return module.build_long_context_tiny_model
+
+
+def test_reproduce_cli_end_to_end_then_from_cache(tmp_path, monkeypatch, capsys):
+    model = _long_model_builder()(tmp_path / "tiny-4k")
+    monkeypatch.setenv("AMP_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    from amp.cli import main
+
+    args = ["reproduce", "--model", str(model), "--n-zero", "1", "--n-few", "1", "--types", "pp",
+            "--device", "cpu", "--dtype", "float32", "--name", "tiny", "--max-new-tokens", "12", "--k", "2"]
+    assert main([*args, "--out", str(tmp_path / "one")]) == 0
+    for name in EXPECTED:
+        assert (tmp_path / "one" / name).is_file(), name
+    manifest = json.loads((tmp_path / "cache" / "runs" / "tiny.json").read_text())
+    assert len(manifest["zero_shot"]) == 1 and len(manifest["few_shot"]) == 11
+    assert manifest["settings"]["cached"] == "0/12"
+    capsys.readouterr()
+    assert main([*args, "--out", str(tmp_path / "two")]) == 0
+    err = capsys.readouterr().err
+    assert "few-shot: 11/11 (11 from cache" in err
+    manifest = json.loads((tmp_path / "cache" / "runs" / "tiny.json").read_text())
+    assert manifest["settings"]["cached"] == "12/12"
+    assert (tmp_path / "two" / "report.md").is_file()
+
+
+@pytest.mark.parametrize("method", ["distinct", "sampling"])
+def test_run_method_alternatives_give_records(saved_tiny_model, tmp_path, method):
+    from amp.cache import ResultCache
+    from amp.parser.parser import Parser
+
+    parser = Parser(str(saved_tiny_model), device="cpu", dtype="float32", cache=ResultCache(tmp_path / "c"))
+    items = ex.plan_zeroshot(ex.ZeroShotConfig(types=("pp",), n=1))
+    recs = list(research.run_method(parser, items, method=method, width=6, n_samples=4, max_new_tokens=24))
+    assert len(recs) == 1 and recs[0].error is None and recs[0].p_lf0 is not None
+    assert len(recs[0].beams) <= 5
+    ex.zeroshot_summary(recs, k=5)
+
+
+def test_char_heatmap_aligns_two_tokenizations():
+    fig = research.char_heatmap({"A": (["exi", "sts"], [0.5, 0.9]), "B": (["e", "xists"], [0.1, 0.2])})
+    z = fig.data[0].z
+    assert len(z[0]) == len(z[1]) == 6
+    assert list(z[0]) == [0.5] * 3 + [0.9] * 3 and list(z[1]) == [0.1] + [0.2] * 5

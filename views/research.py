@@ -1,0 +1,55 @@
+"""Research: the reproduction's tables and figures for saved runs, two side by side.
+
+Runs are the manifests ``python -m amp reproduce`` writes into ``<cache root>/runs/``.  Each side
+picks a run and a canonicaliser ("logical" or the paper's), re-matched from the stored beams
+(:func:`amp.experiments.rematch`), so no model is needed here.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from amp import experiments as ex
+from amp import research
+from amp.errors import AmpError
+from ui.common import chart, halt
+
+st.title("Research: reproduced tables and figures")
+st.caption("Runs saved by `python -m amp reproduce` (Table 2: ZM_5; Table 3: FDM 0–2 and FIM; Fig. 2, 3, 6). "
+           "Pick two runs — two models, or one run under both canonicalisers — to compare them side by side.")
+
+runs = research.list_runs()
+if not runs:
+    st.info("No saved runs yet. Run `python -m amp reproduce --model … --out DIR` first.", icon=":material/info:")
+    halt()
+names = [p.stem for p in runs]
+by_name = dict(zip(names, runs, strict=True))
+
+
+def side(col, slot: int) -> None:
+    with col:
+        name = st.selectbox("Run", names, index=min(slot, len(names) - 1), key=f"research_run_{slot}")
+        mode = st.radio("Canonical match", ["logical", "paper"], horizontal=True, key=f"research_mode_{slot}")
+        try:
+            run = research.load_manifest(by_name[name])
+        except AmpError as exc:
+            st.error(str(exc))
+            return
+        settings = run["settings"]
+        st.caption(" · ".join(f"**{k}** {v}" for k, v in settings.items()))
+        zero = ex.rematch(run["zero_shot"], mode)
+        few = ex.rematch(run["few_shot"], mode)
+        k = int(settings.get("beams", 5) or 5)
+        tabs = research.tables(zero, few, k=k, mode=mode)
+        st.markdown(f"**Table 2 — ZM_{k} (%)**")
+        st.dataframe(tabs["table2_zm"], hide_index=True, key=f"research_t2_{slot}")
+        st.markdown("**Table 3 — FDM / FIM**")
+        st.dataframe(tabs["table3_fdm_fim"], hide_index=True, key=f"research_t3_{slot}")
+        figs = research.figures(tabs, zero, k=k)
+        for stem, fig in figs.items():
+            chart(fig, filename=f"{name}-{stem}", key=f"research_{stem}_{slot}")
+
+
+left, right = st.columns(2)
+side(left, 0)
+side(right, 1)
