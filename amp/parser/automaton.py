@@ -29,6 +29,26 @@ sentence's final character, more ``trailing`` characters (default: newlines):
 where the sentence ended inside it.  Plain text (:meth:`advance`, :meth:`accepts_text`) is
 still exactly the grammar.
 
+**Bound variables** (``bound_variables=True``, the default; design study §5 item 11).  A CFG
+lets through free variables (``telescope(z)`` with no ``exists z``) and double quantification
+(``exists x . exists x .``), and small models produce both.  Each configuration therefore also
+carries ``bound`` — the frozenset of variable names quantified so far — and is
+``(stack, partial, bound)``.  The rule is **"quantified earlier in the text, in any scope"**: a
+variable may be used as an atom argument only if it was quantified somewhere before (AmP LFs
+quantify in a prefix; the Lisp format nests quantifiers around their body, so for both this is
+a sound, simple approximation of scoping — it never rejects a closed LF, but it accepts a Lisp
+LF that uses a variable after its quantifier's scope has closed), and a variable may not be
+quantified twice.  The binding position comes from the grammar, not from the text: the variable
+terminals are those of the ``var`` rule, and a ``var`` is *binding* when it directly follows a
+``quantifier`` in some rule (``quantifier " " var``, with only literals in between).  At run
+time an LALR stack is in binding position when the accessing symbols of its top states spell
+such a ``quantifier " "`` context.  Forbidden variable literals are removed from the acceptable
+terminals of ``(stack, bound)``, so the text dies on the variable's own character and masks,
+:meth:`next_chars` and :meth:`is_final` all respect it.  (Requiring every quantified variable to
+be *used* before the LF may end is not enforced: in the Lisp format it creates dead ends — a
+closed scope with an unused variable can only be closed further — so it would need look-ahead.)
+Grammars without a ``var`` rule have nothing to track.
+
 Everything is memoised by value (stacks are tuples, states frozensets), so the automaton is
 safe to share between beams, prompts and threads that only read it.  Regex terminals, flags and
 ``%ignore`` are rejected at construction.
@@ -48,7 +68,8 @@ if TYPE_CHECKING:
     from lark import Lark
 
 Stack = tuple[int, ...]
-Config = tuple[Stack, str]
+Bound = frozenset  # frozenset[str]: variable names quantified so far
+Config = tuple[Stack, str, Bound]
 State = frozenset  # frozenset[Config]
 
 #: The dead state: no configuration survives.
@@ -58,6 +79,7 @@ _END = "$END"
 #: Memo tables are cleared when they grow past this many entries (bounded memory in a
 #: long-running app; everything is recomputable).
 _MEMO_CAP = 500_000
+_NO_VARS: frozenset[str] = frozenset()
 
 
 class GrammarAutomaton:
@@ -67,7 +89,16 @@ class GrammarAutomaton:
     per-format instance.
     """
 
-    def __init__(self, parser: Lark, *, start: str = "start", trailing: str = "\n") -> None:
+    def __init__(
+        self,
+        parser: Lark,
+        *,
+        start: str = "start",
+        trailing: str = "\n",
+        bound_variables: bool = True,
+        var_rule: str = "var",
+        binder_rule: str = "quantifier",
+    ) -> None:
         if parser.options.parser != "lalr":
             raise DecodingError("the grammar automaton needs a lark parser built with parser='lalr'")
         if parser.ignore_tokens:
@@ -98,12 +129,72 @@ class GrammarAutomaton:
         self.trailing: str = trailing
         #: Every character that occurs in some terminal: text outside it is never grammatical.
         self.alphabet: frozenset[str] = frozenset("".join(literals.values()))
-        self.initial: State = frozenset({((table.start_states[start],), "")})
+        self.initial: State = frozenset({((table.start_states[start],), "", _NO_VARS)})
+        #: Whether states carry the set of quantified variables (see the module docstring).
+        self.bound_variables: bool = False
+        #: Variable terminal name → its literal (the ``var`` rule's alternatives).
+        self.var_terminals: dict[str, str] = {}
+        #: Symbol sequences (``quantifier`` + literals) after which a ``var`` is binding.
+        self._binders: tuple[tuple[str, ...], ...] = ()
+        #: Accessing symbol of every LALR state (the symbol shifted or gone to to enter it).
+        self._access: dict[int, str] = {}
+        if bound_variables:
+            self._setup_binding(parser, var_rule, binder_rule)
+        self._binds_memo: dict[Stack, bool] = {}
+        self._allowed_memo: dict[tuple[Stack, Bound], tuple[dict[str, str], frozenset[str], bool]] = {}
         self._feed_memo: dict[tuple[Stack, str], Stack | None] = {}
         self._accepts_memo: dict[Stack, tuple[dict[str, str], frozenset[str], bool]] = {}
         self._step_memo: dict[tuple[State, str], State] = {}
         self._next_memo: dict[State, str] = {}
         self._final_memo: dict[State, bool] = {}
+
+    def _setup_binding(self, parser: Lark, var_rule: str, binder_rule: str) -> None:
+        var_terms = {}
+        binders: set[tuple[str, ...]] = set()
+        for rule in parser.rules:
+            names = [sym.name for sym in rule.expansion]
+            if rule.origin.name == var_rule:
+                for sym in rule.expansion:
+                    if sym.is_term and sym.name in self.literals:
+                        var_terms[sym.name] = self.literals[sym.name]
+            for j, name in enumerate(names):
+                if name != var_rule:
+                    continue
+                i = j - 1
+                while i >= 0 and rule.expansion[i].is_term:
+                    i -= 1
+                if i >= 0 and names[i] == binder_rule:
+                    binders.add(tuple(names[i:j]))
+        if not var_terms:
+            return  # no variables in this grammar: nothing to bind
+        if not binders:
+            raise DecodingError(
+                f"bound_variables: no rule puts {var_rule!r} right after {binder_rule!r} "
+                f"(e.g. '{binder_rule} \" \" {var_rule}'), so binding positions are unknown"
+            )
+        for actions in self._table.values():
+            for sym, (kind, arg) in actions.items():
+                if kind is Shift:
+                    self._access[arg] = sym
+        self.var_terminals = var_terms
+        self._binders = tuple(sorted(binders))
+        self.bound_variables = True
+
+    def _binds(self, stack: Stack) -> bool:
+        """True when a variable shifted on ``stack`` is being quantified (binding position)."""
+        try:
+            return self._binds_memo[stack]
+        except KeyError:
+            pass
+        access = self._access
+        result = False
+        for seq in self._binders:
+            n = len(seq)
+            if len(stack) > n and all(access.get(s) == sym for s, sym in zip(stack[-n:], seq)):
+                result = True
+                break
+        self._remember(self._binds_memo, stack, result)
+        return result
 
     # --- LALR driver ---------------------------------------------------------------------
     def _feed(self, stack: Stack, term: str) -> Stack | None:
@@ -158,19 +249,57 @@ class GrammarAutomaton:
         self._remember(self._accepts_memo, stack, result)
         return result
 
+    def _allowed(self, stack: Stack, bound: Bound) -> tuple[dict[str, str], frozenset[str], bool]:
+        """:meth:`_accepts` less the variables ``bound`` forbids here: an unquantified one in a
+        use position, an already quantified one in a binding position."""
+        base = self._accepts(stack)
+        if not self.bound_variables:
+            return base
+        key = (stack, bound)
+        try:
+            return self._allowed_memo[key]
+        except KeyError:
+            pass
+        var_terms = self.var_terminals
+        by_literal = base[0]
+        if any(term in var_terms for term in by_literal.values()):
+            binding = self._binds(stack)
+            by_literal = {
+                lit: term
+                for lit, term in by_literal.items()
+                if term not in var_terms or (lit in bound) != binding
+            }
+            prefixes = frozenset(lit[:i] for lit in by_literal for i in range(1, len(lit) + 1))
+            result = (by_literal, prefixes, base[2])
+        else:
+            result = base
+        self._remember(self._allowed_memo, key, result)
+        return result
+
+    def _complete(self, stack: Stack, partial: str, bound: Bound) -> tuple[Stack, Bound] | None:
+        """Feed ``partial`` as a complete terminal: (new stack, new bound set), or None."""
+        term = self._allowed(stack, bound)[0].get(partial)
+        if term is None:
+            return None
+        new_stack = self._feed(stack, term)
+        if new_stack is None:
+            return None
+        if term in self.var_terminals and self._binds(stack):
+            bound = bound | {partial}
+        return new_stack, bound
+
     # --- character level -----------------------------------------------------------------
     def _config_step(self, config: Config, ch: str) -> list[Config]:
-        stack, partial = config
-        by_literal, prefixes, _end = self._accepts(stack)
+        stack, partial, bound = config
         out: list[Config] = []
         extended = partial + ch
-        if extended in prefixes:
-            out.append((stack, extended))
-        term = by_literal.get(partial)
-        if term is not None:
-            new_stack = self._feed(stack, term)
-            if new_stack is not None and ch in self._accepts(new_stack)[1]:
-                out.append((new_stack, ch))
+        if extended in self._allowed(stack, bound)[1]:
+            out.append((stack, extended, bound))
+        done = self._complete(stack, partial, bound) if partial else None
+        if done is not None:
+            new_stack, new_bound = done
+            if ch in self._allowed(new_stack, new_bound)[1]:
+                out.append((new_stack, ch, new_bound))
         return out
 
     def step(self, state: State, ch: str) -> State:
@@ -223,15 +352,13 @@ class GrammarAutomaton:
         except KeyError:
             pass
         chars: set[str] = set()
-        for stack, partial in state:
-            by_literal, prefixes, _end = self._accepts(stack)
+        for stack, partial, bound in state:
+            prefixes = self._allowed(stack, bound)[1]
             n = len(partial)
             chars.update(p[n] for p in prefixes if len(p) == n + 1 and p.startswith(partial))
-            term = by_literal.get(partial)
-            if term is not None:
-                new_stack = self._feed(stack, term)
-                if new_stack is not None:
-                    chars.update(p for p in self._accepts(new_stack)[1] if len(p) == 1)
+            done = self._complete(stack, partial, bound) if partial else None
+            if done is not None:
+                chars.update(p for p in self._allowed(*done)[1] if len(p) == 1)
         result = "".join(sorted(chars))
         self._remember(self._next_memo, state, result)
         return result
@@ -243,12 +370,9 @@ class GrammarAutomaton:
         except KeyError:
             pass
         result = False
-        for stack, partial in state:
-            term = self._accepts(stack)[0].get(partial)
-            if term is None:
-                continue
-            new_stack = self._feed(stack, term)
-            if new_stack is not None and self._accepts(new_stack)[2]:
+        for stack, partial, bound in state:
+            done = self._complete(stack, partial, bound) if partial else None
+            if done is not None and self._allowed(*done)[2]:
                 result = True
                 break
         self._remember(self._final_memo, state, result)
@@ -274,6 +398,38 @@ class GrammarAutomaton:
             out.append(state)
         return out
 
+    def binding_violation(self, text: str) -> tuple[int, str, str] | None:
+        """Why ``text`` leaves the grammar because of variable binding, if it does.
+
+        ``(character index in text, variable, "free" | "rebound")`` for the first variable
+        that is used before being quantified or quantified a second time, or None when the text
+        dies (or not) for another reason.
+        """
+        if not self.bound_variables:
+            return None
+        state = self.initial
+        for i, ch in enumerate(text):
+            nxt = self.step(state, ch)
+            if nxt:
+                state = nxt
+                continue
+            for stack, partial, bound in state:
+                tries = [(stack, bound, partial + ch, i - len(partial))]
+                done = self._complete(stack, partial, bound) if partial else None
+                if done is not None:
+                    tries.append((done[0], done[1], ch, i))
+                for st, bd, ext, start in tries:
+                    names = [
+                        lit
+                        for lit, term in self._accepts(st)[0].items()
+                        if term in self.var_terminals and lit.startswith(ext)
+                    ]
+                    if names:
+                        var = ext if ext in names else min(names, key=len)
+                        return start, var, ("rebound" if self._binds(st) else "free")
+            return None
+        return None
+
     @staticmethod
     def _remember(memo: dict, key: object, value: object) -> None:
         if len(memo) >= _MEMO_CAP:
@@ -281,18 +437,20 @@ class GrammarAutomaton:
         memo[key] = value
 
 
-def get_automaton(fmt: str = "fol") -> GrammarAutomaton:
+def get_automaton(fmt: str = "fol", *, bound_variables: bool = True) -> GrammarAutomaton:
     """The shared automaton of the lexicon's ``decoding`` grammar for ``fmt`` (reference §9).
 
+    ``bound_variables`` (default on, as decoding and scoring use it): states carry the set of
+    quantified variables, so free and twice-quantified variables are outside the language.
     Cached by grammar text, so a lexicon change yields a fresh automaton.
     """
     from amp.logic.grammar import grammar_text
 
-    return _automaton_for(fmt, grammar_text(fmt, "decoding"))  # type: ignore[arg-type]
+    return _automaton_for(fmt, grammar_text(fmt, "decoding"), bound_variables)  # type: ignore[arg-type]
 
 
 @lru_cache(maxsize=8)
-def _automaton_for(fmt: str, text: str) -> GrammarAutomaton:
+def _automaton_for(fmt: str, text: str, bound_variables: bool = True) -> GrammarAutomaton:
     from amp.logic.grammar import lark_parser
 
-    return GrammarAutomaton(lark_parser(fmt, "decoding"))  # type: ignore[arg-type]
+    return GrammarAutomaton(lark_parser(fmt, "decoding"), bound_variables=bound_variables)  # type: ignore[arg-type]

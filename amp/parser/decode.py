@@ -48,6 +48,7 @@ from amp.parser.results import Beam, ParseResult, TokenStep
 from amp.parser.scoring import forced_score_ids
 from amp.parser.vocab import (
     Vocabulary,
+    check_context,
     encode_output,
     encode_prompt,
     frame_lf,
@@ -215,6 +216,7 @@ def beam_search_batch(
     ids, attn = _left_pad(prompt_ids, pad_id)
     width = ids.shape[1]
     budget = max_new_tokens or max(default_max_new_tokens(tokenizer, p) for p in prompts)
+    check_context(model, width, budget)
     if constrained:
         processor = GrammarLogitsProcessor(masker, width, eos, batch_size=len(prompts))
         stop = GrammarStoppingCriteria(processor)

@@ -284,15 +284,25 @@ class Parser:
             [{"prompt": p, "fmt": fmt, "lf0": a, "lf1": b} for p, a, b in items], list(items),
         )
 
-    def beam_steps(self, prompt: str, beam: Beam, *, fmt: str = "fol") -> tuple[TokenStep, ...]:
-        """Per-token probabilities and alternatives of one beam (its own steps if it has them)."""
+    def beam_steps(
+        self, prompt: str, beam: Beam, *, fmt: str = "fol", constrained: bool = True
+    ) -> tuple[TokenStep, ...]:
+        """Per-token probabilities and alternatives of one beam (its own steps if it has them).
+
+        ``constrained``: the ``constrained`` flag of the :class:`ParseResult` the beam came from
+        (end-token merging differs for unconstrained beams); part of the cache key.
+        """
         if beam.steps:
             return beam.steps
         result = self._cached(
             "steps", lambda d: tuple(TokenStep.from_dict(s) for s in d["steps"]),
             lambda steps: {"steps": [s.to_dict() for s in steps]},
-            lambda lm: tuple(_api("beam_steps")(lm.model, lm.tokenizer, prompt, beam, fmt, top_n=self.top_n)),
-            prompt=prompt, fmt=fmt, token_ids=list(beam.token_ids),
+            lambda lm: tuple(
+                _api("beam_steps")(
+                    lm.model, lm.tokenizer, prompt, beam, fmt, top_n=self.top_n, constrained=constrained
+                )
+            ),
+            prompt=prompt, fmt=fmt, token_ids=list(beam.token_ids), constrained=constrained,
         )
         return result
 
@@ -323,7 +333,9 @@ class Parser:
         else:
             alternative = LF0 if not pair.p_lf0 < 0.5 else LF1
         alt_score = pair.lf0 if alternative == LF0 else pair.lf1
-        top_steps = self.beam_steps(prompt, top, fmt=fmt) if top is not None else ()
+        top_steps = (
+            self.beam_steps(prompt, top, fmt=fmt, constrained=result.constrained) if top is not None else ()
+        )
         div = _api("divergence")(top_steps, alt_score.steps) if top is not None else None
         return Inspection(
             prompt=prompt, lf0=lf0, lf1=lf1, fmt=fmt, parse=result, pair=pair, matches=matches,

@@ -35,6 +35,7 @@ from amp.parser.processors import merge_end_groups
 from amp.parser.results import ForcedScore, PairScore, TokenAlternative, TokenStep
 from amp.parser.vocab import (
     VocabMasker,
+    check_context,
     encode_output,
     encode_prompt,
     frame_lf,
@@ -81,6 +82,7 @@ def continuation_logprobs(model: Any, prompt_ids: Sequence[int], seqs: Sequence[
         raise DecodingError("forced scoring needs at least one prompt token")
     if any(len(s) == 0 for s in seqs):
         raise DecodingError("cannot score an empty token sequence")
+    check_context(model, len(prompt_ids), max((len(s) for s in seqs), default=0))
     out = model(input_ids=torch.tensor([list(prompt_ids)], device=device), use_cache=True)
     first = torch.log_softmax(out.logits[0, -1].float(), dim=-1)
     prompt_cache = _output_cache(out)
@@ -117,6 +119,7 @@ def continuation_logprobs(model: Any, prompt_ids: Sequence[int], seqs: Sequence[
 def independent_logprobs(model: Any, prompt_ids: Sequence[int], seq: Sequence[int]) -> torch.Tensor:
     """Reference implementation: one full forward over ``prompt + seq``, no cache sharing."""
     device = _device(model)
+    check_context(model, len(prompt_ids), len(seq))
     ids = torch.tensor([list(prompt_ids) + list(seq)], device=device)
     logits = model(input_ids=ids).logits[0].float()
     p = len(prompt_ids)
@@ -247,6 +250,19 @@ def _check_lf(masker: VocabMasker, lf: str) -> str:
     for pos, ch in enumerate(framed):
         state = automaton.step(state, ch)
         if not state:
+            violation = automaton.binding_violation(framed)
+            if violation is not None:
+                at, var, kind = violation
+                if kind == "free":
+                    raise DecodingError(
+                        f"the LF {lf!r} uses variable {var!r} at character {at - 1} before "
+                        f"quantifying it (free variable): the decoding grammar only accepts LFs "
+                        f"whose variables are quantified earlier in the text"
+                    )
+                raise DecodingError(
+                    f"the LF {lf!r} quantifies variable {var!r} a second time at character "
+                    f"{at - 1}: each variable may be quantified only once"
+                )
             raise DecodingError(
                 f"the LF {lf!r} is outside the decoding grammar: character {pos - 1} ({ch!r}) "
                 f"cannot follow {framed[1:pos]!r}"

@@ -361,13 +361,14 @@ class VocabMasker:
         ]
 
 
-def get_masker(tokenizer: Any, fmt: str = "fol") -> VocabMasker:
+def get_masker(tokenizer: Any, fmt: str = "fol", *, bound_variables: bool = True) -> VocabMasker:
     """The :class:`VocabMasker` of ``tokenizer`` and the current ``decoding`` grammar of ``fmt``.
 
     Cached per tokenizer object and grammar (a lexicon change gives a new grammar text, hence
     a new automaton and masker); masks are reused across calls and prompts.
+    ``bound_variables``: see :func:`~amp.parser.automaton.get_automaton` (on by default).
     """
-    automaton = get_automaton(fmt)
+    automaton = get_automaton(fmt, bound_variables=bound_variables)
     _vocab, maskers = _entry(tokenizer)
     with _BUILD_LOCK:
         masker = maskers.get(automaton)
@@ -406,3 +407,24 @@ def encode_output(tokenizer: Any, text: str) -> list[int]:
             f"{spelled.encode('latin-1').decode('utf-8', 'replace')!r}); a dummy-prefix space?"
         )
     return ids
+
+
+def model_context(model: Any) -> int | None:
+    """The model's maximum number of positions (``config.max_position_embeddings``), if known."""
+    config = getattr(model, "config", None)
+    for cfg in (getattr(config, "text_config", None), config):
+        value = getattr(cfg, "max_position_embeddings", None)
+        if isinstance(value, int) and value > 0:
+            return value
+    return None
+
+
+def check_context(model: Any, prompt_tokens: int, new_tokens: int) -> None:
+    """Raise :class:`DecodingError` when ``prompt_tokens + new_tokens`` exceed the model's
+    context (the model itself would fail with a raw ``IndexError``)."""
+    limit = model_context(model)
+    if limit is not None and prompt_tokens + new_tokens > limit:
+        raise DecodingError(
+            f"prompt is {prompt_tokens} tokens (+ {new_tokens} for the LF), model context is "
+            f"{limit}: use fewer examples or a shorter prompt"
+        )

@@ -178,3 +178,24 @@ def test_unusable_default_cache_warns_and_runs_uncached(
     with pytest.warns(CacheWarning, match="without the result cache"):
         p = Parser(str(saved_tiny_model), device="cpu")
     assert p.cache is None
+
+
+def test_beam_steps_passes_constrained_and_keys_it(parser: Parser, monkeypatch: pytest.MonkeyPatch) -> None:
+    from dataclasses import replace
+
+    import amp.parser.parser as facade
+
+    beam = replace(parser.parse(PROMPT, **FAST).beams[0], steps=())
+    seen: list[bool] = []
+    real = facade._api("beam_steps")
+
+    def spy(*args: object, constrained: bool = True, **kw: object) -> object:
+        seen.append(constrained)
+        return real(*args, constrained=constrained, **kw)
+
+    monkeypatch.setattr(facade, "_api", lambda name: spy if name == "beam_steps" else real)
+    parser.beam_steps(PROMPT, beam, constrained=False)
+    parser.beam_steps(PROMPT, beam, constrained=True)
+    assert seen == [False, True]  # two cache keys: neither call is a hit for the other
+    parser.beam_steps(PROMPT, beam, constrained=False)
+    assert seen == [False, True]  # now cached

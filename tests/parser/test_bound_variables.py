@@ -1,0 +1,139 @@
+"""Bound-variable tracking in the grammar automaton (design study §5 item 11)."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import pytest
+from parser_lm_helpers import amp_examples
+
+from amp import generate
+from amp.errors import DecodingError
+from amp.logic.ast import free_variables
+from amp.logic.convert import convert
+from amp.logic.parse import parse_lf
+from amp.parser.automaton import DEAD, get_automaton
+from amp.parser.scoring import _check_lf
+from amp.parser.vocab import VocabMasker, frame_lf
+
+POOLS = ["pp", "scope", "revscope", "bound", "conj", "pp_unambig", "scope_unambig", "bound_unambig"]
+
+
+def _sample(name: str, k: int = 25, seed: int = 0) -> list[str]:
+    records = generate.pool(name)
+    rng = random.Random(seed)
+    return [r.lf for r in rng.sample(records, min(k, len(records)))]
+
+
+@pytest.mark.parametrize("name", POOLS)
+def test_every_generated_lf_is_accepted(name: str) -> None:
+    fol, lisp = get_automaton("fol"), get_automaton("lisp")
+    assert fol.bound_variables and lisp.bound_variables
+    for lf in _sample(name):
+        assert not free_variables(parse_lf(lf)), lf
+        assert fol.accepts_text(frame_lf(lf)), lf
+        lisp_lf = convert(lf, "fol", "lisp")
+        assert lisp.accepts_text(frame_lf(lisp_lf)), lisp_lf
+
+
+def test_free_variable_is_never_allowed() -> None:
+    a = get_automaton("fol")
+    unbound = a.advance(a.initial, " exists x . exists y . telescope(")
+    assert set(a.next_chars(unbound)) == {"x", "y"}
+    assert a.step(unbound, "z") == DEAD
+    bound = a.advance(a.initial, " exists x . exists z . telescope(")
+    assert a.step(bound, "z") != DEAD
+    assert not a.accepts_text(" man(x)\n")
+    assert not a.accepts_text(" exists x . man(x) AND agent(a, x)\n")  # second argument
+    assert a.accepts_text(" exists x . exists a . man(x) AND agent(a, x)\n")
+    # the unrestricted automaton still has the plain CFG language
+    plain = get_automaton("fol", bound_variables=False)
+    assert not plain.bound_variables
+    assert plain.accepts_text(" man(x)\n")
+    assert plain.step(plain.advance(plain.initial, " exists x . telescope("), "z") != DEAD
+
+
+def test_double_quantification_excluded() -> None:
+    for fmt, prefix in (("fol", " exists x . forall "), ("lisp", " ( exists x ( forall ")):
+        a = get_automaton(fmt)
+        state = a.advance(a.initial, prefix)
+        assert state
+        chars = set(a.next_chars(state))
+        assert "x" not in chars and "y" in chars
+        assert a.step(state, "x") == DEAD
+    assert not get_automaton("fol").accepts_text(" exists x . exists x . man(x)\n")
+
+
+def test_lisp_binding_and_predicate_prefix() -> None:
+    a = get_automaton("lisp")
+    assert a.accepts_text(" ( exists x ( exists a ( AND ( man x ) ( agent a x ) ) ) )\n")
+    assert not a.accepts_text(" ( exists x ( AND ( man x ) ( agent a x ) ) )\n")
+    # 'a' the unbound variable vs 'agent' the predicate: the predicate reading survives
+    state = a.advance(a.initial, " ( exists x ( AND ( ")
+    assert a.step(state, "a")
+
+
+def test_binding_violation_positions() -> None:
+    a = get_automaton("fol")
+    text = frame_lf("exists x . exists y . man(x) AND telescope(z)")
+    assert a.binding_violation(text) == (text.index("(z") + 1, "z", "free")
+    text = frame_lf("exists x . exists x . man(x)")
+    assert a.binding_violation(text) == (19, "x", "rebound")
+    assert a.binding_violation(frame_lf("exists x . man(x)")) is None
+    assert a.binding_violation(frame_lf("exists x . man(x) AND")) is None  # dies for another reason
+
+
+def test_forced_scoring_names_the_free_variable(tiny_lm: Any) -> None:
+    from amp.parser.vocab import get_masker
+
+    masker = get_masker(tiny_lm.tokenizer, "fol")
+    lf = "exists x . man(x) AND telescope(z)"
+    with pytest.raises(DecodingError, match=r"variable 'z' at character 32.*free variable"):
+        _check_lf(masker, lf)
+    assert lf[32] == "z"
+    with pytest.raises(DecodingError, match=r"quantifies variable 'x' a second time at character 18"):
+        _check_lf(masker, "exists x . exists x . man(x)")
+    assert _check_lf(masker, "exists x . man(x)") == frame_lf("exists x . man(x)")
+
+
+@pytest.mark.parametrize("fmt", ["fol", "lisp"])
+def test_masks_equal_brute_force_with_binding(bpe_noregex: Any, fmt: str) -> None:
+    automaton = get_automaton(fmt, bound_variables=True)
+    masker = VocabMasker(automaton, bpe_noregex)
+    lfs = [lf for _s, lf in amp_examples(6, seed=11)]
+    if fmt == "lisp":
+        lfs = [convert(lf, "fol", "lisp") for lf in lfs]
+    seen = {automaton.initial: None}
+    for lf in lfs:
+        state = automaton.initial
+        for ch in frame_lf(lf):
+            state = automaton.step(state, ch)
+            seen.setdefault(state, None)
+    # states just before an argument variable, with different bound sets
+    for prefix in (" exists x . man(", " exists x . exists y . man(", " exists y . man(", " exists x . "):
+        if fmt == "fol":
+            seen.setdefault(automaton.advance(automaton.initial, prefix), None)
+    states = list(seen)
+    rng = random.Random(0)
+    for state in states[:5] + rng.sample(states[5:], min(40, len(states) - 5)):
+        assert masker.allowed_ids(state).tolist() == masker.brute_force_ids(state)
+    # masks differ by bound set: 'y' is allowed after " exists x . exists y . man(" only
+    y_ids = [i for i, t in enumerate(masker.vocab.texts) if t == "y"]
+    if fmt == "fol" and y_ids:
+        s1 = automaton.advance(automaton.initial, " exists x . man(")
+        s2 = automaton.advance(automaton.initial, " exists x . exists y . man(")
+        assert y_ids[0] not in masker.allowed_ids(s1).tolist()
+        assert y_ids[0] in masker.allowed_ids(s2).tolist()
+
+
+def test_context_length_check(tiny_lm: Any) -> None:
+    from amp.parser.decode import beam_search
+    from amp.parser.scoring import forced_score
+
+    limit = tiny_lm.model.config.max_position_embeddings
+    prompt = "Human: the man saw\nComputer:" + " man" * (limit + 10)
+    with pytest.raises(DecodingError, match=r"prompt is \d+ tokens.*model context is \d+: use fewer examples"):
+        beam_search(tiny_lm.model, tiny_lm.tokenizer, prompt, beams=2, max_new_tokens=8)
+    with pytest.raises(DecodingError, match=r"model context is"):
+        forced_score(tiny_lm.model, tiny_lm.tokenizer, prompt, ["exists x . man(x)"])
