@@ -40,7 +40,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "p_lf0": ("amp.metrics", "p_lf0"),
 }
 
-__all__ = sorted(_EXPORTS)
+__all__ = sorted(_EXPORTS)  # noqa: PLE0605
 
 
 def __getattr__(name: str) -> Any:

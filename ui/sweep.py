@@ -171,3 +171,23 @@ def show_status(state: SweepState | None) -> None:
     errors = [r for r in state.records if getattr(r, "error", None)]
     if errors:
         st.warning(f"{len(errors)} prompt(s) could not be run and are left out, e.g.: {errors[0].error}")
+
+
+def drive(key: str, config: Any, items: list, *, start: bool, cancel: bool, status_slot: Any,
+          draw: Callable[[list, bool], None]) -> None:
+    """The run / cancel / redraw cycle of a sweep page (ratio sweep and zero-shot share it)."""
+    state = st.session_state.get(key)
+    if cancel and state is not None and state.status == "running":
+        state.status = "cancelled"
+    if start and items:
+        with status_slot:
+            state = run(key, config, items, beams=config.beams, mode=config.mode, draw=draw)
+    with status_slot:
+        show_status(state)
+    if state is not None and state.records:
+        if state.config != config:
+            status_slot.info("Showing the last sweep; its settings differ from those above. Press Run to sweep these.",
+                             icon=":material/history:")
+        draw(state.records, True)
+    elif state is None:
+        st.info("Press **Run sweep** to start. Results appear here as they arrive.", icon=":material/info:")

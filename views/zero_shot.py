@@ -65,18 +65,4 @@ def draw(records: list, final: bool) -> None:
                 csv_download(frame, "zeroshot_records.csv", label="All results CSV", key="zs_csv_all")
 
 
-state = st.session_state.get(KEY)
-if cancel and state is not None and state.status == "running":
-    state.status = "cancelled"
-if run and items:
-    with status_slot:
-        state = sweep.run(KEY, config, items, beams=config.beams, mode=config.mode, draw=draw)
-with status_slot:
-    sweep.show_status(state)
-if state is not None and state.records:
-    if state.config != config:
-        status_slot.info("Showing the last sweep; its settings differ from those above. Press Run to sweep these.",
-                icon=":material/history:")
-    draw(state.records, True)
-elif state is None:
-    st.info("Press **Run sweep** to start. Results appear here as they arrive.", icon=":material/info:")
+sweep.drive(KEY, config, items, start=run, cancel=cancel, status_slot=status_slot, draw=draw)
