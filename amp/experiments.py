@@ -261,21 +261,29 @@ def plan_fewshot(config: FewShotConfig) -> list[SweepItem]:
                 seed = _derive_seed("fewshot", config.seed, type_, ratio, index)
                 prompt = mixed_prompt(pair, ratio, seed=seed, k=config.k, fmt=config.fmt)
                 items.append(
-                    SweepItem(
-                        id=f"fewshot/{type_}/r={ratio:.2f}/{index:03d}",
-                        type=type_,
-                        ratio=ratio,
-                        surface=pair.surface,
-                        lf0=_gold(prompt, pair, 0),
-                        lf1=_gold(prompt, pair, 1),
-                        prompt_text=prompt.render(),
-                        prompt=prompt,
-                        index=index,
-                        fmt=config.fmt,
-                        seed=seed,
-                    )
+                    _sweep_item(f"fewshot/{type_}/r={ratio:.2f}/{index:03d}", type_, ratio, pair,
+                                prompt, index=index, fmt=config.fmt, seed=seed)
                 )
     return items
+
+
+def _sweep_item(
+    id_: str, type_: str, ratio: float | None, pair: Any, prompt: Prompt, *, index: int, fmt: str, seed: int
+) -> SweepItem:
+    """One planned item: the test pair, its prompt (rendered once) and the gold LFs it is scored on."""
+    return SweepItem(
+        id=id_,
+        type=type_,
+        ratio=ratio,
+        surface=pair.surface,
+        lf0=_gold(prompt, pair, 0),
+        lf1=_gold(prompt, pair, 1),
+        prompt_text=prompt.render(),
+        prompt=prompt,
+        index=index,
+        fmt=fmt,
+        seed=seed,
+    )
 
 
 def plan_zeroshot(config: ZeroShotConfig) -> list[SweepItem]:
@@ -290,19 +298,8 @@ def plan_zeroshot(config: ZeroShotConfig) -> list[SweepItem]:
             seed = _derive_seed("zeroshot", config.seed, type_, index)
             prompt = zero_shot_prompt(pair, seed=seed)
             items.append(
-                SweepItem(
-                    id=f"zeroshot/{type_}/{index:03d}",
-                    type=type_,
-                    ratio=None,
-                    surface=pair.surface,
-                    lf0=_gold(prompt, pair, 0),
-                    lf1=_gold(prompt, pair, 1),
-                    prompt_text=prompt.render(),
-                    prompt=prompt,
-                    index=index,
-                    fmt=config.fmt,
-                    seed=seed,
-                )
+                _sweep_item(f"zeroshot/{type_}/{index:03d}", type_, None, pair, prompt,
+                            index=index, fmt=config.fmt, seed=seed)
             )
     return items
 
