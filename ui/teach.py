@@ -223,6 +223,38 @@ def item_results(item: PollItem, result: ItemResult, model_p: float | None, *, k
 # --- demo packs -------------------------------------------------------------------------------
 
 
+SENTENCES = "(the results behind chosen sentences)"
+
+
+class PackSelectionEmpty(AmpError):
+    """The chosen sentences have no cached results to export."""
+
+
+def sentence_keys(text: str) -> tuple[list[str], list[str]]:
+    """Cache keys behind the sentences typed one per line: their zero-shot prompts (what the
+    poll and presentation pages score) and the built prompt when it tests one of them."""
+    from amp.generate import find_pair
+    from amp.prompts import zero_shot_prompt
+    from ui.prompt_state import current_prompt, prompt_fmt
+
+    parser = ui_model.peek_parser()
+    sentences = [s.strip() for s in text.splitlines() if s.strip()]
+    keys: list[str] = []
+    unknown: list[str] = []
+    built, is_built = current_prompt()
+    for sentence in sentences:
+        pair = find_pair(sentence)
+        if pair is None:
+            unknown.append(sentence)
+            continue
+        if parser is None:
+            continue
+        keys += parser.result_keys(zero_shot_prompt(pair).render(), pair.lf0.lf, pair.lf1.lf)
+        if is_built and built.test_utterance == sentence:
+            keys += parser.result_keys(built.render(), built.gold_lf0, built.gold_lf1, fmt=prompt_fmt(built))
+    return list(dict.fromkeys(keys)), unknown
+
+
 def demo_pack_section() -> None:
     """Export the cached results to a zip (all or one model) and import a pack."""
     from amp import demo_pack
@@ -232,13 +264,25 @@ def demo_pack_section() -> None:
     with ex:
         st.markdown("**Export cached results**")
         models = sorted(m for m in cache.stats().get("models", {}) if m)
-        which = st.selectbox("Entries", ["(all models)", *models], key="teach_pack_model")
+        which = st.selectbox("Entries", ["(all models)", *models, SENTENCES], key="teach_pack_model")
+        lines = ""
+        if which == SENTENCES:
+            lines = st.text_area("Sentences, one per line (the current model's results for their zero-shot "
+                                 "prompts, and for the built prompt if it tests one of them)", key="teach_pack_sentences")
         if st.button("Build demo pack", key="teach_pack_build", icon=":material/inventory_2:"):
             with tempfile.TemporaryDirectory() as tmp:
                 path = Path(tmp) / "amp-demo-pack.zip"
                 try:
-                    info = demo_pack.export_pack(cache, None, path, note="AmP Explorer export",
-                                                 models=None if which == "(all models)" else [which])
+                    keys = None
+                    if which == SENTENCES:
+                        keys, unknown = sentence_keys(lines)
+                        if unknown:
+                            st.warning("Not in any pool, left out: " + "; ".join(unknown), icon=":material/warning:")
+                        if not keys:
+                            raise PackSelectionEmpty("nothing is cached for these sentences yet: run them on the "
+                                                     "Presentation, Class poll or Parse page first")
+                    info = demo_pack.export_pack(cache, keys, path, note="AmP Explorer export",
+                                                 models=None if which in ("(all models)", SENTENCES) else [which])
                     st.session_state["teach_pack_bytes"] = (path.read_bytes(), info.entry_count)
                 except AmpError as exc:
                     st.error(f"Cannot export: {describe_error(exc)}", icon=":material/error:")

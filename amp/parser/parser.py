@@ -440,6 +440,40 @@ class Parser:
         """The cached result of :meth:`score_pair`, or ``None`` (never computes)."""
         return self._lookup(self.cache_key("pair", prompt=prompt, fmt=fmt, lf0=lf0, lf1=lf1), PairScore.from_dict)
 
+    def result_keys(
+        self,
+        prompt: str,
+        lf0: str | None = None,
+        lf1: str | None = None,
+        *,
+        fmt: str = "fol",
+        beams: int = 5,
+        alpha: float = 0.7,
+        constrained: bool = True,
+        max_new_tokens: int | None = None,
+    ) -> list[str]:
+        """Keys of every cached result behind one prompt (never computes, never loads the model).
+
+        The parse with these settings, the per-token steps of each of its beams (what
+        :meth:`inspect` and the heatmaps read), and the forced scores of ``(lf0, lf1)`` when both
+        are given.  Only keys present in the cache are returned — this is what a demo pack for
+        a set of sentences exports (:mod:`amp.demo_pack`).
+        """
+        if self.cache is None:
+            return []
+        settings = {"beams": beams, "alpha": alpha, "constrained": constrained, "max_new_tokens": max_new_tokens}
+        keys = [self.cache_key("parse", prompt=prompt, fmt=fmt, **settings)]
+        result = self._lookup(keys[0], ParseResult.from_dict)
+        if result is not None:
+            keys += [
+                self.cache_key("steps", prompt=prompt, fmt=fmt, token_ids=list(b.token_ids),
+                               constrained=result.constrained)
+                for b in result.beams
+            ]
+        if lf0 is not None and lf1 is not None:
+            keys.append(self.cache_key("pair", prompt=prompt, fmt=fmt, lf0=lf0, lf1=lf1))
+        return [k for k in dict.fromkeys(keys) if k in self.cache]
+
     def __repr__(self) -> str:
         state = "loaded" if self.loaded else "not loaded"
         return f"Parser({self.spec!r}, {state})"

@@ -180,3 +180,27 @@ def test_demo_pack_export_and_tampered_import(at):
     at.button(key="teach_pack_import").click().run()
     assert_ok(at)
     assert any("Imported" in s for s in texts(at, "success"))
+
+
+def test_demo_pack_for_chosen_sentences(at):
+    surface = gen.sample_pairs("pp", 5, 0)[0].surface
+    goto(at, "teach_present")
+    assert surface in _all_text(at)
+    at.button(key="present_reveal_0").click().run()  # caches the model's P(LF0) for that sentence
+    goto(at, "teach_poll")
+    at.selectbox(key="teach_pack_model").select("(the results behind chosen sentences)").run()
+    at.text_area(key="teach_pack_sentences").input(f"{surface}\nnot a pool sentence").run()
+    at.button(key="teach_pack_build").click().run()
+    assert_ok(at)
+    assert any("not a pool sentence" in w for w in texts(at, "warning"))
+    data, count = at.session_state["teach_pack_bytes"]
+    assert count >= 1
+    names = zipfile.ZipFile(io.BytesIO(data)).namelist()
+    assert len([n for n in names if n.startswith("entries/")]) == count
+    # a sentence with nothing cached: a clear message, and the earlier pack is kept
+    other = gen.sample_pairs("conj", 1, 7)[0].surface
+    at.text_area(key="teach_pack_sentences").input(other).run()
+    at.button(key="teach_pack_build").click().run()
+    assert_ok(at)
+    assert any("nothing is cached for these sentences" in e for e in texts(at, "error"))
+    assert at.session_state["teach_pack_bytes"][1] == count

@@ -199,3 +199,22 @@ def test_beam_steps_passes_constrained_and_keys_it(parser: Parser, monkeypatch: 
     assert seen == [False, True]  # two cache keys: neither call is a hit for the other
     parser.beam_steps(PROMPT, beam, constrained=False)
     assert seen == [False, True]  # now cached
+
+
+def test_result_keys_lists_exactly_the_cached_results_behind_a_prompt(
+    parser: Parser, cache: ResultCache
+) -> None:
+    assert parser.result_keys(PROMPT, LF0, LF1, **FAST) == []
+    result = parser.parse(PROMPT, **FAST)
+    beam = result.beams[-1]  # only the top beam carries its steps; the others are cached apart
+    assert not beam.steps
+    parser.beam_steps(PROMPT, beam, constrained=result.constrained)
+    keys = parser.result_keys(PROMPT, LF0, LF1, **FAST)
+    assert keys == [parser.cache_key("parse", prompt=PROMPT, fmt="fol", beams=2, alpha=0.7, constrained=True,
+                                      max_new_tokens=16),
+                    parser.cache_key("steps", prompt=PROMPT, fmt="fol", token_ids=list(beam.token_ids),
+                                     constrained=True)]
+    parser.score_pair(PROMPT, LF0, LF1)
+    with_pair = parser.result_keys(PROMPT, LF0, LF1, **FAST)
+    assert with_pair[:2] == keys and len(with_pair) == 3 and all(k in cache for k in with_pair)
+    assert parser.result_keys("Human: another prompt\nComputer:", LF0, LF1, **FAST) == []
