@@ -244,14 +244,9 @@ class ResultCache:
         counted under ``""``.
         """
         models: dict[str, int] = {}
-        db = self.directory / diskcache.core.DBNAME
         try:
-            con = sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True)
-            try:
-                rows = con.execute("SELECT tag, COUNT(*) FROM Cache GROUP BY tag").fetchall()
-            finally:
-                con.close()
-        except sqlite3.Error:
+            rows = self._read_rows("SELECT tag, COUNT(*) FROM Cache GROUP BY tag")
+        except CacheError:
             rows = []
         for tag, count in rows:
             models[tag if isinstance(tag, str) else ""] = models.get(tag if isinstance(tag, str) else "", 0) + count
@@ -261,6 +256,26 @@ class ResultCache:
             "bytes": int(self._cache.volume()),
             "models": models,
         }
+
+    def tagged_keys(self) -> dict[str, str | None]:
+        """Every text key in the cache with its model tag (None when untagged), sorted by key.
+
+        Rows whose key is not text (e.g. a pickled key planted by another program) are skipped.
+        """
+        rows = self._read_rows("SELECT key, tag FROM Cache WHERE raw = 1 ORDER BY key")
+        return {k: (t if isinstance(t, str) else None) for k, t in rows if isinstance(k, str)}
+
+    def _read_rows(self, sql: str) -> list[tuple[Any, ...]]:
+        """Run a read-only query on diskcache's ``Cache`` table (its own API cannot list tags)."""
+        db = self.directory / diskcache.core.DBNAME
+        try:
+            con = sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True)
+            try:
+                return con.execute(sql).fetchall()
+            finally:
+                con.close()
+        except sqlite3.Error as exc:
+            raise CacheError(f"cannot read the result cache in {self.directory}: {exc}") from exc
 
     def clear(self, model: str | None = None) -> int:
         """Delete every entry, or only those tagged with ``model``; returns how many."""

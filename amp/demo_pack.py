@@ -37,10 +37,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import diskcache
-
 from amp.cache import ResultCache, canonical_json
-from amp.errors import AmpError
+from amp.errors import AmpError, CacheError
 
 __all__ = [
     "FORMAT",
@@ -118,21 +116,11 @@ def _check_cache(cache: object) -> ResultCache:
 
 
 def _tagged_keys(cache: ResultCache) -> dict[str, str | None]:
-    """Every text key of the cache with its model tag.
-
-    ``ResultCache`` has no iteration method, so this reads diskcache's ``Cache`` table directly
-    (read-only, like :meth:`ResultCache.stats`); rows with non-text (pickled) keys are ignored.
-    """
-    db = Path(cache.directory) / diskcache.core.DBNAME
+    """Every text key of the cache with its model tag (:meth:`ResultCache.tagged_keys`)."""
     try:
-        con = sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True)
-        try:
-            rows = con.execute("SELECT key, tag FROM Cache WHERE raw = 1 ORDER BY key").fetchall()
-        finally:
-            con.close()
-    except sqlite3.Error as exc:
-        raise DemoPackError(f"cannot list the result cache in {cache.directory}: {exc}") from exc
-    return {k: (t if isinstance(t, str) else None) for k, t in rows if isinstance(k, str)}
+        return cache.tagged_keys()
+    except CacheError as exc:
+        raise DemoPackError(f"cannot list the result cache: {exc}") from exc
 
 
 def export_pack(

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
-from pathlib import Path
 
 import pytest
+from tiny_models import build_tiny_model
 
 from amp import experiments as ex
 from amp import research
@@ -66,20 +64,8 @@ def test_token_char_spans_share_a_character_axis():
     assert list(frame["token_index"]) == [0, 0, 1, 1, 1, 1, 2, 3]
 
 
-def _long_model_builder():
-    path = Path(__file__).parent / "app" / "conftest.py"
-    sys.path.insert(0, str(path.parent))
-    try:
-        spec = importlib.util.spec_from_file_location("_app_conftest_for_research", path)
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-    finally:
-        sys.path.remove(str(path.parent))
-    return module.build_long_context_tiny_model
-
-
 def test_reproduce_cli_end_to_end_then_from_cache(tmp_path, monkeypatch, capsys):
-    model = _long_model_builder()(tmp_path / "tiny-4k")
+    model = build_tiny_model(tmp_path / "tiny-4k", n_positions=4096)
     monkeypatch.setenv("AMP_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     from amp.cli import main

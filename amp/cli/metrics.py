@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from amp.cli.common import fail as _fail
 from amp.errors import MetricError
 
 _DESCRIPTION = """\
@@ -67,13 +68,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="format of predictions and gold LFs (default: fol)")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     parser.set_defaults(func=lambda args: run(args, parser))
-
-
-def _fail(parser: argparse.ArgumentParser, message: str) -> int:
-    """argparse-style error: usage and ``prog: error: message`` on stderr, exit code 2."""
-    parser.print_usage(sys.stderr)
-    print(f"{parser.prog}: error: {message}", file=sys.stderr)
-    return 2
 
 
 # --------------------------------------------------------------------------------------

@@ -15,14 +15,8 @@ import json
 import math
 import sys
 
+from amp.cli.common import fail as _fail
 from amp.errors import AmpError
-
-
-def _fail(parser: argparse.ArgumentParser, message: str) -> int:
-    """argparse-style error: usage and ``prog: error: message`` on stderr, exit code 2."""
-    parser.print_usage(sys.stderr)
-    print(f"{parser.prog}: error: {message}", file=sys.stderr)
-    return 2
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

@@ -13,22 +13,15 @@ from __future__ import annotations
 
 import argparse
 import subprocess
-import sys
 from pathlib import Path
 
+from amp.cli.common import fail as _fail
 from amp.errors import AmpError
 
 ONLY_CHOICES: tuple[str, ...] = ("fewshot", "fewshot-10perc", "zeroshot")
 
 #: The repository root (the folder holding the ``amp`` package).
 REPO_ROOT = Path(__file__).resolve().parents[2]
-
-
-def _fail(parser: argparse.ArgumentParser, message: str) -> int:
-    """argparse-style error: usage and ``prog: error: message`` on stderr, exit code 2."""
-    parser.print_usage(sys.stderr)
-    print(f"{parser.prog}: error: {message}", file=sys.stderr)
-    return 2
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

@@ -24,35 +24,12 @@ if str(REPO) not in sys.path:  # AppTest adds the script's folder itself; the te
     sys.path.insert(0, str(REPO))
 
 from app_helpers import APP, TIMEOUT, clear_streamlit_caches
+from tiny_models import build_tiny_model
 
 
 def build_long_context_tiny_model(folder: Path, *, seed: int = 0) -> Path:
-    """A tiny random byte-level-BPE GPT-2 with 4096 positions, trained offline in about a second."""
-    import torch
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-    from transformers import GPT2Config, GPT2LMHeadModel, PreTrainedTokenizerFast
-
-    from amp import lexicon
-
-    corpus = [
-        f"Human: the {p} saw a girl\nComputer: exists x . {p}(x) AND saw(a) AND agent(a, x)\n"
-        for p in lexicon.predicates()
-    ] + [" ( exists x ( AND ( man x ) ) )\n", " forall y . exists z . OR ( )\n"]
-    tok = Tokenizer(models.BPE())
-    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tok.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(vocab_size=400, special_tokens=["<|endoftext|>"],
-                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
-    tok.train_from_iterator(corpus, trainer)
-    fast = PreTrainedTokenizerFast(tokenizer_object=tok, eos_token="<|endoftext|>", bos_token="<|endoftext|>")
-    torch.manual_seed(seed)
-    config = GPT2Config(vocab_size=fast.vocab_size, n_positions=4096, n_embd=32, n_layer=2, n_head=2,
-                        bos_token_id=fast.eos_token_id, eos_token_id=fast.eos_token_id)
-    model = GPT2LMHeadModel(config).eval()
-    folder.mkdir(parents=True, exist_ok=True)
-    model.save_pretrained(str(folder))
-    fast.save_pretrained(str(folder))
-    return folder
+    """The shared tiny GPT-2 (``tests/tiny_models.py``) with 4096 positions."""
+    return build_tiny_model(folder, seed=seed, n_positions=4096)
 
 
 @pytest.fixture(scope="session")
