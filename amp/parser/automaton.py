@@ -76,6 +76,8 @@ State = frozenset  # frozenset[Config]
 DEAD: State = frozenset()
 
 _END = "$END"
+#: Terminals of look-ahead when checking that variable filtering leaves no dead end.
+_LOOKAHEAD = 3
 #: Memo tables are cleared when they grow past this many entries (bounded memory in a
 #: long-running app; everything is recomputable).
 _MEMO_CAP = 500_000
@@ -142,6 +144,7 @@ class GrammarAutomaton:
             self._setup_binding(parser, var_rule, binder_rule)
         self._binds_memo: dict[Stack, bool] = {}
         self._allowed_memo: dict[tuple[Stack, Bound], tuple[dict[str, str], frozenset[str], bool]] = {}
+        self._dead_memo: dict[tuple[Stack, str, Bound, int], bool] = {}
         self._feed_memo: dict[tuple[Stack, str], Stack | None] = {}
         self._accepts_memo: dict[Stack, tuple[dict[str, str], frozenset[str], bool]] = {}
         self._step_memo: dict[tuple[State, str], State] = {}
@@ -249,9 +252,50 @@ class GrammarAutomaton:
         self._remember(self._accepts_memo, stack, result)
         return result
 
+    def _var_allowed(self, stack: Stack, bound: Bound) -> dict[str, str]:
+        """:meth:`_accepts`'s literals less the variables ``bound`` forbids here: an unquantified
+        one in a use position, an already quantified one in a binding position."""
+        by_literal = self._accepts(stack)[0]
+        var_terms = self.var_terminals
+        if not any(term in var_terms for term in by_literal.values()):
+            return by_literal
+        binding = self._binds(stack)
+        return {
+            lit: term for lit, term in by_literal.items() if term not in var_terms or (lit in bound) != binding
+        }
+
+    def _dead_end(self, stack: Stack, term: str, bound: Bound, depth: int) -> bool:
+        """True when shifting ``term`` provably leads nowhere within ``depth`` more terminals.
+
+        Variable filtering can strand a text the bare grammar would continue: an atom started
+        before any quantifier (``smiled(`` needs a variable next, and none is quantified), or a
+        quantifier once every variable is taken.  Such terminals are removed so that every
+        state the automaton calls alive can still be completed (a beam never walks into a
+        state whose mask is empty).  The look-ahead is bounded (the grammar is recursive); the
+        dead ends of the AmP grammars are at most three terminals deep.
+        """
+        key = (stack, term, bound, depth)
+        memo = self._dead_memo
+        if key in memo:
+            return memo[key]
+        new_stack = self._feed(stack, term)
+        if new_stack is None:
+            result = True
+        else:
+            if term in self.var_terminals and self._binds(stack):
+                bound = bound | {self.literals[term]}
+            if depth == 0 or self._accepts(new_stack)[2]:
+                result = False
+            else:
+                result = all(
+                    self._dead_end(new_stack, t, bound, depth - 1) for t in self._var_allowed(new_stack, bound).values()
+                )
+        self._remember(memo, key, result)
+        return result
+
     def _allowed(self, stack: Stack, bound: Bound) -> tuple[dict[str, str], frozenset[str], bool]:
-        """:meth:`_accepts` less the variables ``bound`` forbids here: an unquantified one in a
-        use position, an already quantified one in a binding position."""
+        """:meth:`_accepts` less the variables ``bound`` forbids here and the terminals that
+        would strand the text because of them (:meth:`_dead_end`)."""
         base = self._accepts(stack)
         if not self.bound_variables:
             return base
@@ -260,19 +304,16 @@ class GrammarAutomaton:
             return self._allowed_memo[key]
         except KeyError:
             pass
-        var_terms = self.var_terminals
-        by_literal = base[0]
-        if any(term in var_terms for term in by_literal.values()):
-            binding = self._binds(stack)
-            by_literal = {
-                lit: term
-                for lit, term in by_literal.items()
-                if term not in var_terms or (lit in bound) != binding
-            }
+        by_literal = {
+            lit: term
+            for lit, term in self._var_allowed(stack, bound).items()
+            if not self._dead_end(stack, term, bound, _LOOKAHEAD)
+        }
+        if len(by_literal) == len(base[0]):
+            result = base
+        else:
             prefixes = frozenset(lit[:i] for lit in by_literal for i in range(1, len(lit) + 1))
             result = (by_literal, prefixes, base[2])
-        else:
-            result = base
         self._remember(self._allowed_memo, key, result)
         return result
 

@@ -14,7 +14,7 @@ from amp.logic.ast import free_variables
 from amp.logic.convert import convert
 from amp.logic.parse import parse_lf
 from amp.parser.automaton import DEAD, get_automaton
-from amp.parser.scoring import _check_lf
+from amp.parser.scoring import check_lf
 from amp.parser.vocab import VocabMasker, frame_lf
 
 POOLS = ["pp", "scope", "revscope", "bound", "conj", "pp_unambig", "scope_unambig", "bound_unambig"]
@@ -74,6 +74,35 @@ def test_lisp_binding_and_predicate_prefix() -> None:
     assert a.step(state, "a")
 
 
+@pytest.mark.parametrize(
+    ("fmt", "stranded", "fine"),
+    [
+        ("fol", " smiled(", " exists x . smiled("),
+        ("lisp", " ( man", " ( exists x ( man"),
+    ],
+)
+def test_no_alive_state_is_a_dead_end(fmt: str, stranded: str, fine: str) -> None:
+    """An atom cannot start before a quantifier: it would need a variable and none is bound."""
+    a = get_automaton(fmt)
+    assert a.advance(a.initial, stranded) == DEAD
+    assert a.advance(a.initial, fine)
+    # every alive state met on the way through real LFs has a next character or is final
+    for lf in _sample("pp", k=10) + _sample("scope", k=10):
+        text = frame_lf(lf if fmt == "fol" else convert(lf, "fol", "lisp"))
+        state = a.initial
+        for ch in text:
+            assert a.next_chars(state) or a.is_final(state)
+            state = a.step(state, ch)
+        assert a.is_final(state)
+
+
+def test_quantifiers_stop_when_every_variable_is_taken() -> None:
+    a = get_automaton("fol")
+    all_bound = a.advance(a.initial, "".join(f" exists {v} ." for v in "xyzaei"))
+    assert all_bound and "e" not in a.next_chars(all_bound) and "f" not in a.next_chars(all_bound)
+    assert a.step(a.advance(all_bound, " "), "m")  # an atom may start; no seventh quantifier
+
+
 def test_binding_violation_positions() -> None:
     a = get_automaton("fol")
     text = frame_lf("exists x . exists y . man(x) AND telescope(z)")
@@ -90,11 +119,11 @@ def test_forced_scoring_names_the_free_variable(tiny_lm: Any) -> None:
     masker = get_masker(tiny_lm.tokenizer, "fol")
     lf = "exists x . man(x) AND telescope(z)"
     with pytest.raises(DecodingError, match=r"variable 'z' at character 32.*free variable"):
-        _check_lf(masker, lf)
+        check_lf(masker, lf)
     assert lf[32] == "z"
     with pytest.raises(DecodingError, match=r"quantifies variable 'x' a second time at character 18"):
-        _check_lf(masker, "exists x . exists x . man(x)")
-    assert _check_lf(masker, "exists x . man(x)") == frame_lf("exists x . man(x)")
+        check_lf(masker, "exists x . exists x . man(x)")
+    assert check_lf(masker, "exists x . man(x)") == frame_lf("exists x . man(x)")
 
 
 @pytest.mark.parametrize("fmt", ["fol", "lisp"])
