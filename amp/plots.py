@@ -22,6 +22,7 @@ Figures (paper numbering: Stengel-Eskin et al. 2023, arXiv 2306.00824):
   (paper Fig. 4; :func:`inspection_heatmap` draws it straight from ``Parser.inspect``);
 * :func:`accuracy_bars` — zero-shot top-1 LF0 vs LF1 accuracy per type (Fig. 2);
 * :func:`zm_bars` — ZM_k per type (Table 2);
+* :func:`fdm_fim_table` — few-shot FDM and FIM per type (Table 3), drawn as a table;
 * :func:`p_lf0_distribution` — per-type distribution of P(LF0) (Fig. 3);
 * :func:`accuracy_vs_ratio` — few-shot LF0/LF1 accuracy vs the prompt ratio r (Fig. 6);
 * :func:`p_lf0_vs_ratio` — few-shot mean P(LF0) vs r with the ideal diagonal (the quantity FIM
@@ -54,6 +55,7 @@ __all__ = [
     "accuracy_vs_ratio",
     "beam_table",
     "empty_figure",
+    "fdm_fim_table",
     "inspection_heatmap",
     "p_lf0_distribution",
     "p_lf0_vs_ratio",
@@ -536,6 +538,54 @@ def zm_bars(zeroshot_df: pd.DataFrame | None, k: int) -> go.Figure:
     _layout(fig, title, height=460, showlegend=False)
     fig.update_xaxes(title={"text": "ambiguity type"})
     fig.update_yaxes(title={"text": f"{col} (% of test sentences)"}, range=[0, 109], dtick=20)
+    return fig
+
+
+def _cell(value: Any, digits: int) -> str:
+    v = _num(value)
+    return "–" if v is None else f"{v:.{digits}f}"
+
+
+def fdm_fim_table(per_type_df: pd.DataFrame | None) -> go.Figure:
+    """Few-shot FDM and FIM per type as a table figure (the paper's Table 3).
+
+    FDM (paper Eq. 2; range **0–2**, reference §13.4) and FIM (paper Eq. 3; range 0–1,
+    reference §13.5) are both lower-is-better.  ``per_type_df`` is the ``per_type`` frame of
+    :func:`amp.experiments.fewshot_summary`; ``n`` and ``n_ratios`` are shown when present.
+    Used for the report's PNG/HTML of Table 3 (the app shows the frame itself).
+    """
+    title = "Few-shot FDM and FIM per type (lower is better)"
+    df = _require(per_type_df, ("type", "FDM", "FIM"))
+    if df is None:
+        return empty_figure(title, "No few-shot results yet: run a few-shot sweep.")
+    types = _order_types(df["type"])
+    rows = df.drop_duplicates("type").set_index("type").loc[types]
+    header = ["ambiguity type", "FDM (0–2) ↓", "FIM (0–1) ↓"]
+    cells: list[list[str]] = [
+        [_type_label(t) for t in types],
+        [_cell(v, 3) for v in rows["FDM"]],
+        [_cell(v, 3) for v in rows["FIM"]],
+    ]
+    for col, name in (("n", "n"), ("n_ratios", "ratios")):
+        if col in rows:
+            header.append(name)
+            cells.append([_cell(v, 0) for v in rows[col]])
+    row_height = 38
+    fig = go.Figure(
+        go.Table(
+            columnwidth=[2.2] + [1.4] * 2 + [1] * (len(header) - 3),
+            header={"values": [f"<b>{h}</b>" for h in header], "fill_color": "#EEEEEE",
+                    "line_color": "#CCCCCC", "align": ["left"] + ["right"] * (len(header) - 1),
+                    "font": {"size": 16}, "height": row_height},
+            cells={"values": cells, "fill_color": "white", "line_color": "#DDDDDD",
+                   "align": ["left"] + ["right"] * (len(header) - 1),
+                   "font": {"size": 16, "color": [[type_color(t) for t in types]] + [["#222222"]] * (len(header) - 1)},
+                   "height": row_height},
+        )
+    )
+    # tall enough for every row, never taller than wide (the title and margins take ~130 px)
+    _layout(fig, title, height=max(320, 140 + row_height * (len(types) + 1)),
+            margin={"l": 30, "r": 30, "t": 80, "b": 30})
     return fig
 
 

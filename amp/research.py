@@ -7,8 +7,11 @@
   :class:`~amp.experiments.SweepRecord` s whose ``beams`` are the ranked LF list, so the
   summaries (ZM_k, FDM, FIM) work unchanged.  Everything goes through the result cache.
 * :func:`write_report` is a pure function of records: Table 2 (ZM_5), Table 3 (FDM/FIM),
-  Figures 2, 3 and 6 as CSV and standalone HTML (PNG only when ``kaleido`` is importable), the
-  records, and ``report.md`` with the settings and the differences from the paper.
+  Figures 2, 3 and 6 as CSV, every figure as standalone HTML and as PNG, the records, and
+  ``report.md`` with the settings and the differences from the paper.  PNGs are rendered by
+  ``kaleido`` (1.x) in one headless Chromium session, using ``$BROWSER_PATH`` or a
+  ``chromium``/``google-chrome`` on ``PATH`` (never a downloaded browser); without one the
+  report still has the CSV and HTML, and ``report.md`` says which PNGs are missing and why.
 * Run manifests (``<cache root>/runs/<name>.json``: settings + records) let the Research page
   show any saved run without a model.
 * :func:`token_char_spans` maps tokens to character spans, to draw two tokenizations on one
@@ -20,7 +23,9 @@ from __future__ import annotations
 import importlib.util
 import json
 import math
+import os
 import re
+import shutil
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict, fields
 from pathlib import Path
@@ -244,18 +249,161 @@ def _md_table(df: pd.DataFrame) -> str:
     return "\n".join(lines) + "\n"
 
 
+PNG_SIZE = (900, 500)
+"""PNG width and height in CSS pixels where a figure sets none in its layout; see :data:`PNG_SCALE`."""
+PNG_SCALE = 2
+"""PNGs are rendered at this device-pixel ratio (900 × 500 CSS px → 1800 × 1000 px)."""
+
+_BROWSER_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "chrome")
+
+
+def _find_browser() -> str | None:
+    """A Chromium/Chrome for kaleido: ``$BROWSER_PATH`` if it is an executable file, else the first
+    of :data:`_BROWSER_NAMES` on ``PATH``, else what choreographer finds (a browser a user fetched
+    with ``plotly_get_chrome``, typical install paths); None when there is none.  Nothing is downloaded.
+    """
+    env = os.environ.get("BROWSER_PATH")
+    if env and Path(env).is_file() and os.access(env, os.X_OK):
+        return env
+    for name in _BROWSER_NAMES:
+        if found := shutil.which(name):
+            return found
+    try:
+        from choreographer.browsers.chromium import Chromium
+
+        found = Chromium.find_browser(skip_local=False)
+    except Exception:  # noqa: BLE001 — best effort: no choreographer, or an odd platform
+        return None
+    return found if found and Path(found).is_file() else None
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(part) for part in exc.args) if exc.args else str(exc)
+    text = " ".join(text.split())
+    if len(text) > 160:
+        text = text[:159].rstrip() + "…"
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+_PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+def _is_png(path: Path) -> bool:
+    try:
+        with path.open("rb") as f:
+            return f.read(8) == _PNG_SIGNATURE
+    except OSError:
+        return False
+
+
+def _kill_group(proc: Any) -> None:
+    """SIGKILL choreographer's browser wrapper and its browser (it starts them in a new session)."""
+    import signal
+
+    try:
+        if hasattr(os, "killpg"):
+            os.killpg(proc.pid, signal.SIGKILL)
+        else:
+            proc.kill()
+        proc.wait(5)
+    except Exception:  # noqa: BLE001, S110 — already gone, or will not die: nothing more to do
+        pass
+
+
+async def _render_session(specs: list[dict[str, Any]], browser: str, timeout: float) -> Sequence[BaseException]:
+    """One kaleido browser session writing every spec; a browser that hangs is killed after ``timeout`` s."""
+    import asyncio
+
+    import kaleido
+
+    # mathjax=False: no CDN script (our figures have no LaTeX, and there may be no network)
+    k = kaleido.Kaleido(path=browser, mathjax=False, timeout=timeout)
+
+    async def work() -> Sequence[BaseException]:
+        await k.open()
+        return await k.write_fig_from_object(specs) or ()
+
+    loop = asyncio.get_running_loop()
+    start = loop.time()
+    try:
+        return await asyncio.wait_for(work(), timeout)
+    except BaseException as exc:
+        if loop.time() - start >= timeout:  # (choreographer turns the cancel of open() into its own error)
+            raise TimeoutError(f"no result within {timeout:.0f} s") from exc
+        raise
+    finally:
+        proc = getattr(k, "subprocess", None)
+        if proc is not None and proc.poll() is None and loop.time() - start >= timeout:
+            _kill_group(proc)  # hung: end it first, or closing waits on it too
+        try:
+            await asyncio.wait_for(k.close(), 15)
+        except Exception:  # noqa: BLE001, S110 — a failed close must not hide the result
+            pass
+        if proc is not None and proc.poll() is None:
+            _kill_group(proc)
+
+
+def _write_pngs(jobs: Sequence[tuple[Any, Path]], *, timeout: float = 120) -> tuple[list[Path], str | None]:
+    """Render each ``(plotly figure, path)`` of ``jobs`` as PNG, all in one kaleido browser session.
+
+    Returns the paths written and, when some are missing, one line saying why (no kaleido, no
+    browser, the render error, or no result within ``timeout`` seconds); never raises.
+    """
+    if not jobs:
+        return [], None
+    if importlib.util.find_spec("kaleido") is None:
+        return [], "kaleido is not installed (pip install -r requirements.txt)"
+    browser = _find_browser()
+    if browser is None:
+        return [], "no Chromium/Chrome found (install chromium, or set $BROWSER_PATH to a Chrome/Chromium)"
+    specs = []
+    for fig, path in jobs:
+        width = fig.layout.width or PNG_SIZE[0]
+        height = fig.layout.height or PNG_SIZE[1]
+        Path(path).unlink(missing_ok=True)  # a stale PNG must not pass for a fresh one
+        specs.append({"fig": fig.to_dict(), "path": Path(path),
+                      "opts": {"format": "png", "width": width, "height": height, "scale": PNG_SCALE}})
+    result: list[Any] = []
+
+    def run() -> None:  # its own thread and event loop: the caller may be inside one (Streamlit, Jupyter)
+        import asyncio
+
+        try:
+            result.append(asyncio.run(_render_session(specs, browser, timeout)))
+        except BaseException as exc:  # noqa: BLE001 — reported, not raised
+            result.append((exc,))
+
+    import threading
+
+    thread = threading.Thread(target=run, name="amp-png-export", daemon=True)
+    thread.start()
+    thread.join(timeout + 30)  # the session kills a hung browser at `timeout`; this is a last resort
+    errors: Sequence[BaseException] = result[0] if result else (TimeoutError(f"no result within {timeout:.0f} s"),)
+    done = [Path(p) for _, p in jobs if _is_png(Path(p))]
+    if len(done) == len(jobs):
+        return done, None
+    why = _one_line(errors[0]) if errors else "kaleido wrote no file"
+    return done, f"rendering with {browser} failed: {why}"
+
+
 def write_report(records_zero: Sequence[ex.SweepRecord], records_few: Sequence[ex.SweepRecord],
                  out_dir: str | Path, settings: dict[str, Any], *, k: int = 5) -> dict[str, Path]:
     """Write every table, figure and ``report.md`` into ``out_dir``; returns ``{file name: path}``.
 
     A pure function of the records and ``settings`` (shown in the report; ``mode`` chooses the
-    canonicaliser, default: the records' own).  PNGs are written only when ``kaleido`` imports.
+    canonicaliser, default: the records' own).  Every figure of :func:`figures`, and Table 3 drawn
+    by :func:`amp.plots.fdm_fim_table`, is written as HTML and as PNG (see
+    :func:`_write_pngs`); PNGs that cannot be made are listed with the reason in ``report.md``.
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     mode = settings.get("mode")
     tabs = tables(records_zero, records_few, k=k, mode=mode)
-    figs = figures(tabs, records_zero, k=k)
+    figs: dict[str, Any] = {}
+    for stem, fig in figures(tabs, records_zero, k=k).items():
+        figs[stem] = fig
+        if stem == "table2_zm":  # Table 3 as a figure, for the report only (the Research page shows the frame)
+            figs["table3_fdm_fim"] = plots.fdm_fim_table(tabs["table3_fdm_fim"])
     written: dict[str, Path] = {}
     for stem, df in tabs.items():
         path = out / f"{stem}.csv"
@@ -265,17 +413,12 @@ def write_report(records_zero: Sequence[ex.SweepRecord], records_few: Sequence[e
         path = out / f"{name}.csv"
         ex.records_frame(recs).to_csv(path, index=False)
         written[path.name] = path
-    png = importlib.util.find_spec("kaleido") is not None
     for stem, fig in figs.items():
         path = out / f"{stem}.html"
         fig.write_html(str(path), include_plotlyjs=True, full_html=True)
         written[path.name] = path
-        if png:
-            try:
-                fig.write_image(str(out / f"{stem}.png"))
-                written[f"{stem}.png"] = out / f"{stem}.png"
-            except Exception:  # noqa: BLE001, S110 — kaleido present but unusable: HTML is enough
-                pass
+    pngs, png_problem = _write_pngs([(fig, out / f"{stem}.png") for stem, fig in figs.items()])
+    written.update((p.name, p) for p in pngs)
     lines = ["# AmP reproduction report", "", "## Settings", ""]
     lines += [f"* **{key}**: {value}" for key, value in settings.items()]
     lines += ["", f"Zero-shot records: {len(records_zero)}; few-shot records: {len(records_few)}.", "",
@@ -283,7 +426,15 @@ def write_report(records_zero: Sequence[ex.SweepRecord], records_few: Sequence[e
               "## Table 3 — FDM (0–2, lower is better) and FIM (0–1) per type", "",
               _md_table(tabs["table3_fdm_fim"]),
               "## Figures", ""]
-    lines += [f"* [{p.name}]({p.name})" for name, p in written.items() if name.endswith((".html", ".png"))]
+    for stem in figs:
+        png, html = f"{stem}.png", f"{stem}.html"
+        if png in written:
+            lines.append(f"* [{png}]({png}) · [{html}]({html}) (interactive)")
+        else:
+            lines.append(f"* [{html}]({html}) (interactive)")
+    if png_problem:
+        missing = [f"{stem}.png" for stem in figs if f"{stem}.png" not in written]
+        lines += ["", f"PNG not written for {', '.join(missing)}: {png_problem}."]
     lines += ["", DIFFERENCES]
     report = out / "report.md"
     report.write_text("\n".join(lines), encoding="utf-8")

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import struct
+from pathlib import Path
 
 import pytest
 from tiny_models import build_tiny_model
@@ -29,22 +31,70 @@ def records():
 
 EXPECTED = ["table2_zm.csv", "table3_fdm_fim.csv", "fig2_zeroshot_accuracy.csv", "fig3_p_lf0.csv",
             "fig6_fewshot_per_ratio.csv", "fig2_zeroshot_accuracy.html", "fig3_p_lf0.html",
-            "fig6_fewshot_accuracy.html", "fig6_fewshot_p_lf0.html", "table2_zm.html", "report.md",
-            "records_zero_shot.csv", "records_few_shot.csv"]
+            "fig6_fewshot_accuracy.html", "fig6_fewshot_p_lf0.html", "table2_zm.html", "table3_fdm_fim.html",
+            "report.md", "records_zero_shot.csv", "records_few_shot.csv"]
 
 
-def test_write_report_produces_every_file(tmp_path):
+FIGURES = ["table2_zm", "table3_fdm_fim", "fig2_zeroshot_accuracy", "fig3_p_lf0", "fig6_fewshot_accuracy",
+           "fig6_fewshot_p_lf0"]
+SETTINGS = {"model": "hand-made", "method": "beam", "mode": "logical"}
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory) -> tuple[Path, dict[str, Path]]:
+    """One report with PNGs (one browser start) shared by the tests that read it."""
+    out = tmp_path_factory.mktemp("report")
     zero, few = records()
-    written = research.write_report(zero, few, tmp_path, {"model": "hand-made", "method": "beam", "mode": "logical"})
+    return out, research.write_report(zero, few, out, SETTINGS)
+
+
+def _png_size(path: Path) -> tuple[int, int]:
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", f"{path.name} is not a PNG"
+    assert data[12:16] == b"IHDR"
+    return struct.unpack(">II", data[16:24])
+
+
+def test_write_report_produces_every_file(report):
+    out, written = report
     for name in EXPECTED:
-        assert (tmp_path / name).is_file() and name in written, name
+        assert (out / name).is_file() and name in written, name
     import pandas as pd
 
-    table2 = pd.read_csv(tmp_path / "table2_zm.csv")
+    table2 = pd.read_csv(out / "table2_zm.csv")
     assert dict(zip(table2["type"], table2["ZM_5"], strict=True)) == {"pp": 50.0, "revscope": 50.0}
-    assert set(pd.read_csv(tmp_path / "table3_fdm_fim.csv").columns) >= {"type", "FDM", "FIM"}
-    report = (tmp_path / "report.md").read_text()
-    assert "hand-made" in report and "revscope" in report and "0–2" in report and "Table 1" in report
+    assert set(pd.read_csv(out / "table3_fdm_fim.csv").columns) >= {"type", "FDM", "FIM"}
+    text = (out / "report.md").read_text()
+    assert "hand-made" in text and "revscope" in text and "0–2" in text and "Table 1" in text
+
+
+def test_write_report_writes_every_figure_as_png(report):
+    out, written = report
+    assert research._find_browser() is not None, "no Chromium/Chrome here: install chromium (bash run.sh test does)"
+    assert sorted(n[:-5] for n in written if n.endswith(".html")) == sorted(FIGURES)
+    text = (out / "report.md").read_text()
+    assert "PNG not written" not in text
+    for stem in FIGURES:
+        png = out / f"{stem}.png"
+        assert written.get(png.name) == png, png.name
+        width, height = _png_size(png)
+        assert width >= 400 and 200 <= height <= width, (png.name, width, height)
+        assert png.stat().st_size > 5_000, png.name  # drawn, not a blank page
+        assert f"]({png.name})" in text and f"]({stem}.html)" in text
+
+
+def test_write_report_without_a_browser_keeps_csv_and_html(tmp_path, monkeypatch):
+    monkeypatch.setattr(research, "_find_browser", lambda: None)
+    zero, few = records()
+    written = research.write_report(zero, few, tmp_path, SETTINGS)
+    for name in EXPECTED:
+        assert (tmp_path / name).is_file() and name in written, name
+    assert not list(tmp_path.glob("*.png")) and not any(n.endswith(".png") for n in written)
+    text = (tmp_path / "report.md").read_text()
+    missing = [line for line in text.splitlines() if line.startswith("PNG not written")]
+    assert len(missing) == 1 and "no Chromium/Chrome found" in missing[0]
+    assert all(f"{stem}.png" in missing[0] for stem in FIGURES)
+    assert "](fig2_zeroshot_accuracy.html)" in text and "](fig2_zeroshot_accuracy.png)" not in text
 
 
 def test_manifest_round_trip(tmp_path):
@@ -68,6 +118,7 @@ def test_reproduce_cli_end_to_end_then_from_cache(tmp_path, monkeypatch, capsys)
     model = build_tiny_model(tmp_path / "tiny-4k", n_positions=4096)
     monkeypatch.setenv("AMP_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setattr(research, "_find_browser", lambda: None)  # PNGs: tested above; saves two browser starts
     from amp.cli import main
 
     args = ["reproduce", "--model", str(model), "--n-zero", "1", "--n-few", "1", "--types", "pp",
