@@ -142,12 +142,17 @@ def _fail(box: Any, spec: str, exc: BaseException) -> None:
     _show_failure(box, spec, message)
 
 
-def compute(parser: Any, label: str, fn: Callable[[Any], T]) -> T | None:
+def compute(parser: Any, label: str, fn: Callable[[Any], T], *, who: str | None = None) -> T | None:
     """Run ``fn(parser)`` under the model lock inside a status box; errors become ``st.error``.
 
     The status label says when the call may also load the model (the Parser loads on its first
-    cache miss). A :class:`ModelLoadError` marks the model as failed for this session.
+    cache miss). A :class:`ModelLoadError` marks the model as failed for this session.  ``who``
+    (e.g. ``"Model A"``) names the box in its final label ("Model A done · …"), for pages that
+    show several boxes at once.
     """
+    def final(text: str) -> str:
+        return f"{who}: {text[0].lower()}{text[1:]}" if who else text
+
     if not getattr(parser, "loaded", True):
         label += (" The model loads on the first uncached call: about a minute the first time for the "
                   "embedded model, seconds later." if current_spec() == DEFAULT else " (loading the model first)")
@@ -156,18 +161,18 @@ def compute(parser: Any, label: str, fn: Callable[[Any], T]) -> T | None:
             with using(parser):
                 value = fn(parser)
         except ModelLoadError as exc:
-            status.update(label="The model could not be loaded", state="error")
+            status.update(label=final("The model could not be loaded"), state="error")
             _fail(st, current_spec(), exc)
             return None
         except AmpError as exc:
-            status.update(label="That did not work", state="error")
+            status.update(label=final("That did not work"), state="error")
             st.error(describe_error(exc), icon=":material/error:")
             return None
         except Exception as exc:  # noqa: BLE001 - show, do not crash the page
-            status.update(label="That did not work", state="error")
+            status.update(label=final("That did not work"), state="error")
             st.error(f"Unexpected error from the model: {type(exc).__name__}: {exc}", icon=":material/error:")
             return None
-        status.update(label=f"Done · {describe(parser)}", state="complete")
+        status.update(label=f"{who + ' done' if who else 'Done'} · {describe(parser)}", state="complete")
     return value
 
 

@@ -42,6 +42,9 @@ def test_compare_page_two_models_and_overlay(at, app_env: Path, app_cache_dir: P
     at.button(key="cmp_run").click().run()
     assert_ok(at)
     assert len(at.metric) == 2
+    finished = [s.label for s in at.status]  # each box names its model once done, not just "Done · …"
+    assert [lbl.split(" · ")[0] for lbl in finished] == ["Model A done", "Model B done"], finished
+    assert all(s.state == "complete" for s in at.status)
     heat = [c for c in at.get("plotly_chart")]
     assert len(heat) == 2
     at.multiselect(key="cmp_runs").set_value(["model-a", "model-b"]).run()

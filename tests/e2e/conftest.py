@@ -22,7 +22,7 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlparse
@@ -63,17 +63,24 @@ class Server:
     process: subprocess.Popen
     log: Path
 
+    def stop(self) -> None:
+        _stop(self.process)
 
-@pytest.fixture(scope="session")
-def st_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    """``streamlit run app.py`` on 127.0.0.1:<free port>, healthy before the first test."""
+
+def start_streamlit(log: Path, env_overrides: dict[str, str] | None = None) -> Server:
+    """``streamlit run app.py`` on 127.0.0.1:<free port>, healthy on return (log in ``log``).
+
+    ``env_overrides`` go on top of this process's environment (without its ``AMP_MODEL``; the
+    server's model is ``$AMP_E2E_MODEL`` unless an override sets ``AMP_MODEL``).  Stop it with
+    :meth:`Server.stop`.
+    """
     port = _free_port()
-    log = tmp_path_factory.mktemp("streamlit") / "server.log"
     env = dict(os.environ)
     env.pop("AMP_MODEL", None)
     if os.environ.get("AMP_E2E_MODEL"):
         env["AMP_MODEL"] = os.environ["AMP_E2E_MODEL"]
     env.update({"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "PYTHONUNBUFFERED": "1"})
+    env.update(env_overrides or {})
     cmd = [sys.executable, "-m", "streamlit", "run", "app.py",
            "--server.address", "127.0.0.1", "--server.port", str(port), "--server.headless", "true",
            "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"]
@@ -93,8 +100,34 @@ def st_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
             _stop(proc)
             pytest.fail(f"streamlit did not become healthy on {url}:\n{log.read_text(errors='replace')[-3000:]}")
         time.sleep(0.3)
-    yield Server(url, proc, log)
-    _stop(proc)
+    return Server(url, proc, log)
+
+
+@pytest.fixture(scope="session")
+def st_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """``streamlit run app.py`` on 127.0.0.1:<free port>, healthy before the first test."""
+    server = start_streamlit(tmp_path_factory.mktemp("streamlit") / "server.log")
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def launch_streamlit(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[..., Server]]:
+    """Start another server with its own environment: ``launch_streamlit({"AMP_MODEL": ...})``.
+
+    For tests that need a server of their own (a tiny model, a private ``AMP_CACHE_DIR``); stop
+    it with :meth:`Server.stop` when done; any still running are stopped at the session's end.
+    """
+    started: list[Server] = []
+
+    def launch(env_overrides: dict[str, str] | None = None) -> Server:
+        server = start_streamlit(tmp_path_factory.mktemp("streamlit") / "server.log", env_overrides)
+        started.append(server)
+        return server
+
+    yield launch
+    for server in started:
+        server.stop()
 
 
 def _stop(proc: subprocess.Popen) -> None:
@@ -150,9 +183,8 @@ class Recorder:
         return out
 
 
-@pytest.fixture
-def page(browser, st_server: Server):
-    """A fresh page (own context) with recorders attached; ``page.rec`` is its :class:`Recorder`."""
+def new_page(browser, base_url: str):
+    """A fresh page in its own context, recorders attached (``page.rec``), ``page.base_url`` set."""
     context = browser.new_context(viewport={"width": 1400, "height": 1000}, device_scale_factor=1)
     pg = context.new_page()
     rec = Recorder()
@@ -160,6 +192,27 @@ def page(browser, st_server: Server):
     pg.on("pageerror", lambda e: rec.page_errors.append(str(e)))
     pg.on("request", lambda r: rec.requests.append(r.url))
     pg.rec = rec  # type: ignore[attr-defined]
-    pg.base_url = st_server.url  # type: ignore[attr-defined]
+    pg.base_url = base_url  # type: ignore[attr-defined]
+    return pg
+
+
+@pytest.fixture
+def page(browser, st_server: Server):
+    """A fresh page (own context) with recorders attached; ``page.rec`` is its :class:`Recorder`."""
+    pg = new_page(browser, st_server.url)
     yield pg
-    context.close()
+    pg.context.close()
+
+
+@pytest.fixture
+def page_on(browser):
+    """``page_on(server)``: a fresh recorded page on another server (:func:`launch_streamlit`)."""
+    pages = []
+
+    def make(server: Server):
+        pages.append(new_page(browser, server.url))
+        return pages[-1]
+
+    yield make
+    for pg in pages:
+        pg.context.close()
