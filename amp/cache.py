@@ -36,7 +36,7 @@ from amp.errors import CacheError
 from amp.settings import results_dir
 
 #: Part of every key.  Bump when decoding or a result record's JSON layout changes.
-CODE_VERSION = "amp-parser-2"  # 2: bound-variable constrained decoding
+CODE_VERSION = "amp-parser-3"  # 2: bound-variable constrained decoding; 3: no dead-end states, one shared prompt pass
 
 #: Layout version of the stored envelope ``{"schema", "model", "value"}``.
 SCHEMA = 1

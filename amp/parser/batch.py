@@ -4,8 +4,10 @@
 :class:`BatchItemResult` per item as soon as it is known:
 
 1. every item already in the result cache, at once, without loading the model;
-2. then the rest, in input order, ``batch_size`` items per model call (the batched decode and
-   scoring functions on a GPU; one at a time on a CPU, where batching does not pay).
+2. then the rest, in input order, ``batch_size`` items per model call.  An item that wants both
+   a parse and a P(LF0) gets them from one prompt pass
+   (:meth:`~amp.parser.parser.Parser.parse_and_score_many`); a batch shares one left-padded
+   prompt pass, one ``generate`` and one forced pass.
 
 With ``ordered=True`` results come strictly in input order instead (cached items still cost
 nothing).  A failing item yields a result with ``error`` set and the run goes on (a batched
@@ -66,8 +68,13 @@ class BatchItemResult:
 
 
 def default_batch_size(parser: Parser) -> int:
-    """8 on a CUDA device, else 1 (batched beam search gains nothing on a CPU)."""
-    return 8 if parser.device.startswith("cuda") else 1
+    """8 items per model call, on a GPU and on a CPU alike.
+
+    On the 2-core CPU with the default model and 10-example prompts, 8 items per call take
+    ~0.55× the time per item of one-at-a-time calls (16 is slower again: every item of a batch
+    decodes as long as its longest one); ``bench/experiments_bench.py --batch-sizes`` measures it.
+    """
+    return 8
 
 
 class BatchRun(Iterator[BatchItemResult]):
@@ -211,6 +218,10 @@ def _from_cache(parser: Parser, item: BatchItem, settings: dict) -> BatchItemRes
 def _single(parser: Parser, item: BatchItem, settings: dict) -> BatchItemResult:
     if item.score and (item.lf0 is None or item.lf1 is None):
         raise ValueError(f"item {item.id!r} asks for scoring but lacks lf0/lf1")
+    joint = getattr(parser, "parse_and_score_many", None)
+    if item.parse and item.score and joint is not None:  # one prompt pass for both
+        ((parse, pair),) = joint([(item.prompt, item.lf0, item.lf1)], fmt=item.fmt, **settings)
+        return BatchItemResult(item.id, parse, pair, cached=False)
     parse = parser.parse(item.prompt, fmt=item.fmt, **settings) if item.parse else None
     pair = parser.score_pair(item.prompt, item.lf0, item.lf1, fmt=item.fmt) if item.score else None  # type: ignore[arg-type]
     return BatchItemResult(item.id, parse, pair, cached=False)
@@ -236,7 +247,10 @@ def _compute(parser: Parser, chunk: list[BatchItem], settings: dict,
     if run.model_error is None and len(chunk) > 1:
         batched = _batched(parser, chunk, settings)
         if batched is not None:
-            yield from batched
+            for k, result in enumerate(batched):
+                if k and cancelled():  # the rest is computed and cached, but the run was stopped
+                    return
+                yield result
             return
     for k, item in enumerate(chunk):
         if k and cancelled():
@@ -263,12 +277,21 @@ def _batched(parser: Parser, chunk: list[BatchItem], settings: dict) -> list[Bat
             groups.setdefault(item.fmt, []).append(k)
         parses: dict[int, ParseResult] = {}
         pairs: dict[int, PairScore] = {}
+        joint = getattr(parser, "parse_and_score_many", None)
         for fmt, members in groups.items():
             to_parse = [k for k in members if chunk[k].parse]
-            for k, res in zip(to_parse, parser.parse_many([chunk[k].prompt for k in to_parse], fmt=fmt, **settings),
-                              strict=True):
-                parses[k] = res
-            to_score = [k for k in members if chunk[k].score]
+            if joint is not None:  # parse + pair of an item share one prompt pass
+                asks = [(chunk[k].prompt, chunk[k].lf0, chunk[k].lf1) if chunk[k].score else (chunk[k].prompt, None, None)
+                        for k in to_parse]
+                for k, (res, pair) in zip(to_parse, joint(asks, fmt=fmt, **settings), strict=True):
+                    parses[k] = res
+                    if pair is not None:
+                        pairs[k] = pair
+            else:
+                for k, res in zip(to_parse, parser.parse_many([chunk[k].prompt for k in to_parse], fmt=fmt, **settings),
+                                  strict=True):
+                    parses[k] = res
+            to_score = [k for k in members if chunk[k].score and k not in pairs]
             triples = [(chunk[k].prompt, chunk[k].lf0, chunk[k].lf1) for k in to_score]
             for k, res in zip(to_score, parser.score_pairs(triples, fmt=fmt), strict=True):  # type: ignore[arg-type]
                 pairs[k] = res

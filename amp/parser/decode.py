@@ -17,6 +17,11 @@ Beams cut off by ``max_new_tokens`` come back from transformers looking finished
 Unconstrained search (``constrained=False``) is plain beam search that stops each beam at its
 first newline-carrying token (a text criterion, not EOS); its beams may not parse (flagged).
 
+The prompts run **once** (:mod:`amp.parser.prefix`): ``generate`` starts from their KV cache
+(repeated per beam) instead of re-running the prompt for every beam, and the forced pass that
+gives the top beams their per-token detail — and, in :func:`parse_and_score_batch`, the LF0/LF1
+scores of P(LF0) — reuses the same cache.
+
 Results are deterministic for a given model, tokenizer, dtype, device and settings (beams,
 alpha, constrained, max_new_tokens, fmt); ``top_n``/``steps_for`` only affect the per-token
 detail.  Batched prompts are left-padded; numerically they may differ from single-prompt runs
@@ -37,6 +42,7 @@ from transformers import LogitsProcessorList, StoppingCriteriaList
 
 from amp.errors import DecodingError
 from amp.logic.grammar import lark_parser
+from amp.parser.prefix import cache_kwarg, prefill, prefixed_logprobs
 from amp.parser.processors import (
     GrammarLogitsProcessor,
     GrammarStoppingCriteria,
@@ -44,8 +50,13 @@ from amp.parser.processors import (
     RecordingProcessor,
     ScoreTracker,
 )
-from amp.parser.results import Beam, ParseResult, TokenStep
-from amp.parser.scoring import forced_score_ids
+from amp.parser.results import Beam, ForcedScore, PairScore, ParseResult, TokenStep
+from amp.parser.scoring import (
+    check_lf,
+    forced_from_logprobs,
+    forced_score_ids,
+    pair_score,
+)
 from amp.parser.vocab import (
     Vocabulary,
     check_context,
@@ -176,16 +187,6 @@ def _rank(beams: list[Beam]) -> tuple[Beam, ...]:
     return tuple(replace(beams[i], rank=r) for r, i in enumerate(order))
 
 
-def _left_pad(prompt_ids: list[list[int]], pad_id: int) -> tuple[torch.Tensor, torch.Tensor]:
-    width = max(len(p) for p in prompt_ids)
-    ids = torch.full((len(prompt_ids), width), pad_id, dtype=torch.long)
-    mask = torch.zeros((len(prompt_ids), width), dtype=torch.long)
-    for r, p in enumerate(prompt_ids):
-        ids[r, width - len(p) :] = torch.tensor(p, dtype=torch.long)
-        mask[r, width - len(p) :] = 1
-    return ids, mask
-
-
 def beam_search_batch(
     model: Any,
     tokenizer: Any,
@@ -203,47 +204,86 @@ def beam_search_batch(
 
     ``steps_for``: how many top-ranked beams per prompt get per-token ``steps``
     (probabilities and top-``top_n`` alternatives) from one forced pass (0 = none).
+    The prompts run once (:mod:`amp.parser.prefix`); search and forced pass share that pass.
+    """
+    return [
+        parse
+        for parse, _pair in parse_and_score_batch(
+            model, tokenizer, [(p, None, None) for p in prompts], fmt=fmt, beams=beams, alpha=alpha,
+            constrained=constrained, max_new_tokens=max_new_tokens, top_n=top_n, steps_for=steps_for,
+        )
+    ]
+
+
+def parse_and_score_batch(
+    model: Any,
+    tokenizer: Any,
+    items: Sequence[tuple[str, str | None, str | None]],
+    *,
+    fmt: str = "fol",
+    beams: int = 5,
+    alpha: float = 0.7,
+    constrained: bool = True,
+    max_new_tokens: int | None = None,
+    top_n: int = 5,
+    steps_for: int = 1,
+) -> list[tuple[ParseResult, PairScore | None]]:
+    """Beam search after each ``(prompt, lf0, lf1)`` and, where both LFs are given, their P(LF0).
+
+    One prompt pass for the whole batch (:func:`amp.parser.prefix.prefill`); the search starts
+    from it, and one forced pass over it scores the top beams' tokens (``steps_for``) and the
+    LF pairs together.  The parses are those :func:`beam_search_batch` returns and the pairs
+    those :func:`amp.parser.scoring.score_pair` returns, to float rounding.  An LF outside the
+    grammar raises :class:`DecodingError` before anything is decoded.
     """
     if beams < 1:
         raise DecodingError("beams must be at least 1")
-    if not prompts:
+    if not items:
         return []
     masker = get_masker(tokenizer, fmt)
     vocab = masker.vocab
+    prompts = [prompt for prompt, _a, _b in items]
+    pairs: list[tuple[str, str, list[int], list[int]] | None] = []
+    for _prompt, lf0, lf1 in items:
+        if lf0 is None or lf1 is None:
+            pairs.append(None)
+            continue
+        ids0, ids1 = (encode_output(tokenizer, check_lf(masker, lf)) for lf in (lf0, lf1))
+        pairs.append((lf0, lf1, ids0, ids1))
     prompt_ids = [encode_prompt(tokenizer, p) for p in prompts]
     eos = _eos_ids(model, tokenizer)
     pad_id = vocab.pad_id if vocab.pad_id is not None else (eos[0] if eos else 0)
-    ids, attn = _left_pad(prompt_ids, pad_id)
-    width = ids.shape[1]
+    width = max(len(p) for p in prompt_ids)
     budget = max_new_tokens or max(default_max_new_tokens(tokenizer, p) for p in prompts)
     check_context(model, width, budget)
+    prefix = prefill(model, prompt_ids, pad_id)
     if constrained:
         processor = GrammarLogitsProcessor(masker, width, eos, batch_size=len(prompts))
         stop = GrammarStoppingCriteria(processor)
     else:
         processor = RecordingProcessor(width, batch_size=len(prompts))
         stop = NewlineStoppingCriteria(vocab, processor)
-    processors = LogitsProcessorList([processor])
-    stops = StoppingCriteriaList([stop])
-    device = getattr(model, "device", torch.device("cpu"))
+    cache = prefix.cache_for([b for b in range(prefix.size) for _ in range(beams)])
     with torch.inference_mode():
         out = model.generate(
-            input_ids=ids.to(device),
-            attention_mask=attn.to(device),
+            input_ids=prefix.ids,
+            attention_mask=prefix.mask,
             num_beams=beams,
             num_return_sequences=beams,
             length_penalty=0.0,
             early_stopping=True,
             do_sample=False,
             max_new_tokens=budget,
-            logits_processor=processors,
-            stopping_criteria=stops,
+            logits_processor=LogitsProcessorList([processor]),
+            stopping_criteria=StoppingCriteriaList([stop]),
             return_dict_in_generate=True,
             output_scores=False,
             pad_token_id=pad_id,
             eos_token_id=eos or None,
+            **({cache_kwarg(model): cache} if cache is not None else {}),
         )
     sequences = out.sequences[:, width:].tolist()
+    del out, cache
     settings = {
         "beams": beams,
         "alpha": alpha,
@@ -252,40 +292,44 @@ def beam_search_batch(
         "top_n": top_n,
         "fmt": fmt,
     }
-    results: list[ParseResult] = []
-    for b, prompt in enumerate(prompts):
-        rows = range(b * beams, (b + 1) * beams)
+    ranked_all: list[list[Beam]] = []
+    requests: list[tuple[int, Sequence[int]]] = []
+    owners: list[tuple[str, int, int]] = []  # ("beam", prompt, rank) or ("lf0"/"lf1", prompt, 0)
+    for b in range(len(prompts)):
         made = [
-            _make_beam(
-                vocab, masker, sequences[r], processor.tracker, b,
-                constrained=constrained, fmt=fmt, alpha=alpha,
-            )
-            for r in rows
+            _make_beam(vocab, masker, sequences[r], processor.tracker, b, constrained=constrained, fmt=fmt, alpha=alpha)
+            for r in range(b * beams, (b + 1) * beams)
         ]
         ranked = list(_rank(made))
-        if steps_for > 0:
-            targets = [i for i, beam in enumerate(ranked[:steps_for]) if beam.token_ids]
-            if targets:
-                scored = forced_score_ids(
-                    model,
-                    tokenizer,
-                    prompt,
-                    [ranked[i].token_ids for i in targets],
-                    fmt=fmt,
-                    top_n=top_n,
-                    merge_end=constrained,
-                )
-                for i, fs in zip(targets, scored, strict=True):
-                    ranked[i] = replace(ranked[i], steps=fs.steps)
-        results.append(
-            ParseResult(
-                beams=tuple(ranked),
-                constrained=constrained,
-                fmt=fmt,
-                settings=dict(settings),
-                prompt_tokens=len(prompt_ids[b]),
-            )
+        ranked_all.append(ranked)
+        for i, beam in enumerate(ranked[: max(0, steps_for)]):
+            if beam.token_ids:
+                requests.append((b, beam.token_ids))
+                owners.append(("beam", b, i))
+        if pairs[b] is not None:
+            _lf0, _lf1, ids0, ids1 = pairs[b]  # type: ignore[misc]
+            requests += [(b, ids0), (b, ids1)]
+            owners += [("lf0", b, 0), ("lf1", b, 0)]
+    forced: dict[tuple[str, int], ForcedScore] = {}
+    for (kind, b, i), (_row, ids), lp in zip(owners, requests, prefixed_logprobs(model, prefix, requests), strict=True):
+        if kind == "beam":
+            text = vocab.text_of(list(ids))
+            fs = forced_from_logprobs(masker, text, ids, lp, top_n, False, constrained)
+            ranked_all[b][i] = replace(ranked_all[b][i], steps=fs.steps)
+        else:
+            lf = pairs[b][0] if kind == "lf0" else pairs[b][1]  # type: ignore[index]
+            forced[(kind, b)] = forced_from_logprobs(masker, lf, ids, lp, top_n, True)
+    results: list[tuple[ParseResult, PairScore | None]] = []
+    for b in range(len(prompts)):
+        parse = ParseResult(
+            beams=tuple(ranked_all[b]),
+            constrained=constrained,
+            fmt=fmt,
+            settings=dict(settings),
+            prompt_tokens=len(prompt_ids[b]),
         )
+        pair = pair_score(forced[("lf0", b)], forced[("lf1", b)]) if pairs[b] is not None else None
+        results.append((parse, pair))
     return results
 
 

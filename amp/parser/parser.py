@@ -215,7 +215,7 @@ class Parser:
         max_new_tokens: int | None = None,
     ) -> ParseResult:
         """Grammar-constrained (or free) beam search after ``prompt``; cached."""
-        settings = {"beams": beams, "alpha": alpha, "constrained": constrained, "max_new_tokens": max_new_tokens}
+        settings = _beam_settings(beams, alpha, constrained, max_new_tokens)
         return self._cached(
             "parse", ParseResult.from_dict, ParseResult.to_dict,
             lambda lm: _api("beam_search")(
@@ -235,7 +235,7 @@ class Parser:
         max_new_tokens: int | None = None,
     ) -> list[ParseResult]:
         """``parse`` for several prompts; the uncached ones go through one batched decode."""
-        settings = {"beams": beams, "alpha": alpha, "constrained": constrained, "max_new_tokens": max_new_tokens}
+        settings = _beam_settings(beams, alpha, constrained, max_new_tokens)
         batched = _api_or_none("beam_search_batch")
 
         def compute(lm: models.LoadedModel, todo: list[str]) -> list[ParseResult]:
@@ -248,6 +248,57 @@ class Parser:
             "parse", ParseResult.from_dict, ParseResult.to_dict, compute,
             [{"prompt": p, "fmt": fmt, **settings} for p in prompts], list(prompts),
         )
+
+    def parse_and_score_many(
+        self,
+        items: Sequence[tuple[str, str | None, str | None]],
+        *,
+        fmt: str = "fol",
+        beams: int = 5,
+        alpha: float = 0.7,
+        constrained: bool = True,
+        max_new_tokens: int | None = None,
+    ) -> list[tuple[ParseResult, PairScore | None]]:
+        """:meth:`parse` of each ``(prompt, lf0, lf1)`` and its :meth:`score_pair` (None without LFs).
+
+        What a sweep item needs, computed with **one prompt pass per item** (the search and the
+        forced scoring share it, :func:`amp.parser.decode.parse_and_score_batch`) and the
+        uncached items in one batch.  Results are read from and stored under the same cache keys
+        as :meth:`parse` and :meth:`score_pair`, so either call finds them later.
+        """
+        settings = _beam_settings(beams, alpha, constrained, max_new_tokens)
+        items = [(p, a, b) if a is not None and b is not None else (p, None, None) for p, a, b in items]
+
+        def parse_parts(i: int) -> dict[str, Any]:
+            return {"prompt": items[i][0], "fmt": fmt, **settings}
+
+        def pair_parts(i: int) -> dict[str, Any]:
+            return {"prompt": items[i][0], "fmt": fmt, "lf0": items[i][1], "lf1": items[i][2]}
+
+        parses: list[ParseResult | None] = [
+            self._lookup(self.cache_key("parse", **parse_parts(i)), ParseResult.from_dict) for i in range(len(items))
+        ]
+        pairs: list[PairScore | None] = [
+            self._lookup(self.cache_key("pair", **pair_parts(i)), PairScore.from_dict) if items[i][1] else None
+            for i in range(len(items))
+        ]
+        todo = [i for i in range(len(items)) if parses[i] is None]
+        if todo:
+            joint = _api("parse_and_score_batch")
+            asks = [(items[i][0], items[i][1], items[i][2]) if pairs[i] is None else (items[i][0], None, None)
+                    for i in todo]
+            values = self._run(lambda lm: joint(lm.model, lm.tokenizer, asks, fmt=fmt, top_n=self.top_n, **settings))
+            for i, (parse, pair) in zip(todo, values, strict=True):
+                parses[i] = parse
+                self._store(self.cache_key("parse", **parse_parts(i)), parse, ParseResult.to_dict)
+                if pair is not None:
+                    pairs[i] = pair
+                    self._store(self.cache_key("pair", **pair_parts(i)), pair, PairScore.to_dict)
+        rest = [i for i in range(len(items)) if items[i][1] is not None and pairs[i] is None]
+        if rest:
+            for i, pair in zip(rest, self.score_pairs([items[i] for i in rest], fmt=fmt), strict=True):  # type: ignore[misc]
+                pairs[i] = pair
+        return [(parse, pair) for parse, pair in zip(parses, pairs, strict=True)]  # type: ignore[misc]
 
     def score(self, prompt: str, lfs: Sequence[str], *, fmt: str = "fol") -> list[ForcedScore]:
         """Forced decoding of each LF after ``prompt``; each LF is cached on its own."""
@@ -433,7 +484,7 @@ class Parser:
         max_new_tokens: int | None = None,
     ) -> ParseResult | None:
         """The cached result of :meth:`parse` with these arguments, or ``None`` (never computes)."""
-        settings = {"beams": beams, "alpha": alpha, "constrained": constrained, "max_new_tokens": max_new_tokens}
+        settings = _beam_settings(beams, alpha, constrained, max_new_tokens)
         return self._lookup(self.cache_key("parse", prompt=prompt, fmt=fmt, **settings), ParseResult.from_dict)
 
     def cached_pair(self, prompt: str, lf0: str, lf1: str, *, fmt: str = "fol") -> PairScore | None:
@@ -461,7 +512,7 @@ class Parser:
         """
         if self.cache is None:
             return []
-        settings = {"beams": beams, "alpha": alpha, "constrained": constrained, "max_new_tokens": max_new_tokens}
+        settings = _beam_settings(beams, alpha, constrained, max_new_tokens)
         keys = [self.cache_key("parse", prompt=prompt, fmt=fmt, **settings)]
         result = self._lookup(keys[0], ParseResult.from_dict)
         if result is not None:
@@ -480,6 +531,11 @@ class Parser:
 
 
 # -- helpers ------------------------------------------------------------------------------------------
+
+
+def _beam_settings(beams: int, alpha: float, constrained: bool, max_new_tokens: int | None) -> dict[str, Any]:
+    """The search settings that are part of a parse's cache key (and of its call)."""
+    return {"beams": beams, "alpha": alpha, "constrained": constrained, "max_new_tokens": max_new_tokens}
 
 
 def match_lf(text: str, lf0: str, lf1: str, *, fmt: str = "fol", mode: str = "logical") -> str:

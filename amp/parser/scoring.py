@@ -10,9 +10,11 @@ Per token we report the raw probability (softmax over the whole vocabulary) and 
 **grammar-renormalised** probability (softmax over the tokens the grammar allows at that
 position, mask from the automaton state before the token), plus the top-n alternatives under
 both.  Several LFs after one prompt are scored in **one batched forward that shares the
-prompt**: the prompt runs once, its KV cache is repeated to the batch
-(``DynamicCache.batch_repeat_interleave``) and the right-padded LF continuations run together;
-right padding needs no attention mask because causal attention never looks ahead.
+prompt**: the prompt runs once (:mod:`amp.parser.prefix`), its KV cache is repeated to the
+batch and the right-padded LF continuations run together; right padding needs no attention
+mask because causal attention never looks ahead.  :func:`forced_score_prefixed` scores LFs
+after prompts whose prefix a beam search already computed, so a parse and a P(LF0) of the same
+prompt share one prompt pass.
 :func:`forced_score_independent` is the plain one-sequence-at-a-time reference.
 
 Results are deterministic for a given model, tokenizer, dtype and device (no sampling); batched
@@ -21,8 +23,6 @@ and independent scoring agree to float rounding (~1e-5 in float32).
 
 from __future__ import annotations
 
-import copy
-import inspect
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -31,6 +31,7 @@ import torch
 
 from amp.errors import DecodingError
 from amp.parser.automaton import DEAD, State
+from amp.parser.prefix import device_of, prefill, prefixed_logprobs
 from amp.parser.processors import merge_end_groups
 from amp.parser.results import ForcedScore, PairScore, TokenAlternative, TokenStep
 from amp.parser.vocab import (
@@ -42,83 +43,27 @@ from amp.parser.vocab import (
     get_masker,
 )
 
-#: Upper bound on the float32 logits one chunk of a batched forced pass may hold.
-_CHUNK_BYTES = 768 * 2**20
-
-
-#: transformers 5.24 renamed the forward argument ``past_key_values`` to ``cache`` (the old
-#: name still works with a deprecation warning).
-_CACHE_KWARG = "cache"
-
-
-def _forward_with_cache(model: Any, input_ids: torch.Tensor, cache: Any) -> Any:
-    try:
-        params = inspect.signature(model.forward).parameters
-    except (TypeError, ValueError):
-        params = {}
-    name = _CACHE_KWARG if _CACHE_KWARG in params else "past_key_values"
-    return model(input_ids=input_ids, **{name: cache}, use_cache=True)
-
-
-def _output_cache(out: Any) -> Any:
-    cache = getattr(out, "cache", None)
-    return cache if cache is not None else out.past_key_values
-
-
-def _device(model: Any) -> torch.device:
-    dev = getattr(model, "device", None)
-    return dev if isinstance(dev, torch.device) else next(model.parameters()).device
-
 
 @torch.inference_mode()
 def continuation_logprobs(model: Any, prompt_ids: Sequence[int], seqs: Sequence[Sequence[int]]) -> list[torch.Tensor]:
     """For each sequence, a ``(len(seq), V)`` float32 tensor of log-probs predicting its tokens.
 
-    Runs the prompt once and shares its KV cache across the batch of continuations (chunked
-    so one chunk's logits stay under ~768 MB).
+    Runs the prompt once (:func:`amp.parser.prefix.prefill`) and scores the batch of
+    continuations on copies of its KV cache (:func:`amp.parser.prefix.prefixed_logprobs`).
     """
-    device = _device(model)
     if not prompt_ids:
         raise DecodingError("forced scoring needs at least one prompt token")
     if any(len(s) == 0 for s in seqs):
         raise DecodingError("cannot score an empty token sequence")
     check_context(model, len(prompt_ids), max((len(s) for s in seqs), default=0))
-    out = model(input_ids=torch.tensor([list(prompt_ids)], device=device), use_cache=True)
-    first = torch.log_softmax(out.logits[0, -1].float(), dim=-1)
-    prompt_cache = _output_cache(out)
-    del out
-    vocab_size = first.shape[-1]
-    results: list[torch.Tensor | None] = [None] * len(seqs)
-    todo = [i for i, s in enumerate(seqs) if len(s) > 1]
-    for i, s in enumerate(seqs):
-        if len(s) == 1:
-            results[i] = first[None]
-    if todo:
-        longest = max(len(seqs[i]) for i in todo)
-        per_seq = max(1, (longest - 1) * vocab_size * 4)
-        chunk = max(1, _CHUNK_BYTES // per_seq)
-        chunks = [todo[k : k + chunk] for k in range(0, len(todo), chunk)]
-        for n, members in enumerate(chunks):
-            cache = prompt_cache if n == len(chunks) - 1 else copy.deepcopy(prompt_cache)
-            width = max(len(seqs[i]) for i in members) - 1
-            batch = torch.full((len(members), width), int(seqs[members[0]][0]), dtype=torch.long)
-            for r, i in enumerate(members):
-                ids = list(seqs[i][:-1])
-                batch[r, : len(ids)] = torch.tensor(ids, dtype=torch.long)
-            if len(members) > 1:
-                cache.batch_repeat_interleave(len(members))
-            logits = _forward_with_cache(model, batch.to(device), cache).logits
-            for r, i in enumerate(members):
-                rest = torch.log_softmax(logits[r, : len(seqs[i]) - 1].float(), dim=-1)
-                results[i] = torch.cat([first[None], rest], dim=0)
-            del logits
-    return results  # type: ignore[return-value]
+    prefix = prefill(model, [list(prompt_ids)], pad_id=0)
+    return prefixed_logprobs(model, prefix, [(0, s) for s in seqs])
 
 
 @torch.inference_mode()
 def independent_logprobs(model: Any, prompt_ids: Sequence[int], seq: Sequence[int]) -> torch.Tensor:
     """Reference implementation: one full forward over ``prompt + seq``, no cache sharing."""
-    device = _device(model)
+    device = device_of(model)
     check_context(model, len(prompt_ids), len(seq))
     ids = torch.tensor([list(prompt_ids) + list(seq)], device=device)
     logits = model(input_ids=ids).logits[0].float()
@@ -216,7 +161,7 @@ def steps_from_logprobs(
     return tuple(steps), raw, grammar
 
 
-def _forced(
+def forced_from_logprobs(
     masker: VocabMasker,
     lf: str,
     ids: Sequence[int],
@@ -225,6 +170,7 @@ def _forced(
     strict: bool,
     merge_end: bool = True,
 ) -> ForcedScore:
+    """A :class:`ForcedScore` of ``ids`` (the tokens of ``lf``) from their log-probs ``(len, V)``."""
     steps, raw, grammar = steps_from_logprobs(
         masker, logprobs, ids, top_n=top_n, strict=strict, merge_end=merge_end, what=repr(lf)
     )
@@ -243,7 +189,8 @@ def _forced(
     )
 
 
-def _check_lf(masker: VocabMasker, lf: str) -> str:
+def check_lf(masker: VocabMasker, lf: str) -> str:
+    """``lf`` framed for decoding; :class:`DecodingError` saying where if the grammar refuses it."""
     framed = frame_lf(lf)
     automaton = masker.automaton
     state = automaton.initial
@@ -287,11 +234,11 @@ def forced_score(
     of a grammatical LF is in the mask; asserted per token).
     """
     masker = get_masker(tokenizer, fmt)
-    framed = [_check_lf(masker, lf) for lf in lfs]
+    framed = [check_lf(masker, lf) for lf in lfs]
     seqs = [encode_output(tokenizer, f) for f in framed]
     prompt_ids = encode_prompt(tokenizer, prompt)
     lps = continuation_logprobs(model, prompt_ids, seqs)
-    return [_forced(masker, lf, ids, lp, top_n, True) for lf, ids, lp in zip(lfs, seqs, lps, strict=True)]
+    return [forced_from_logprobs(masker, lf, ids, lp, top_n, True) for lf, ids, lp in zip(lfs, seqs, lps, strict=True)]
 
 
 def forced_score_independent(
@@ -299,9 +246,9 @@ def forced_score_independent(
 ) -> ForcedScore:
     """:func:`forced_score` for one LF without cache sharing (a cross-check for tests)."""
     masker = get_masker(tokenizer, fmt)
-    ids = encode_output(tokenizer, _check_lf(masker, lf))
+    ids = encode_output(tokenizer, check_lf(masker, lf))
     lp = independent_logprobs(model, encode_prompt(tokenizer, prompt), ids)
-    return _forced(masker, lf, ids, lp, top_n, True)
+    return forced_from_logprobs(masker, lf, ids, lp, top_n, True)
 
 
 def forced_score_ids(
@@ -325,7 +272,7 @@ def forced_score_ids(
     lps = continuation_logprobs(model, prompt_ids, seqs)
     vocab = masker.vocab
     return [
-        _forced(masker, vocab.text_of(list(s)), s, lp, top_n, False, merge_end)
+        forced_from_logprobs(masker, vocab.text_of(list(s)), s, lp, top_n, False, merge_end)
         for s, lp in zip(seqs, lps, strict=True)
     ]
 
@@ -346,7 +293,8 @@ def total_prob_ratio(s0: float, s1: float) -> float:
     return 1.0 / (1.0 + math.exp(d))
 
 
-def _pair(f0: ForcedScore, f1: ForcedScore) -> PairScore:
+def pair_score(f0: ForcedScore, f1: ForcedScore) -> PairScore:
+    """P(LF0) from two forced scores: normalised minimum probability (paper §2) and total."""
     return PairScore(
         lf0=f0,
         lf1=f1,
@@ -364,7 +312,7 @@ def score_pair(
     caller decides the prompt.)
     """
     f0, f1 = forced_score(model, tokenizer, prompt, [lf0, lf1], fmt=fmt, top_n=top_n)
-    return _pair(f0, f1)
+    return pair_score(f0, f1)
 
 
 def score_pairs(
@@ -385,5 +333,5 @@ def score_pairs(
         lfs = [lf for i in members for lf in items[i][1:]]
         scores = forced_score(model, tokenizer, prompt, lfs, fmt=fmt, top_n=top_n)
         for k, i in enumerate(members):
-            out[i] = _pair(scores[2 * k], scores[2 * k + 1])
+            out[i] = pair_score(scores[2 * k], scores[2 * k + 1])
     return out  # type: ignore[return-value]

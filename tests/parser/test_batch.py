@@ -113,22 +113,27 @@ def test_parse_only_and_score_only_items(parser: Parser) -> None:
 
 def test_batched_calls_and_fallback(parser: Parser, monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[tuple[str, int]] = []
-    real_parse_many, real_score_pairs = Parser.parse_many, Parser.score_pairs
+    real_joint, real_score_pairs = Parser.parse_and_score_many, Parser.score_pairs
 
-    def parse_many(self: Parser, prompts: list[str], **kw: object) -> object:
-        calls.append(("parse_many", len(prompts)))
-        return real_parse_many(self, prompts, **kw)
+    def joint(self: Parser, items: list, **kw: object) -> object:
+        calls.append(("parse_and_score_many", len(items)))
+        return real_joint(self, items, **kw)
 
     def score_pairs(self: Parser, items: list, **kw: object) -> object:
         calls.append(("score_pairs", len(items)))
         return real_score_pairs(self, items, **kw)
 
-    monkeypatch.setattr(Parser, "parse_many", parse_many)
+    monkeypatch.setattr(Parser, "parse_and_score_many", joint)
     monkeypatch.setattr(Parser, "score_pairs", score_pairs)
     items = _items(3)
     results = list(run_batch(parser, items, batch_size=2, **FAST))
     assert [r.id for r in results] == ["item0", "item1", "item2"] and all(r.ok for r in results)
-    assert ("parse_many", 2) in calls and ("score_pairs", 2) in calls
+    # parse and pair of an item come from one call (one prompt pass); nothing is scored twice
+    assert ("parse_and_score_many", 2) in calls and ("parse_and_score_many", 1) in calls
+    assert not any(name == "score_pairs" and n > 0 for name, n in calls)
+    for item, result in zip(items, results, strict=True):
+        assert parser.cached_parse(item.prompt, beams=FAST["beams"], max_new_tokens=FAST.get("max_new_tokens")) == result.parse
+        assert parser.cached_pair(item.prompt, item.lf0, item.lf1) == result.pair
     # a bad LF inside a batch: the batch is retried item by item, only that item fails
     bad = BatchItem("bad", items[0].prompt, "exists x . notaword(x)", items[0].lf1)
     fresh = Parser(parser.spec, device="cpu", cache=False)

@@ -10,7 +10,7 @@ import pytest
 from parser_lm_helpers import simple_prompt
 
 from amp.errors import DecodingError
-from amp.parser import scoring
+from amp.parser import prefix
 from amp.parser.results import ForcedScore, PairScore
 from amp.parser.scoring import (
     forced_score,
@@ -51,7 +51,7 @@ def test_batched_shared_prompt_equals_independent(tiny_lm: Any) -> None:
 
 def test_chunked_batch_equals_independent(tiny_lm: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     """With a tiny chunk budget each LF runs in its own chunk on a copy of the prompt cache."""
-    monkeypatch.setattr(scoring, "_CHUNK_BYTES", 1)
+    monkeypatch.setattr(prefix, "CHUNK_BYTES", 1)
     prompt = simple_prompt(PP_SENTENCE)
     batched = forced_score(tiny_lm.model, tiny_lm.tokenizer, prompt, [PP_LF0, PP_LF1, PP_LF0])
     _close_steps(batched[0], batched[2], tol=1e-6)

@@ -1,0 +1,206 @@
+"""The prompt pass, run once per prompt and shared by beam search and forced scoring.
+
+A few-shot AmP prompt is ~650 tokens and the LFs after it ~40, so on a CPU the prompt pass is
+what a parse or a forced score mostly costs — and it used to run several times per item:
+``generate`` repeats the prompt once per beam before its prefill, the per-token detail of the
+top beam re-ran it, and so did the forced scoring of LF0/LF1.  Here it runs **once**:
+
+* :func:`prefill` runs ``B`` left-padded prompts *without their last token* through the model
+  (``logits_to_keep=1``: no prompt logits over the vocabulary are computed) and keeps the KV
+  cache — a :class:`PromptPrefix`.  Position ids are ``cumsum(mask) - 1``, as ``generate``
+  computes them, so a search that starts from the prefix is the search ``generate`` would
+  have run (to float rounding).
+* :meth:`PromptPrefix.cache_for` gives a cache whose rows are chosen prompts (repeated as
+  needed: ``k`` rows per prompt for beam search, one per LF for scoring) without touching the
+  prefix, so one prefix serves any number of later passes.
+* :func:`prefixed_logprobs` scores token sequences after chosen prompts: the input of each row
+  is the prompt's last token followed by the sequence minus its last token, so row position
+  ``j`` predicts token ``j`` of the sequence.  Rows are right-padded (causal attention never
+  looks ahead) and chunked so one chunk's float32 logits stay under ~768 MB.
+
+The last prompt token is left out of the prefix because ``generate`` needs at least one
+uncached input token, and because scoring then gets the first LF token's distribution from
+the same batched pass as the others.
+"""
+
+from __future__ import annotations
+
+import copy
+import inspect
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from amp.errors import DecodingError
+
+#: Upper bound on the float32 logits one chunk of a batched forced pass may hold.
+CHUNK_BYTES = 768 * 2**20
+
+#: transformers 5.24 renamed the forward argument ``past_key_values`` to ``cache`` (the old
+#: name still works with a deprecation warning).
+_CACHE_KWARG = "cache"
+
+
+def device_of(model: Any) -> torch.device:
+    dev = getattr(model, "device", None)
+    return dev if isinstance(dev, torch.device) else next(model.parameters()).device
+
+
+def _params(model: Any) -> set[str]:
+    try:
+        return set(inspect.signature(model.forward).parameters)
+    except (TypeError, ValueError):
+        return set()
+
+
+def cache_kwarg(model: Any) -> str:
+    """The name under which ``model.forward`` / ``generate`` take a KV cache."""
+    return _CACHE_KWARG if _CACHE_KWARG in _params(model) else "past_key_values"
+
+
+def forward(model: Any, **inputs: Any) -> Any:
+    """``model(**inputs, use_cache=True)``, passing ``cache`` / ``logits_to_keep`` only where accepted."""
+    params = _params(model)
+    if "cache" in inputs and "cache" not in params:
+        inputs["past_key_values"] = inputs.pop("cache")
+    if "logits_to_keep" in inputs and "logits_to_keep" not in params:
+        inputs.pop("logits_to_keep")
+    if "position_ids" in inputs and params and "position_ids" not in params:
+        inputs.pop("position_ids")
+    return model(**inputs, use_cache=True)
+
+
+def output_cache(out: Any) -> Any:
+    cache = getattr(out, "cache", None)
+    return cache if cache is not None else out.past_key_values
+
+
+def left_pad(prompt_ids: Sequence[Sequence[int]], pad_id: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """``(ids, mask)`` of shape ``(B, longest)`` with the prompts right-aligned."""
+    width = max(len(p) for p in prompt_ids)
+    ids = torch.full((len(prompt_ids), width), pad_id, dtype=torch.long)
+    mask = torch.zeros((len(prompt_ids), width), dtype=torch.long)
+    for r, p in enumerate(prompt_ids):
+        ids[r, width - len(p) :] = torch.tensor(list(p), dtype=torch.long)
+        mask[r, width - len(p) :] = 1
+    return ids, mask
+
+
+def positions(mask: torch.Tensor) -> torch.Tensor:
+    """Position ids of a left-padded batch, as ``generate`` computes them (pads at 0)."""
+    return (mask.long().cumsum(-1) - 1).masked_fill(mask == 0, 0)
+
+
+@dataclass
+class PromptPrefix:
+    """``B`` left-padded prompts and the KV cache of all their tokens but the last.
+
+    ``cache`` is None when the longest prompt has a single token (nothing to cache).
+    """
+
+    ids: torch.Tensor  # (B, W) whole prompts, left-padded
+    mask: torch.Tensor  # (B, W)
+    lengths: tuple[int, ...]
+    cache: Any | None
+
+    @property
+    def size(self) -> int:
+        return int(self.ids.shape[0])
+
+    @property
+    def width(self) -> int:
+        return int(self.ids.shape[1])
+
+    def cache_for(self, rows: Sequence[int]) -> Any | None:
+        """A new cache holding prompt ``rows[i]`` in batch row ``i`` (repeats allowed).
+
+        The prefix itself is left as it was (cache layers grow by concatenation and rows are
+        selected by indexing, so new tensors are made, never written into).
+        """
+        if self.cache is None:
+            return None
+        cache = copy.copy(self.cache)
+        cache.layers = [copy.copy(layer) for layer in self.cache.layers]
+        index = torch.tensor(list(rows), dtype=torch.long, device=self.ids.device)
+        if list(rows) != list(range(self.size)):
+            for layer in cache.layers:
+                if getattr(layer, "is_initialized", False) and layer.keys is not None and layer.keys.numel():
+                    layer.keys = layer.keys.index_select(0, index.to(layer.keys.device))
+                    layer.values = layer.values.index_select(0, index.to(layer.values.device))
+        return cache
+
+
+@torch.inference_mode()
+def prefill(model: Any, prompt_ids: Sequence[Sequence[int]], pad_id: int) -> PromptPrefix:
+    """Run the prompts minus their last token once; see the module docstring."""
+    if not prompt_ids or any(len(p) == 0 for p in prompt_ids):
+        raise DecodingError("every prompt needs at least one token")
+    device = device_of(model)
+    ids, mask = left_pad(prompt_ids, pad_id)
+    ids, mask = ids.to(device), mask.to(device)
+    cache = None
+    if ids.shape[1] > 1:
+        head_mask = mask[:, :-1]
+        inputs: dict[str, Any] = {"input_ids": ids[:, :-1], "logits_to_keep": 1}
+        if bool((head_mask == 0).any()):
+            inputs["attention_mask"] = head_mask
+            inputs["position_ids"] = positions(head_mask)
+        cache = output_cache(forward(model, **inputs))
+    return PromptPrefix(ids=ids, mask=mask, lengths=tuple(len(p) for p in prompt_ids), cache=cache)
+
+
+@torch.inference_mode()
+def prefixed_logprobs(
+    model: Any, prefix: PromptPrefix, requests: Sequence[tuple[int, Sequence[int]]]
+) -> list[torch.Tensor]:
+    """For each ``(prompt row, token sequence)``, a ``(len(seq), V)`` float32 log-prob tensor.
+
+    Row ``j`` holds the log-probs of the vocabulary at the position of token ``j``.
+    """
+    if any(len(s) == 0 for _row, s in requests):
+        raise DecodingError("cannot score an empty token sequence")
+    if any(not 0 <= row < prefix.size for row, _s in requests):
+        raise DecodingError("a scoring request names a prompt the prefix does not hold")
+    results: list[torch.Tensor | None] = [None] * len(requests)
+    if not requests:
+        return []
+    vocab = _vocab_size(model)
+    longest = max(len(s) for _r, s in requests)
+    chunk = max(1, CHUNK_BYTES // max(1, longest * vocab * 4))
+    order = list(range(len(requests)))
+    device = prefix.ids.device
+    padded = bool((prefix.mask == 0).any())
+    for start in range(0, len(order), chunk):
+        members = order[start : start + chunk]
+        rows = [requests[i][0] for i in members]
+        width = max(len(requests[i][1]) for i in members)
+        batch = torch.zeros((len(members), width), dtype=torch.long)
+        for r, i in enumerate(members):
+            row, seq = requests[i]
+            tokens = [int(prefix.ids[row, -1])] + [int(t) for t in seq[:-1]]
+            batch[r, : len(tokens)] = torch.tensor(tokens, dtype=torch.long)
+            batch[r, len(tokens) :] = tokens[-1]
+        inputs: dict[str, Any] = {"input_ids": batch.to(device)}
+        cache = prefix.cache_for(rows)
+        if cache is not None:
+            inputs["cache"] = cache
+        if padded:
+            head = prefix.mask[rows, :-1]
+            inputs["attention_mask"] = torch.cat(
+                [head, torch.ones((len(members), width), dtype=head.dtype, device=device)], dim=1
+            )
+            start_pos = torch.tensor([prefix.lengths[r] - 1 for r in rows], device=device)
+            inputs["position_ids"] = start_pos[:, None] + torch.arange(width, device=device)[None, :]
+        logits = forward(model, **inputs).logits
+        for r, i in enumerate(members):
+            results[i] = torch.log_softmax(logits[r, : len(requests[i][1])].float(), dim=-1)
+        del logits
+    return results  # type: ignore[return-value]
+
+
+def _vocab_size(model: Any) -> int:
+    config = getattr(model, "config", None)
+    size = getattr(config, "vocab_size", None) or getattr(getattr(config, "text_config", None), "vocab_size", None)
+    return int(size) if size else 262_144
