@@ -462,6 +462,7 @@ def run_items(
     score: bool = True,
     on_progress: Progress | None = None,
     cancel: Cancel = None,
+    batch_size: int | None = None,
 ) -> Iterator[SweepRecord]:
     """Run planned items through the parser, yielding one :class:`SweepRecord` per item as it ends.
 
@@ -472,7 +473,8 @@ def run_items(
     in ``mode``.  ``on_progress(done, total, record)`` is called after each record (unlike
     ``run_batch``'s callback it receives the :class:`SweepRecord`).  ``cancel`` (a
     :class:`threading.Event` or a callable returning True) stops the stream early: the records
-    already yielded stay valid, so a partial sweep can be summarised.  Bad arguments raise
+    already yielded stay valid, so a partial sweep can be summarised.  ``batch_size``: items per
+    model call (default :func:`amp.parser.batch.default_batch_size`).  Bad arguments raise
     :class:`ExperimentError` at call time, not at the first ``next``.
     """
     if mode not in _MODES:
@@ -485,8 +487,10 @@ def run_items(
         if item.id in by_id:
             raise ExperimentError(f"two sweep items share the id {item.id!r}")
         by_id[item.id] = item
+    if batch_size is not None and (isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1):
+        raise ExperimentError(f"batch_size must be a whole number of at least 1, not {batch_size!r}")
     return _stream(parser, planned, by_id, beams=beams, mode=mode, parse=parse, score=score,
-                   on_progress=on_progress, cancel=cancel)
+                   on_progress=on_progress, cancel=cancel, batch_size=batch_size)
 
 
 def _stream(
@@ -500,6 +504,7 @@ def _stream(
     score: bool,
     on_progress: Progress | None,
     cancel: Cancel,
+    batch_size: int | None = None,
 ) -> Iterator[SweepRecord]:
     # Imported here so that planning and summaries never import the parser stack.
     from amp.parser.batch import BatchItem, run_batch
@@ -512,7 +517,7 @@ def _stream(
         for it in planned
     )
     done = 0
-    stream = run_batch(parser, batch, beams=beams, cancel=cancel)
+    stream = run_batch(parser, batch, beams=beams, cancel=cancel, batch_size=batch_size)
     try:
         for result in stream:
             item = by_id.get(result.id)

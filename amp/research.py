@@ -73,18 +73,21 @@ def run_method(
     seed: int = 0,
     max_new_tokens: int | None = None,
     on_progress: Callable[[int, int, ex.SweepRecord], None] | None = None,
+    batch_size: int | None = None,
 ) -> Iterator[ex.SweepRecord]:
     """Records for ``items`` with ``method`` (see the module docstring); P(LF0) by forced decoding.
 
     ``max_new_tokens`` bounds generation (None: from the prompt, as in the paper; ``beam`` then
-    runs batched through :func:`amp.experiments.run_items`).  ``beams`` is the beam size (``beam``) or the number of distinct interpretations kept
-    (``distinct``, from a beam of ``width``; ``sampling``, from ``n_samples`` samples).
+    runs batched through :func:`amp.experiments.run_items`, ``batch_size`` items per model
+    call).  ``beams`` is the beam size (``beam``) or the number of distinct interpretations
+    kept (``distinct``, from a beam of ``width``; ``sampling``, from ``n_samples`` samples).
     """
     if method not in METHODS:
         raise ReportError(f"method must be one of {METHODS}, not {method!r}")
     planned = list(items)
     if method == "beam" and max_new_tokens is None:  # the paper's path: batched, cached run_items
-        yield from ex.run_items(parser, planned, beams=beams, mode=mode, on_progress=on_progress)
+        yield from ex.run_items(parser, planned, beams=beams, mode=mode, on_progress=on_progress,
+                                batch_size=batch_size)
         return
     total = len(planned)
     for done, item in enumerate(planned, 1):

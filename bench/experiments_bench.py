@@ -1,13 +1,16 @@
 """Benchmark: examples per second of the zero-shot and few-shot loops, and the warm rerun.
 
 Usage: ``python bench/experiments_bench.py [--model default] [--types pp] [--n-zero 2] [--n-few 1]
-[--ratios 0,0.5,1] [--beams 5] [--threads 2]``
+[--ratios 0,0.5,1] [--beams 5] [--threads 2] [--batch-sizes 1,8] [--separate]``
 
 Runs :func:`amp.experiments.run_items` (constrained beam search + forced scoring of LF0/LF1 for
-every item) on a zero-shot plan and on a few-shot plan, against a *temporary* result cache so the
-first pass is cold; then reruns both plans on the same cache (what a second run of a sweep in
-the app, or a resumed ``reproduce``, sees).  Prints examples/second for each loop and the warm /
-cold time ratio — figures from one run, no assertions.
+every item) on a zero-shot plan and on a few-shot plan, against a *temporary* result cache so
+the first pass is cold, once per batch size (items per model call; each item's parse and P(LF0)
+share one prompt pass); then reruns both plans on the warm cache (what a second run of a sweep
+in the app, or a resumed ``reproduce``, sees).  ``--separate`` adds the baseline of separate
+calls per item — :meth:`Parser.parse` then :meth:`Parser.score_pair`, each with its own prompt
+pass — so the figures include "joint / separate".  Prints examples/second and ratios measured
+in this one run, no assertions.
 """
 
 from __future__ import annotations
@@ -25,11 +28,19 @@ from amp.cache import ResultCache
 from amp.parser.parser import Parser
 
 
-def timed_run(parser: Parser, items: list[ex.SweepItem], beams: int) -> tuple[float, int]:
+def timed_run(parser: Parser, items: list[ex.SweepItem], beams: int, batch_size: int | None) -> tuple[float, int]:
     t0 = time.perf_counter()
-    records = list(ex.run_items(parser, items, beams=beams))
+    records = list(ex.run_items(parser, items, beams=beams, batch_size=batch_size))
     errors = sum(1 for r in records if r.error)
     return time.perf_counter() - t0, errors
+
+
+def timed_separate(parser: Parser, items: list[ex.SweepItem], beams: int) -> float:
+    t0 = time.perf_counter()
+    for it in items:
+        parser.parse(it.prompt_text, fmt=it.fmt, beams=beams)
+        parser.score_pair(it.prompt_text, it.lf0, it.lf1, fmt=it.fmt)
+    return time.perf_counter() - t0
 
 
 def main() -> int:
@@ -41,6 +52,8 @@ def main() -> int:
     ap.add_argument("--ratios", default="0,0.5,1")
     ap.add_argument("--beams", type=int, default=5)
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--batch-sizes", default="8", help="comma-separated items per model call (e.g. 1,8)")
+    ap.add_argument("--separate", action="store_true", help="also time separate parse + score calls per item")
     args = ap.parse_args()
 
     import torch
@@ -48,22 +61,50 @@ def main() -> int:
     torch.set_num_threads(args.threads)
     types = tuple(t.strip() for t in args.types.split(",") if t.strip())
     ratios = tuple(float(r) for r in args.ratios.split(","))
-    zero = ex.plan_zeroshot(ex.ZeroShotConfig(types=types, n=args.n_zero, beams=args.beams))
-    few = ex.plan_fewshot(ex.FewShotConfig(types=types, ratios=ratios, n_per_ratio=args.n_few, beams=args.beams))
+    sizes = [int(s) for s in args.batch_sizes.split(",") if s.strip()]
+    plans = {
+        "zero-shot": ex.plan_zeroshot(ex.ZeroShotConfig(types=types, n=args.n_zero, beams=args.beams)),
+        "few-shot": ex.plan_fewshot(
+            ex.FewShotConfig(types=types, ratios=ratios, n_per_ratio=args.n_few, beams=args.beams)
+        ),
+    }
+    loaded = Parser(args.model, device="cpu")
+    t0 = time.perf_counter()
+    lm = loaded.load()
+    print(f"model load: {time.perf_counter() - t0:.1f} s (not counted below)")
 
+    def fresh(folder: str) -> Parser:
+        parser = Parser(args.model, device="cpu", cache=ResultCache(folder))
+        parser._lm = lm  # the loaded weights, shared (a benchmark shortcut, not an API)
+        return parser
+
+    # Warm the grammar masks once so that no timed pass pays the one-off trie build.
     with tempfile.TemporaryDirectory() as tmp:
-        parser = Parser(args.model, device="cpu", cache=ResultCache(tmp))
-        t0 = time.perf_counter()
-        parser.load()
-        print(f"model load: {time.perf_counter() - t0:.1f} s (not counted below)")
-        rows = []
-        for name, items in (("zero-shot", zero), ("few-shot", few)):
-            cold, errors = timed_run(parser, items, args.beams)
-            warm, _ = timed_run(Parser(args.model, device="cpu", cache=ResultCache(tmp)), items, args.beams)
-            rows.append((name, len(items), cold, warm, errors))
-        for name, n, cold, warm, errors in rows:
-            print(f"{name:9s} loop: {n} examples, {n / cold:.3f} examples/s cold ({cold / n:.1f} s each), "
-                  f"{n / warm:.1f} examples/s warm; warm/cold = {warm / cold:.5f}; errors {errors}")
+        first = plans["zero-shot"][:1] or plans["few-shot"][:1]
+        timed_run(fresh(tmp), first, args.beams, 1)
+    for name, items in plans.items():
+        n = len(items)
+        if not n:
+            continue
+        times: dict[str, float] = {}
+        if args.separate:
+            with tempfile.TemporaryDirectory() as tmp:
+                times["separate"] = timed_separate(fresh(tmp), items, args.beams)
+        for size in sizes:
+            with tempfile.TemporaryDirectory() as tmp:
+                cold, errors = timed_run(fresh(tmp), items, args.beams, size)
+                warm, _ = timed_run(fresh(tmp), items, args.beams, size)
+            times[f"batch {size}"] = cold
+            print(f"{name:9s} loop, batch {size:2d}: {n} examples, {n / cold:.3f} examples/s cold "
+                  f"({cold / n:.1f} s each), warm rerun / cold = {warm / cold:.5f}; errors {errors}")
+        if "separate" in times:
+            print(f"{name:9s} loop, separate parse + score calls: {n / times['separate']:.3f} examples/s "
+                  f"({times['separate'] / n:.1f} s each)")
+        base = times.get("separate") or times.get("batch 1")
+        if base:
+            for label, t in times.items():
+                if t is not base:
+                    print(f"{name:9s} time {label} / {'separate' if 'separate' in times else 'batch 1'}: {t / base:.2f}")
     return 0
 
 

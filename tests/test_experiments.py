@@ -245,7 +245,7 @@ class FResult:
     error: str | None = None
 
 
-def fake_run_batch(parser, items, *, beams, on_progress=None, cancel=None):
+def fake_run_batch(parser, items, *, beams, on_progress=None, cancel=None, batch_size=None):
     """Sequential stand-in for amp.parser.batch.run_batch; items with an empty prompt fail."""
     for item in items:
         if cancel is not None and (cancel.is_set() if isinstance(cancel, threading.Event) else cancel()):
@@ -363,7 +363,7 @@ def test_run_items_stops_even_if_run_batch_ignores_cancel(monkeypatch, scope_swe
     _, items, table = scope_sweep
     module = types.ModuleType("amp.parser.batch")
     module.BatchItem = FBatchItem
-    module.run_batch = lambda parser, items, *, beams, on_progress=None, cancel=None: fake_run_batch(
+    module.run_batch = lambda parser, items, *, beams, on_progress=None, cancel=None, batch_size=None: fake_run_batch(
         parser, items, beams=beams
     )
     monkeypatch.setitem(sys.modules, "amp.parser.batch", module)
@@ -559,3 +559,25 @@ def test_end_to_end_with_tiny_model(saved_tiny_model, tmp_path):
     assert z[0][: len(inspection.predicted_steps)] == [s.prob for s in inspection.predicted_steps]
     table = plots.beam_table(inspection.parse, item.lf0, item.lf1, "logical")
     assert len(table) == len(inspection.parse.beams)
+
+
+@pytest.mark.parametrize("bad", [0, -2, 1.5, True, "8"])
+def test_run_items_refuses_a_bad_batch_size(bad) -> None:
+    with pytest.raises(ExperimentError, match="batch_size"):
+        run_items(FakeParser({}), [], batch_size=bad)
+
+
+def test_run_items_passes_the_batch_size_on(monkeypatch, scope_sweep) -> None:
+    _, items, table = scope_sweep
+    seen = []
+
+    def spy(parser, items, *, beams, on_progress=None, cancel=None, batch_size=None):
+        seen.append(batch_size)
+        return fake_run_batch(parser, items, beams=beams, cancel=cancel)
+
+    module = types.ModuleType("amp.parser.batch")
+    module.BatchItem = FBatchItem
+    module.run_batch = spy
+    monkeypatch.setitem(sys.modules, "amp.parser.batch", module)
+    assert len(list(run_items(FakeParser(table), items, beams=3, batch_size=4))) == len(items)
+    assert seen == [4]

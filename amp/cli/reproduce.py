@@ -2,7 +2,7 @@
 
     python -m amp reproduce --model M [--n-zero 200] [--n-few 100] [--types pp scope …]
         [--method beam|distinct|sampling] [--mode logical|paper] [--seed 0] [--out DIR]
-        [--name RUN] [--device …] [--dtype …] [--no-cache]
+        [--name RUN] [--device …] [--dtype …] [--batch-size N] [--no-cache]
 
 Zero-shot: ``--n-zero`` sentences per type, constrained beam 5 (Table 2, Fig. 2, Fig. 3).
 Few-shot: ``--n-few`` sentences per type under 11 ratios of 10-example mixed prompts (Table 3,
@@ -26,15 +26,25 @@ from amp.interpretations import METHODS
 
 
 def _progress(label: str) -> Any:
+    """A stderr progress line: done/total, from cache, elapsed, and an estimate of what is left."""
     start = time.monotonic()
     state = {"cached": 0}
 
     def report(done: int, total: int, record: Any) -> None:
         state["cached"] += bool(record.cached)
-        print(f"\r{label}: {done}/{total} ({state['cached']} from cache, {time.monotonic() - start:.0f} s)",
+        elapsed = time.monotonic() - start
+        computed = done - state["cached"]
+        left = ""
+        if computed and done < total:
+            left = f", ~{_duration(elapsed / computed * (total - done))} left"
+        print(f"\r{label}: {done}/{total} ({state['cached']} from cache, {_duration(elapsed)}{left})  ",
               end="\n" if done == total else "", file=sys.stderr, flush=True)
 
     return report
+
+
+def _duration(seconds: float) -> str:
+    return f"{seconds:.0f} s" if seconds < 90 else f"{seconds / 60:.1f} min"
 
 
 def run(args: argparse.Namespace) -> int:
@@ -51,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
                         trust_remote_code=args.trust_remote_code, cache=not args.no_cache)
         common = {"method": args.method, "beams": args.beams, "mode": args.mode, "width": args.width,
                   "n_samples": args.samples, "temperature": args.temperature, "seed": args.seed,
-                  "max_new_tokens": args.max_new_tokens}
+                  "max_new_tokens": args.max_new_tokens, "batch_size": args.batch_size}
         zero = list(research.run_method(parser, ex.plan_zeroshot(zero_cfg), **common,
                                         on_progress=_progress("zero-shot"))) if args.n_zero else []
         few = list(research.run_method(parser, ex.plan_fewshot(few_cfg), **common,
@@ -93,6 +103,8 @@ def register(subparsers: Any) -> None:
     p.add_argument("--k", type=int, default=10, help="examples per few-shot prompt (paper: 10)")
     p.add_argument("--seed", type=int, default=0, help="seed of the test sentences and prompts")
     p.add_argument("--max-new-tokens", type=int, default=None, help="generation budget (default: from the prompt)")
+    p.add_argument("--batch-size", type=int, default=None,
+                   help="items per model call (default: 8 on CPU and GPU; one prompt pass per item either way)")
     p.add_argument("--out", default=None, help="output folder (default reproduce-<name>)")
     p.add_argument("--name", default=None, help="run name for the manifest (default from model and settings)")
     p.add_argument("--device", default=None, help="cpu, cuda, cuda:N or mps")
