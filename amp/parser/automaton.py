@@ -49,6 +49,14 @@ be *used* before the LF may end is not enforced: in the Lisp format it creates d
 closed scope with an unused variable can only be closed further — so it would need look-ahead.)
 Grammars without a ``var`` rule have nothing to track.
 
+**No dead ends.**  Filtering variables can strand a text the bare grammar would continue: an atom
+begun before any quantifier (``smiled(`` needs a variable next and none is quantified) or a
+quantifier once all six variables are taken.  A terminal is therefore also removed when a
+bounded look-ahead (``lookahead`` terminals, default 3; the AmP grammars' dead ends are at most
+that deep) proves that nothing can follow it, so every alive state has a non-empty mask.
+:meth:`binding_violation` explains refusals on the unpruned language (``man(x)`` is refused
+for its free ``x``, not at its ``m``).
+
 Everything is memoised by value (stacks are tuples, states frozensets), so the automaton is
 safe to share between beams, prompts and threads that only read it.  Regex terminals, flags and
 ``%ignore`` are rejected at construction.
@@ -76,8 +84,6 @@ State = frozenset  # frozenset[Config]
 DEAD: State = frozenset()
 
 _END = "$END"
-#: Terminals of look-ahead when checking that variable filtering leaves no dead end.
-_LOOKAHEAD = 3
 #: Memo tables are cleared when they grow past this many entries (bounded memory in a
 #: long-running app; everything is recomputable).
 _MEMO_CAP = 500_000
@@ -100,6 +106,7 @@ class GrammarAutomaton:
         bound_variables: bool = True,
         var_rule: str = "var",
         binder_rule: str = "quantifier",
+        lookahead: int = 3,
     ) -> None:
         if parser.options.parser != "lalr":
             raise DecodingError("the grammar automaton needs a lark parser built with parser='lalr'")
@@ -144,6 +151,10 @@ class GrammarAutomaton:
             self._setup_binding(parser, var_rule, binder_rule)
         self._binds_memo: dict[Stack, bool] = {}
         self._allowed_memo: dict[tuple[Stack, Bound], tuple[dict[str, str], frozenset[str], bool]] = {}
+        #: Terminals of look-ahead for dead ends (:meth:`_dead_end`); 0 turns the pruning off.
+        self.lookahead: int = lookahead
+        self._build = (parser, start, trailing, var_rule, binder_rule)
+        self._unpruned_automaton: GrammarAutomaton | None = None
         self._dead_memo: dict[tuple[Stack, str, Bound, int], bool] = {}
         self._feed_memo: dict[tuple[Stack, str], Stack | None] = {}
         self._accepts_memo: dict[Stack, tuple[dict[str, str], frozenset[str], bool]] = {}
@@ -307,7 +318,7 @@ class GrammarAutomaton:
         by_literal = {
             lit: term
             for lit, term in self._var_allowed(stack, bound).items()
-            if not self._dead_end(stack, term, bound, _LOOKAHEAD)
+            if not (self.lookahead and self._dead_end(stack, term, bound, self.lookahead))
         }
         if len(by_literal) == len(base[0]):
             result = base
@@ -448,6 +459,8 @@ class GrammarAutomaton:
         """
         if not self.bound_variables:
             return None
+        if self.lookahead:  # explain on the unpruned language: "man(x)" dies at "x", not at "m"
+            return self._unpruned().binding_violation(text)
         state = self.initial
         for i, ch in enumerate(text):
             nxt = self.step(state, ch)
@@ -470,6 +483,15 @@ class GrammarAutomaton:
                         return start, var, ("rebound" if self._binds(st) else "free")
             return None
         return None
+
+    def _unpruned(self) -> GrammarAutomaton:
+        if self._unpruned_automaton is None:
+            parser, start, trailing, var_rule, binder_rule = self._build
+            self._unpruned_automaton = GrammarAutomaton(
+                parser, start=start, trailing=trailing, bound_variables=True, var_rule=var_rule,
+                binder_rule=binder_rule, lookahead=0,
+            )
+        return self._unpruned_automaton
 
     @staticmethod
     def _remember(memo: dict, key: object, value: object) -> None:

@@ -42,7 +42,12 @@ from transformers import LogitsProcessorList, StoppingCriteriaList
 
 from amp.errors import DecodingError
 from amp.logic.grammar import lark_parser
-from amp.parser.prefix import cache_kwarg, prefill, prefixed_logprobs
+from amp.parser.prefix import (
+    cache_kwarg,
+    prefill,
+    prefixed_logprobs,
+    reorder_only_after,
+)
 from amp.parser.processors import (
     GrammarLogitsProcessor,
     GrammarStoppingCriteria,
@@ -264,6 +269,8 @@ def parse_and_score_batch(
         processor = RecordingProcessor(width, batch_size=len(prompts))
         stop = NewlineStoppingCriteria(vocab, processor)
     cache = prefix.cache_for([b for b in range(prefix.size) for _ in range(beams)])
+    if cache is not None:
+        reorder_only_after(cache, prefix.width - 1)
     with torch.inference_mode():
         out = model.generate(
             input_ids=prefix.ids,

@@ -13,6 +13,8 @@ top beam re-ran it, and so did the forced scoring of LF0/LF1.  Here it runs **on
 * :meth:`PromptPrefix.cache_for` gives a cache whose rows are chosen prompts (repeated as
   needed: ``k`` rows per prompt for beam search, one per LF for scoring) without touching the
   prefix, so one prefix serves any number of later passes.
+* :func:`reorder_only_after` stops beam search from copying the shared prompt part of the cache
+  at every step (only the generated tokens are reordered).
 * :func:`prefixed_logprobs` scores token sequences after chosen prompts: the input of each row
   is the prompt's last token followed by the sequence minus its last token, so row position
   ``j`` predicts token ``j`` of the sequence.  Rows are right-padded (causal attention never
@@ -130,6 +132,40 @@ class PromptPrefix:
                     layer.keys = layer.keys.index_select(0, index.to(layer.keys.device))
                     layer.values = layer.values.index_select(0, index.to(layer.values.device))
         return cache
+
+
+def reorder_only_after(cache: Any, shared: int) -> Any:
+    """Make beam search's per-step cache reordering copy only what follows the shared prompt.
+
+    ``generate`` reorders the whole KV cache along the batch at every step (``index_select``
+    on every layer: a full copy).  The beams of one prompt only ever permute among themselves
+    and start from identical copies of the prompt's cache, so the first ``shared`` cached
+    tokens are equal across the rows being permuted and need not move: only the tokens added
+    since are reordered, in place (they live in tensors the search itself created).  Sliding-
+    window layers count what they have seen (``cumulative_length``), so their shorter tensors are
+    handled too.  Caches with other layer types are left as they are.  Returns ``cache``.
+    """
+    from transformers.cache_utils import DynamicLayer
+
+    layers = getattr(cache, "layers", None)
+    if not layers or not all(isinstance(layer, DynamicLayer) for layer in layers):
+        return cache
+
+    def reorder(beam_idx: torch.LongTensor) -> None:
+        for layer in layers:
+            keys = layer.keys if layer.is_initialized else None
+            if keys is None or keys.numel() == 0:
+                continue
+            seen = getattr(layer, "cumulative_length", None)
+            total = seen if isinstance(seen, int) else int(keys.shape[-2])
+            n = min(max(total - shared, 0), int(keys.shape[-2]))
+            if n:
+                idx = beam_idx.to(keys.device)
+                layer.keys[..., -n:, :] = layer.keys[..., -n:, :].index_select(0, idx)
+                layer.values[..., -n:, :] = layer.values[..., -n:, :].index_select(0, idx)
+
+    cache.reorder_cache = reorder
+    return cache
 
 
 @torch.inference_mode()

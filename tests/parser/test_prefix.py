@@ -129,3 +129,26 @@ def test_prefix_refuses_bad_requests(tiny_lm: TinyLM) -> None:
         prefixed_logprobs(tiny_lm.model, prefix, [(1, [5])])
     with pytest.raises(DecodingError, match="at least one token"):
         prefill(tiny_lm.model, [[]], pad_id=0)
+
+
+def test_reordering_only_the_generated_part_equals_a_full_reorder(lm: TinyLM) -> None:
+    """Rows of one prompt share its cached tokens, so moving only the later ones is exact."""
+    from amp.parser.prefix import forward, output_cache, reorder_only_after
+
+    ids = encode_prompt(lm.tokenizer, _prompts()[2])
+    prefix = prefill(lm.model, [ids, ids[:-3]], pad_id=0)  # two prompts, one left-padded
+    cache = prefix.cache_for([0, 0, 0, 1, 1, 1])
+    steps = torch.tensor([[5, 6], [7, 8], [9, 10], [11, 12], [13, 14], [15, 16]])
+    mask = torch.cat([prefix.mask[[0, 0, 0, 1, 1, 1], :-1], torch.ones((6, 2), dtype=torch.long)], dim=1)
+    pos = torch.tensor([prefix.lengths[r] - 1 for r in (0, 0, 0, 1, 1, 1)])[:, None] + torch.arange(2)[None]
+    with torch.inference_mode():
+        cache = output_cache(forward(lm.model, input_ids=steps, cache=cache, attention_mask=mask, position_ids=pos))
+    want = [(layer.keys.index_select(0, torch.tensor([2, 0, 0, 4, 5, 3])),
+             layer.values.index_select(0, torch.tensor([2, 0, 0, 4, 5, 3]))) for layer in cache.layers]
+    reorder_only_after(cache, prefix.width - 1)
+    with torch.inference_mode():  # as inside generate (amp.parser.decode runs it so)
+        cache.reorder_cache(torch.tensor([2, 0, 0, 4, 5, 3]))
+    for layer, (k, v) in zip(cache.layers, want, strict=True):
+        assert torch.equal(layer.keys, k) and torch.equal(layer.values, v)
+    if hasattr(cache.layers[0], "cumulative_length"):  # the sliding layers hold fewer tokens than seen
+        assert cache.layers[0].keys.shape[-2] < cache.layers[-1].keys.shape[-2]
