@@ -136,6 +136,16 @@ def test_reproduce_cli_end_to_end_then_from_cache(tmp_path, monkeypatch, capsys)
     manifest = json.loads((tmp_path / "cache" / "runs" / "tiny.json").read_text())
     assert manifest["settings"]["cached"] == "12/12"
     assert (tmp_path / "two" / "report.md").is_file()
+    # --n-few 0 skips the few-shot part (from the cache here), both 0 is refused with a message
+    skip = [a if a != "tiny" else "tiny-zero" for a in args]
+    skip[skip.index("--n-few") + 1] = "0"
+    assert main([*skip, "--out", str(tmp_path / "three")]) == 0
+    manifest = json.loads((tmp_path / "cache" / "runs" / "tiny-zero.json").read_text())
+    assert len(manifest["zero_shot"]) == 1 and manifest["few_shot"] == []
+    skip[skip.index("--n-zero") + 1] = "0"
+    capsys.readouterr()
+    assert main([*skip, "--out", str(tmp_path / "four")]) != 0
+    assert "not both 0" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("method", ["distinct", "sampling"])

@@ -53,9 +53,12 @@ def run(args: argparse.Namespace) -> int:
     from amp.parser.parser import Parser
 
     try:
-        zero_cfg = ex.ZeroShotConfig(types=tuple(args.types), n=args.n_zero, seed=args.seed, beams=args.beams,
+        if args.n_zero < 0 or args.n_few < 0 or not (args.n_zero or args.n_few):
+            raise ex.ExperimentError("--n-zero and --n-few must be 0 (skip) or more, and not both 0")
+        # A skipped part (0) is planned with n = 1 only to name its settings; nothing of it runs.
+        zero_cfg = ex.ZeroShotConfig(types=tuple(args.types), n=args.n_zero or 1, seed=args.seed, beams=args.beams,
                                      mode=args.mode)
-        few_cfg = ex.FewShotConfig(types=tuple(args.types), n_per_ratio=args.n_few, seed=args.seed, k=args.k,
+        few_cfg = ex.FewShotConfig(types=tuple(args.types), n_per_ratio=args.n_few or 1, seed=args.seed, k=args.k,
                                    beams=args.beams, mode=args.mode)
         parser = Parser(args.model, device=args.device, dtype=args.dtype,
                         trust_remote_code=args.trust_remote_code, cache=not args.no_cache)

@@ -237,6 +237,9 @@ def prefixed_logprobs(
 
 
 def _vocab_size(model: Any) -> int:
-    config = getattr(model, "config", None)
-    size = getattr(config, "vocab_size", None) or getattr(getattr(config, "text_config", None), "vocab_size", None)
-    return int(size) if size else 262_144
+    """Rows of the output layer (the width of one logit row), for chunk sizing."""
+    head = model.get_output_embeddings() if hasattr(model, "get_output_embeddings") else None
+    weight = getattr(head, "weight", None)
+    if weight is not None:
+        return int(weight.shape[0])
+    return int(model.config.vocab_size)

@@ -12,9 +12,9 @@ position, mask from the automaton state before the token), plus the top-n altern
 both.  Several LFs after one prompt are scored in **one batched forward that shares the
 prompt**: the prompt runs once (:mod:`amp.parser.prefix`), its KV cache is repeated to the
 batch and the right-padded LF continuations run together; right padding needs no attention
-mask because causal attention never looks ahead.  :func:`forced_score_prefixed` scores LFs
-after prompts whose prefix a beam search already computed, so a parse and a P(LF0) of the same
-prompt share one prompt pass.
+mask because causal attention never looks ahead.  :func:`forced_from_logprobs` turns log-probs
+into a :class:`ForcedScore`, so :func:`amp.parser.decode.parse_and_score_batch` can score LF0/LF1
+on the prompt pass its beam search already made (a parse and its P(LF0) share one pass).
 :func:`forced_score_independent` is the plain one-sequence-at-a-time reference.
 
 Results are deterministic for a given model, tokenizer, dtype and device (no sampling); batched
