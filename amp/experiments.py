@@ -134,6 +134,11 @@ class FewShotConfig:
     (:func:`amp.prompts.lf0_count`, robust to float error).  So the test set
     is the same for all ratios, as in the paper.  ``beams`` is the beam size, ``mode`` the
     canonicaliser used for matching (``"logical"`` or the faithful ``"paper"``).
+
+    Paired design (the default, as in the original, reference §11): a test sentence sees the
+    *same* ``k`` example sentences in the same positions at every ratio; only which of them
+    carry LF0 changes.  ``independent_draws=True`` draws fresh examples per ratio instead
+    (more noise in FDM/FIM and the P(LF0) curve; kept for comparison only).
     """
 
     types: tuple[str, ...] = AMBIGUOUS_TYPES
@@ -144,9 +149,13 @@ class FewShotConfig:
     fmt: str = "fol"
     beams: int = 5
     mode: str = "logical"
+    independent_draws: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "types", _check_common(self.types, self.beams, self.fmt, self.mode))
+        if not isinstance(self.independent_draws, bool) and type(self.independent_draws).__name__ != "bool_":
+            raise ExperimentError(f"independent_draws must be True or False, not {self.independent_draws!r}")
+        object.__setattr__(self, "independent_draws", bool(self.independent_draws))
         ratios = (self.ratios,) if isinstance(self.ratios, int | float) else tuple(self.ratios)
         if not ratios:
             raise ExperimentError("ratios is empty; the paper uses 0, 0.1, …, 1")
@@ -251,14 +260,20 @@ def plan_fewshot(config: FewShotConfig) -> list[SweepItem]:
     ``sample_pairs(type, n_per_ratio, config.seed)`` and reused for every ratio (paper §4: one
     test set, all ratios).  The prompt of (type, ratio, sentence index) is
     ``mixed_prompt(pair, ratio, seed=s, k=config.k, fmt=config.fmt)`` with ``s`` derived from
-    (seed, type, ratio, index), so the plan is a pure function of the config.
+    (seed, type, index) — the same at every ratio, so the item sees the same example sentences
+    in the same positions at every ratio (the original's paired design, reference §11) — or,
+    with ``config.independent_draws``, from (seed, type, ratio, index).  The plan is a pure
+    function of the config.
     """
     items: list[SweepItem] = []
     for type_ in config.types:
         pairs = list(sample_pairs(type_, config.n_per_ratio, config.seed))
         for ratio in config.ratios:
             for index, pair in enumerate(pairs):
-                seed = _derive_seed("fewshot", config.seed, type_, ratio, index)
+                if config.independent_draws:
+                    seed = _derive_seed("fewshot", config.seed, type_, ratio, index)
+                else:
+                    seed = _derive_seed("fewshot", config.seed, type_, index)
                 prompt = mixed_prompt(pair, ratio, seed=seed, k=config.k, fmt=config.fmt)
                 items.append(
                     _sweep_item(f"fewshot/{type_}/r={ratio:.2f}/{index:03d}", type_, ratio, pair,

@@ -142,3 +142,24 @@ def test_prompt_mixed_text_via_subprocess() -> None:
     assert out.stdout.startswith("Let's translate what a human user says into what a computer might say.\n\n\n")
     assert out.stdout.count("Human: ") == 5 and out.stdout.endswith("Human: each bird held a sweater\nComputer:\n")
     assert out.stderr.startswith("gold LF0: exists x . forall y .")
+
+
+def _mixed_json(capsys, *extra: str) -> dict:
+    args = ["prompt", "mixed", "--type", "pp", "--sentence", "Galileo saw Mary with the camera", "--seed", "1",
+            "--json", *extra]
+    assert run_main(*args) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_prompt_mixed_is_paired_across_ratios(capsys) -> None:
+    """Same seed and sentence at ratios 0.2 and 0.8: the same 10 sentences in the same positions
+    (the original's paired design, reference §11); the 2 LF0 examples at 0.2 are among the 8 at
+    0.8 (the first int(10·r) drawn carry LF0)."""
+    low, high = _mixed_json(capsys, "--ratio", "0.2"), _mixed_json(capsys, "--ratio", "0.8")
+    assert [e["utterance"] for e in low["examples"]] == [e["utterance"] for e in high["examples"]]
+    lf0_low = {j for j, e in enumerate(low["examples"]) if e["label"] == 0}
+    lf0_high = {j for j, e in enumerate(high["examples"]) if e["label"] == 0}
+    assert len(lf0_low) == 2 and len(lf0_high) == 8 and lf0_low < lf0_high
+    other = _mixed_json(capsys, "--ratio", "0.8", "--independent-draws")
+    assert {e["utterance"] for e in other["examples"]} != {e["utterance"] for e in high["examples"]}
+    assert [e["label"] for e in other["examples"]].count(0) == 8

@@ -39,7 +39,7 @@ from amp.experiments import (
     zeroshot_columns,
     zeroshot_summary,
 )
-from amp.generate import AMBIGUOUS_TYPES, sample_pairs
+from amp.generate import AMBIGUOUS_TYPES, find_pair, sample_pairs
 from amp.prompts import Prompt, lf0_count
 
 # --------------------------------------------------------------------------- planning
@@ -141,10 +141,48 @@ def test_plan_fewshot_is_deterministic_and_seeded(fewshot_plan):
     cfg, items = fewshot_plan
     again = plan_fewshot(cfg)
     assert [(i.id, i.prompt_text, i.seed) for i in again] == [(i.id, i.prompt_text, i.seed) for i in items]
-    # Different prompts for different (ratio, index), different plan for another seed.
-    assert len({i.seed for i in items}) == len(items)
+    # One prompt seed per (type, index), shared by every ratio (paired design); another plan
+    # for another seed.
+    assert len({i.seed for i in items}) == len(cfg.types) * cfg.n_per_ratio
     other = plan_fewshot(FewShotConfig(types=cfg.types, ratios=cfg.ratios, n_per_ratio=3, seed=8))
     assert [i.prompt_text for i in other] != [i.prompt_text for i in items]
+
+
+def _lf0_positions(item: SweepItem) -> frozenset[int]:
+    return frozenset(j for j, ex in enumerate(item.prompt.examples) if ex.label == 0)
+
+
+def test_plan_fewshot_is_paired_across_ratios(fewshot_plan):
+    """The original's design (reference §11): ``train_eval`` is identical in all 11 ratio
+    folders and the draws (10 surfaces, then one shuffle) do not depend on r, so item i sees the
+    same sentences in the same positions at every ratio; the LF0 examples are the first
+    int(10·r) drawn, hence nested as r grows."""
+    cfg, items = fewshot_plan
+    for type_ in cfg.types:
+        for index in range(cfg.n_per_ratio):
+            group = sorted((it for it in items if it.type == type_ and it.index == index), key=lambda it: it.ratio)
+            sentences = {tuple(ex.utterance for ex in it.prompt.examples) for it in group}
+            assert len(sentences) == 1  # the same k sentences, same positions, at every ratio
+            assert len({it.seed for it in group}) == 1
+            lf0 = [_lf0_positions(it) for it in group]
+            assert [len(s) for s in lf0] == [0, 3, 7, 10]
+            assert all(a < b for a, b in zip(lf0, lf0[1:]))  # nested: first n0 drawn carry LF0
+            for it in group:  # each example shows its own sentence's reading for its label
+                for ex in it.prompt.examples:
+                    pair = find_pair(ex.utterance)
+                    assert (ex.lf, ex.alt_lf) == (pair.lf(ex.label).lf, pair.lf(1 - ex.label).lf)
+
+
+def test_plan_fewshot_independent_draws_is_explicit():
+    cfg = FewShotConfig(types=("pp",), ratios=(0.0, 1.0), n_per_ratio=2, seed=7, independent_draws=True)
+    items = plan_fewshot(cfg)
+    for index in range(2):
+        a, b = [it for it in items if it.index == index]
+        assert {ex.utterance for ex in a.prompt.examples} != {ex.utterance for ex in b.prompt.examples}
+        assert a.seed != b.seed
+    assert FewShotConfig().independent_draws is False
+    with pytest.raises(ExperimentError, match="independent_draws"):
+        FewShotConfig(independent_draws="yes")
 
 
 def test_plan_fewshot_lisp():

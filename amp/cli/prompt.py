@@ -2,15 +2,19 @@
 
     python -m amp prompt zero-shot --type pp --seed 0 --sentence "Galileo saw Mary with the camera"
     python -m amp prompt mixed --type scope --ratio 0.3 --seed 1 [--k 10] [--format lisp] [--json]
+        [--independent-draws]
 
 The prompt text goes to stdout and the gold LF0/LF1 to stderr; ``--json`` prints everything
 as one JSON object on stdout instead.  Without ``--sentence`` the test sentence is a seeded
-sample of the type.
+sample of the type.  ``mixed`` follows the original's paired design (§11): with the same seed
+and sentence, every ratio lists the same example sentences in the same positions and only
+their LF0/LF1 labels differ; ``--independent-draws`` draws other sentences per ratio.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import math
 import sys
@@ -48,6 +52,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     mixed.add_argument("--ratio", type=float, required=True, help="fraction of LF0 examples, 0..1")
     mixed.add_argument("--k", type=int, default=10, help="number of examples (default 10)")
     mixed.add_argument("--format", dest="fmt", choices=("fol", "lisp"), default="fol")
+    mixed.add_argument("--independent-draws", action="store_true",
+                       help="draw other example sentences at every ratio (default: the paired design "
+                            "of the original, §11 — the same seed shows the same sentences in the same "
+                            "positions at every ratio, only their LF0/LF1 labels change)")
     mixed.set_defaults(func=lambda args: run(args, mixed))
 
 
@@ -72,7 +80,11 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         else:
             pair = sample_pairs(args.type, 1, args.seed, gender=args.gender)[0]
         if args.kind == "mixed":
-            prompt = mixed_prompt(pair, args.ratio, seed=args.seed, k=args.k, fmt=args.fmt)
+            seed = args.seed
+            if args.independent_draws:  # a seed of its own per ratio: other sentences, other order
+                seed = int.from_bytes(hashlib.sha256(f"{args.seed}\x1f{args.ratio:.6f}".encode()).digest()[:4],
+                                      "big") & 0x7FFFFFFF
+            prompt = mixed_prompt(pair, args.ratio, seed=seed, k=args.k, fmt=args.fmt)
         else:
             prompt = zero_shot_prompt(pair, seed=args.seed)
         text = prompt.render(trailing_space=args.trailing_space)

@@ -59,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
         zero_cfg = ex.ZeroShotConfig(types=tuple(args.types), n=args.n_zero or 1, seed=args.seed, beams=args.beams,
                                      mode=args.mode)
         few_cfg = ex.FewShotConfig(types=tuple(args.types), n_per_ratio=args.n_few or 1, seed=args.seed, k=args.k,
-                                   beams=args.beams, mode=args.mode)
+                                   beams=args.beams, mode=args.mode, independent_draws=args.independent_draws)
         parser = Parser(args.model, device=args.device, dtype=args.dtype,
                         trust_remote_code=args.trust_remote_code, cache=not args.no_cache)
         common = {"method": args.method, "beams": args.beams, "mode": args.mode, "width": args.width,
@@ -105,6 +105,9 @@ def register(subparsers: Any) -> None:
     p.add_argument("--temperature", type=float, default=1.0, help="sampling temperature")
     p.add_argument("--k", type=int, default=10, help="examples per few-shot prompt (paper: 10)")
     p.add_argument("--seed", type=int, default=0, help="seed of the test sentences and prompts")
+    p.add_argument("--independent-draws", action="store_true",
+                   help="few-shot: other example sentences at every ratio (default: the original's "
+                        "paired design, the same sentences in the same positions at every ratio)")
     p.add_argument("--max-new-tokens", type=int, default=None, help="generation budget (default: from the prompt)")
     p.add_argument("--batch-size", type=int, default=None,
                    help="items per model call (default: 8 on CPU and GPU; one prompt pass per item either way)")
