@@ -8,6 +8,7 @@ prompt), so every match label, rank, P(LF0), FDM, FIM and ZM_k below is computed
 
 from __future__ import annotations
 
+import itertools
 import math
 import sys
 import threading
@@ -166,7 +167,7 @@ def test_plan_fewshot_is_paired_across_ratios(fewshot_plan):
             assert len({it.seed for it in group}) == 1
             lf0 = [_lf0_positions(it) for it in group]
             assert [len(s) for s in lf0] == [0, 3, 7, 10]
-            assert all(a < b for a, b in zip(lf0, lf0[1:]))  # nested: first n0 drawn carry LF0
+            assert all(a < b for a, b in itertools.pairwise(lf0))  # nested: first n0 drawn carry LF0
             for it in group:  # each example shows its own sentence's reading for its label
                 for ex in it.prompt.examples:
                     pair = find_pair(ex.utterance)
