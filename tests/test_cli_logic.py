@@ -50,12 +50,23 @@ def test_canon_lisp_input(monkeypatch, capsys) -> None:
 
 
 def test_canon_errors_in_place(monkeypatch, capsys) -> None:
-    code, lines, _ = _canon(monkeypatch, capsys, "exists x . man(x)\nexists x . dragon(x)\nexists x . man(x)")
+    code, lines, _ = _canon(monkeypatch, capsys, "exists x . man(x)\nexists x . Dragon(x)\nexists x . man(x)")
     assert code == 1
     assert lines[0] == lines[2] == "exists v0 . man(v0)"
-    assert lines[1].startswith("ERROR: cannot parse FOL at column 12: unknown predicate 'dragon'")
+    assert lines[1] == ("ERROR: cannot parse FOL at column 12: found 'Dragon', expected one of: "
+                        '"(", "exists", "forall", a predicate')
     code, lines, _ = _canon(monkeypatch, capsys, "exists x . man(y)\n", "--mode", "paper")
     assert code == 1 and lines[0].startswith("ERROR:") and "unbound variable 'y'" in lines[0]
+
+
+def test_canon_reads_any_words(monkeypatch, capsys) -> None:
+    """Words outside the lexicon (the paper's Table 1 uses ``swam``; unconstrained models write
+    other variable names) are read and canonicalised in both modes."""
+    for mode, expected in (("paper", "exists v0 . swam(v0)"), ("logical", "exists v0 . swam(v0)")):
+        code, lines, _ = _canon(monkeypatch, capsys, "exists w . swam(w)\n", "--mode", mode)
+        assert code == 0 and lines == [expected]
+    code, lines, _ = _canon(monkeypatch, capsys, "exists q . exists r . dragon(r) AND agent(q, Bob)\n")
+    assert code == 0 and lines == ["exists v0 . exists v1 . agent(v0, Bob) AND dragon(v1)"]
 
 
 def test_canon_bad_arguments(capsys) -> None:

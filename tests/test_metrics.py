@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 
 import pytest
 
@@ -43,6 +44,19 @@ def test_matching_modes() -> None:
     # paper mode is not alpha-invariant beyond positions (reference §8.6 item 1)
     swapped = "exists a . exists x . man(x) AND slept(a) AND agent(a, x)"
     assert matches(swapped, OTHER) and not matches(swapped, OTHER, "paper")
+
+
+def test_predictions_with_any_words_are_read() -> None:
+    """An unconstrained model's names: other variables match; other words are read (and differ)."""
+    renamed = "exists p . forall q . exists ev . cow(q) AND dog(p) AND saw(ev) AND agent(ev, q) AND patient(ev, p)"
+    for mode in ("logical", "paper"):
+        assert matches(renamed, LF0, mode) and not matches(renamed, LF1, mode)
+        swam = renamed.replace("saw(ev)", "swam(ev)")
+        assert not matches(swam, LF0, mode)
+        assert matches(swam, re.sub(r"\bp\b", "w", swam), mode)
+    outcome = ZeroShotOutcome((JUNK, renamed.replace("exists p . forall q", "forall q . exists p")), LF0, LF1)
+    assert zm_k([outcome], 2) == 0.0  # the renamed beam matches LF1 only with its own prefix order
+    assert zm_k([ZeroShotOutcome((renamed, LF1_RENAMED), LF0, LF1)], 2) == 100.0
 
 
 def test_gold_must_parse() -> None:

@@ -18,9 +18,15 @@ applied when the parse tree becomes an AST (:mod:`amp.logic.parse`).  A quantifi
 item scopes over everything to its right in the same sequence, so
 ``exists x . man(x) AND exists a . saw(a) AND agent(a, x)`` nests as written.
 
-The vocabulary (predicates, constants, variables) is closed and comes from
-:mod:`amp.lexicon`; a new word there extends every grammar.  Constants appear only as the
-second argument of a two-place atom, as in the original CFG.
+Vocabulary.  The ``decoding`` grammar is closed: predicates, constants and variables come
+from :mod:`amp.lexicon` (a new word there extends it), as in the original CFG (§9), so a
+constrained model can only write lexicon LFs.  The ``strict`` and ``lenient`` grammars read
+*any* LF a model writes (an unconstrained model, the paper's GPT-3.5 runs, Table 1's
+``swam``): words are typed by shape and position — a predicate is a lowercase word
+(``[a-z][A-Za-z0-9_]*``) heading an atom of one or two arguments, a variable is a lowercase word
+in a quantifier or argument position (``w``, ``x1``, ``v12``), a constant a capitalised word
+(``[A-Z][A-Za-z0-9_]*``).  The words ``exists``, ``forall``, ``AND`` and ``OR`` are keywords.
+Constants appear only as the second argument of a two-place atom, as in the original CFG.
 """
 
 from __future__ import annotations
@@ -35,9 +41,18 @@ from amp import lexicon
 Format = Literal["fol", "lisp"]
 Spacing = Literal["strict", "decoding", "lenient"]
 
-#: Extra variable names the *parse* grammars accept besides x, y, z, a, e, i, so that the
-#: positional names of canonical forms (``v0``, ``v1``, …) can be read back.
+#: Canonical variable names (``v0``, ``v1``, …); the open *parse* grammars read them like any
+#: other lowercase variable.
 CANONICAL_VARIABLES: tuple[str, ...] = tuple(f"v{i}" for i in range(16))
+
+#: Word shapes of the open parse grammars (``strict``/``lenient``).  Keywords (``exists``,
+#: ``forall``, ``AND``, ``OR``) are excluded from them.
+_LOWER = r"(?!(?:exists|forall)(?![A-Za-z0-9_]))[a-z][A-Za-z0-9_]*"
+WORD_PATTERNS: dict[str, str] = {
+    "PRED": _LOWER,
+    "VAR": _LOWER,
+    "CONST": r"(?!(?:AND|OR)(?![A-Za-z0-9_]))[A-Z][A-Za-z0-9_]*",
+}
 
 
 def _alts(words: tuple[str, ...]) -> str:
@@ -87,23 +102,28 @@ def grammar_text(
 ) -> str:
     """The lark grammar text for ``fmt`` in the given ``spacing``.
 
-    ``predicates``/``constants``/``variables`` default to the lexicon's (plus the canonical
-    ``v0…`` names for the non-decoding grammars).
+    ``decoding``: ``predicates``/``constants``/``variables`` default to the lexicon's (closed
+    vocabulary, §9).  ``strict``/``lenient``: each class not given explicitly is open, any word
+    of its shape (:data:`WORD_PATTERNS`).
     """
     if fmt not in ("fol", "lisp"):
         raise ValueError(f"unknown LF format {fmt!r}; expected 'fol' or 'lisp'")
     if spacing not in ("strict", "decoding", "lenient"):
         raise ValueError(f"unknown spacing {spacing!r}")
-    preds = predicates if predicates is not None else lexicon.predicates()
-    consts = constants if constants is not None else lexicon.constants()
-    if variables is None:
-        variables = lexicon.VARIABLES
-        if spacing != "decoding":
-            variables = variables + CANONICAL_VARIABLES
     spaced = spacing != "lenient"
     rules = _fol_rules(spaced) if fmt == "fol" else _lisp_rules(spaced)
     start = 'start: " " sent "\\n"' if spacing == "decoding" else "start: sent"
-    text = f"{start}\n{rules}\n!var: {_alts(variables)}\n!pred: {_alts(preds)}\n!const: {_alts(consts)}\n"
+    if spacing == "decoding":  # closed vocabulary; this text is part of result cache keys
+        preds = predicates if predicates is not None else lexicon.predicates()
+        consts = constants if constants is not None else lexicon.constants()
+        variables = variables if variables is not None else lexicon.VARIABLES
+        return f"{start}\n{rules}\n!var: {_alts(variables)}\n!pred: {_alts(preds)}\n!const: {_alts(consts)}\n"
+    words = {"var": variables, "pred": predicates, "const": constants}
+    text = f"{start}\n{rules}\n"
+    for rule, given in words.items():
+        terminal = rule.upper()
+        text += f"!{rule}: {_alts(given)}\n" if given is not None else f"{rule}: {terminal}\n"
+    text += "".join(f"{t}: /{p}/\n" for t, p in WORD_PATTERNS.items() if words[t.lower()] is None)
     if spacing == "lenient":
         text += "%import common.WS\n%ignore WS\n"
     return text

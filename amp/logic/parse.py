@@ -13,15 +13,20 @@ everything to its right in its sequence, so nested quantifiers — which crashed
 (§8.6 item 5) — parse.  Lisp ``( AND … )`` lists keep their nesting; a one-child ``( AND x )``
 is just ``x``.
 
+Vocabulary: any LF a model writes is read — predicates, variables and constants are typed by
+shape and position (:mod:`amp.logic.grammar`): ``exists w . swam(w)`` parses although neither
+``w`` nor ``swam`` is in the lexicon.  Only constrained decoding is lexicon-bound.
+
 Errors are :class:`~amp.errors.LFParseError` with the position, the offending text and what the
-grammar expected there; unknown predicates and constants are named in the message.
+grammar expected there.
 
 Speed: parsing with lark costs a few hundred microseconds per LF.  Because every predicate
 (and every constant) is interchangeable for the grammar, :func:`parse_lf` memoises parses on the
-*shape* of the text — the text with each known predicate replaced by one placeholder predicate
-and each constant by one placeholder constant — and fills the real names back into the cached
-AST.  The ~100k generated LFs share a few hundred shapes.  Any text whose shape does not parse
-is re-parsed as written, so errors always describe the real input.
+*shape* of the text — the text with each word in predicate position replaced by one
+placeholder predicate and each capitalised word by one placeholder constant — and fills the
+real names back into the cached AST.  The ~100k generated LFs share a few hundred shapes.  Any
+text whose shape does not parse is re-parsed as written, so errors always describe the real
+input.
 """
 
 from __future__ import annotations
@@ -142,8 +147,8 @@ def parse_lf(text: str, fmt: str = "fol", *, strict: bool = False) -> Formula:
 
     ``strict=True`` demands the exact whitespace of the AmP data (§7); the default lenient
     grammar ignores whitespace (``agent(a,x)``, ``(exists x (man x))``).  Raises
-    :class:`~amp.errors.LFParseError` for empty input, text outside the grammar, or unknown
-    predicates/constants (the grammar's vocabulary is the lexicon's, §9).
+    :class:`~amp.errors.LFParseError` for empty input or text outside the grammar.  Any
+    predicate, variable or constant word of the right shape is accepted (module docstring).
     """
     if fmt not in FORMATS:
         raise ValueError(f"unknown LF format {fmt!r}; expected 'fol' or 'lisp'")
@@ -154,7 +159,7 @@ def parse_lf(text: str, fmt: str = "fol", *, strict: bool = False) -> Formula:
             f"cannot parse {fmt.upper()}: empty logical form",
             text=text, position=0, found="", expected=("a logical form",), fmt=fmt,
         )
-    shape, names = _shape(text)
+    shape, names = _shape(text, fmt)
     build = _shape_builder(shape, fmt, strict)
     if build is None:  # the shape does not parse: parse the real text for a real error
         return _parse_text(text, fmt, strict)
@@ -183,23 +188,36 @@ def _vocabulary() -> tuple[frozenset[str], frozenset[str]]:
     return frozenset(lexicon.predicates()), frozenset(lexicon.constants())
 
 
-_SPLIT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)")
+_KEYWORDS = frozenset({"exists", "forall", "AND", "OR"})
+# Words in predicate position: FOL ``word(`` and Lisp ``( word``; and capitalised words
+# (constants).  Variables stay as written: the shape's AST keeps them literally.
+_SHAPE_WORDS = {
+    "fol": re.compile(r"(?<![A-Za-z0-9_])(?:([a-z][A-Za-z0-9_]*)(?=\s*\()|([A-Z][A-Za-z0-9_]*))"),
+    "lisp": re.compile(r"(?:(?<=\()(\s*)([a-z][A-Za-z0-9_]*)|(?<![A-Za-z0-9_])([A-Z][A-Za-z0-9_]*))"),
+}
 
 
-@lru_cache(maxsize=1)
-def _replacements() -> dict[str, str]:
-    preds, consts = _vocabulary()
-    return {**{p: _PRED_PLACEHOLDER for p in preds}, **{c: _CONST_PLACEHOLDER for c in consts}}
+def _shape(text: str, fmt: str = "fol") -> tuple[str, list[str]]:
+    """``text`` with each predicate → ``man`` and constant → ``Mary``, and the names in order."""
+    names: list[str] = []
 
+    def fol(m: re.Match[str]) -> str:
+        pred, const = m.group(1), m.group(2)
+        word = pred or const
+        if word in _KEYWORDS:
+            return word
+        names.append(word)
+        return _PRED_PLACEHOLDER if pred else _CONST_PLACEHOLDER
 
-def _shape(text: str) -> tuple[str, list[str]]:
-    """``text`` with every known predicate → ``man`` and constant → ``Mary``, and the names."""
-    replacements = _replacements()
-    parts = _SPLIT.split(text)
-    words = parts[1::2]
-    names = [w for w in words if w in replacements]
-    parts[1::2] = [replacements.get(w, w) for w in words]
-    return "".join(parts), names
+    def lisp(m: re.Match[str]) -> str:
+        space, pred, const = m.group(1), m.group(2), m.group(3)
+        word = pred or const
+        if word in _KEYWORDS:
+            return m.group(0)
+        names.append(word)
+        return f"{space}{_PRED_PLACEHOLDER}" if pred else _CONST_PLACEHOLDER
+
+    return _SHAPE_WORDS[fmt].sub(fol if fmt == "fol" else lisp, text), names
 
 
 @lru_cache(maxsize=4096)
@@ -276,14 +294,10 @@ def _error(text: str, fmt: str, exc: UnexpectedInput, parser) -> LFParseError:
         found, names = text[position:position + 1], set()
     expected = _literals(names, parser)
     where = f"line {line}, column {column}" if "\n" in text.rstrip("\n") else f"column {column}"
-    unknown = _unknown_names(text, fmt, found)
-    if unknown:
-        message = f"cannot parse {fmt.upper()} at {where}: {unknown}"
-    else:
-        message = (
-            f"cannot parse {fmt.upper()} at {where}: found {repr(found) if found else END}, "
-            f"expected one of: {_describe(expected)}"
-        )
+    message = (
+        f"cannot parse {fmt.upper()} at {where}: found {repr(found) if found else END}, "
+        f"expected one of: {_describe(expected)}"
+    )
     return LFParseError(
         message, text=text, position=position, line=line, column=column,
         found=found, expected=expected, fmt=fmt,
@@ -306,6 +320,9 @@ def _literals(names: set[str], parser) -> tuple[str, ...]:
         if name == "$END":
             end = True
             continue
+        if name in _WORD_CLASSES:  # the open word classes of the parse grammars
+            out.add(_WORD_CLASSES[name])
+            continue
         try:
             pattern = parser.get_terminal(name).pattern
         except KeyError:  # pragma: no cover - defensive
@@ -313,6 +330,10 @@ def _literals(names: set[str], parser) -> tuple[str, ...]:
             continue
         out.add(pattern.value if pattern.type == "str" else f"/{pattern.value}/")
     return tuple(sorted(out)) + ((END,) if end else ())
+
+
+#: How the open word terminals are named in error messages.
+_WORD_CLASSES = {"PRED": "a predicate", "VAR": "a variable", "CONST": "a constant (capitalised)"}
 
 
 def _describe(expected: tuple[str, ...]) -> str:
@@ -326,31 +347,7 @@ def _describe(expected: tuple[str, ...]) -> str:
         if sum(e in members for e in rest) > 3:
             summaries.append(label)
             rest = [e for e in rest if e not in members]
-    parts = [f'"{e}"' for e in rest] + summaries + ([END] if END in expected else [])
+    words = [e for e in rest if e in _WORD_CLASSES.values()]
+    rest = [e for e in rest if e not in words]
+    parts = [f'"{e}"' for e in rest] + words + summaries + ([END] if END in expected else [])
     return ", ".join(parts) if parts else "nothing"
-
-
-_FOL_CALL = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*\(")
-_LISP_HEAD = re.compile(r"\(\s*([A-Za-z_][A-Za-z0-9_]*)")
-_CAPITALISED = re.compile(r"(?<![A-Za-z0-9_])([A-Z][A-Za-z0-9_]*)")
-
-
-def _unknown_names(text: str, fmt: str, found: str) -> str:
-    """"unknown predicate(s) …" / "unknown constant(s) …" when ``found`` is such a name, else ""."""
-    preds, consts = _vocabulary()
-    known = preds | consts | {"exists", "forall", "AND", "OR"} | set(lexicon.VARIABLES)
-    known |= set(CANONICAL_VARIABLES)
-    if not found or found in known or not _WORD.fullmatch(found):
-        return ""
-    head = _FOL_CALL if fmt == "fol" else _LISP_HEAD
-    unknown_preds = [w for w in head.findall(text) if w not in known and not w[:1].isupper()]
-    if found in unknown_preds:
-        kind, words = "predicate", unknown_preds
-    elif found[:1].isupper():
-        kind, words = "constant", [w for w in _CAPITALISED.findall(text) if w not in known]
-    else:
-        return ""
-    words = list(dict.fromkeys(words))
-    plural = "s" if len(words) > 1 else ""
-    listed = ", ".join(repr(w) for w in words)
-    return f"unknown {kind}{plural} {listed} (not in the lexicon)"

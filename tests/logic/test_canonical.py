@@ -347,8 +347,8 @@ def test_ast_and_string_inputs_agree() -> None:
 
 def test_errors_and_arguments() -> None:
     with pytest.raises(LFParseError):
-        canonical("exists x . dragon(x)")
-    assert canonical_or_none("exists x . dragon(x)") is None
+        canonical("exists x . Dragon(x)")
+    assert canonical_or_none("exists x . Dragon(x)") is None
     assert canonical_or_none("") is None
     with pytest.raises(LFParseError):
         equivalent("exists x . man(x)", "nonsense")
