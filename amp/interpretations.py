@@ -6,14 +6,15 @@ differently (variable names, conjunct order).  Two complements, both grammar-con
 * :func:`distinct_topk` — a wider beam (``width``) whose beams are deduplicated by their
   canonical form (:func:`amp.logic.canonical.canonical` in ``mode``); unparseable beams are
   dropped; the first ``k`` distinct interpretations are kept, best first.
-* :func:`sample_interpretations` — ``n`` grammar-constrained samples (``do_sample=True``,
-  ``num_return_sequences=n``, the same :class:`~amp.parser.processors.GrammarLogitsProcessor`
-  and :class:`~amp.parser.processors.GrammarStoppingCriteria` as beam search), seeded with
-  ``torch.manual_seed``; the estimated distribution over canonical interpretations is
+* :func:`sample_interpretations` — ``n`` grammar-constrained samples
+  (:func:`amp.parser.sampling.sample_texts`, through :meth:`amp.parser.Parser.sample`), seeded
+  with ``torch.manual_seed``; the estimated distribution over canonical interpretations is
   count / n, with P(LF0), P(LF1) and P(other) (unparseable/unfinished samples count as other).
 
-Both return plain, JSON-serialisable results labelled with their ``method`` and cached in the
-:class:`amp.cache.ResultCache` (keys include the model identity and every setting).  The
+Both go through the parser facade, so they work with any model backend (in-process or the
+parser service) and are cached in the :class:`amp.cache.ResultCache` under the facade's keys
+(model, tokenizer, device, dtype, grammar, versions and every setting).  Both return plain,
+JSON-serialisable results labelled with their ``method``.  The
 ``topk`` list of either result is a ranked list of LF strings, so
 :func:`amp.metrics.zm_k` can be computed on it exactly as on beams.
 """
@@ -23,10 +24,13 @@ from __future__ import annotations
 import math
 from collections import Counter
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from amp.errors import AmpError
 from amp.metrics import gold_key, prediction_key
+
+if TYPE_CHECKING:
+    from amp.parser.parser import Parser
 
 __all__ = [
     "METHODS",
@@ -38,6 +42,7 @@ __all__ = [
     "distribution_from_samples",
     "sample_interpretations",
     "sample_with_parser",
+    "samples_cached",
 ]
 
 #: Ways of turning a prompt into a ranked list of LFs (what ``--method`` chooses).
@@ -200,7 +205,7 @@ def _check(mode: str, k: int | None = None) -> None:
 
 
 def distinct_topk(
-    parser: Any,
+    parser: Parser,
     prompt: str,
     k: int = 5,
     width: int = 20,
@@ -212,20 +217,14 @@ def distinct_topk(
 ) -> DistinctTopK:
     """The top ``k`` beams with distinct canonical LFs from a constrained beam of ``width``.
 
-    ``parser`` is an :class:`amp.parser.Parser` (its ``parse`` is cached in the result cache,
-    keyed by the model identity and every decoding setting, so a rerun decodes nothing) or a
-    loaded model with ``.model``/``.tokenizer`` (uncached).  ``width`` < ``k`` is raised to ``k``.
+    ``parser`` is an :class:`amp.parser.Parser` (any backend; its ``parse`` is cached, keyed by
+    the model identity and every decoding setting, so a rerun decodes nothing).  ``width`` < ``k``
+    is raised to ``k``.
     """
     _check(mode, k)
     width = max(int(width), k)
-    if hasattr(parser, "parse"):
-        result = parser.parse(prompt, fmt=fmt, beams=width, alpha=alpha, constrained=True,
-                              max_new_tokens=max_new_tokens)
-    else:
-        from amp.parser.decode import beam_search
-
-        result = beam_search(parser.model, parser.tokenizer, prompt, fmt=fmt, beams=width, alpha=alpha,
-                             constrained=True, max_new_tokens=max_new_tokens, steps_for=0)
+    result = parser.parse(prompt, fmt=fmt, beams=width, alpha=alpha, constrained=True,
+                          max_new_tokens=max_new_tokens)
     beams = list(result.beams)
     kept = distinct_from_beams(beams, k, mode, fmt)
     unparseable = sum(1 for b in beams if prediction_key(b.text, mode, fmt) is None)
@@ -236,54 +235,8 @@ def distinct_topk(
 # --------------------------------------------------------------------------- sampling
 
 
-def _sample_texts(model: Any, tokenizer: Any, prompt: str, *, n: int, temperature: float, seed: int,
-                  fmt: str, max_new_tokens: int | None) -> list[str | None]:
-    import torch
-    from transformers import LogitsProcessorList, StoppingCriteriaList
-
-    from amp.parser.decode import _eos_ids, _make_beam, default_max_new_tokens
-    from amp.parser.processors import GrammarLogitsProcessor, GrammarStoppingCriteria
-    from amp.parser.vocab import encode_prompt, get_masker
-
-    masker = get_masker(tokenizer, fmt)
-    vocab = masker.vocab
-    ids = encode_prompt(tokenizer, prompt)
-    eos = _eos_ids(model, tokenizer)
-    pad_id = vocab.pad_id if vocab.pad_id is not None else (eos[0] if eos else 0)
-    processor = GrammarLogitsProcessor(masker, len(ids), eos, batch_size=1)
-    stop = GrammarStoppingCriteria(processor)
-    device = getattr(model, "device", torch.device("cpu"))
-    torch.manual_seed(seed)
-    with torch.inference_mode():
-        out = model.generate(
-            input_ids=torch.tensor([ids], dtype=torch.long, device=device),
-            attention_mask=torch.ones((1, len(ids)), dtype=torch.long, device=device),
-            do_sample=True, num_beams=1, num_return_sequences=n, temperature=float(temperature),
-            top_k=0, top_p=1.0,
-            max_new_tokens=max_new_tokens or default_max_new_tokens(tokenizer, prompt),
-            logits_processor=LogitsProcessorList([processor]), stopping_criteria=StoppingCriteriaList([stop]),
-            pad_token_id=pad_id, eos_token_id=eos or None,
-        )
-    texts: list[str | None] = []
-    for row in out[:, len(ids):].tolist():
-        beam = _make_beam(vocab, masker, row, processor.tracker, 0, constrained=True, fmt=fmt, alpha=0.7)
-        texts.append(beam.text if beam.finished and beam.parses else None)
-    return texts
-
-
-def _sample_key(identity: str, prompt: str, n: int, temperature: float, seed: int, fmt: str,
-                max_new_tokens: int | None) -> str:
-    from amp.cache import ResultCache
-    from amp.parser.parser import _grammar, _versions
-
-    return ResultCache.key("sample", model=identity, prompt=prompt, n=int(n), temperature=float(temperature),
-                           seed=int(seed), fmt=fmt, max_new_tokens=max_new_tokens, grammar=_grammar(fmt),
-                           versions=_versions(), top_k=0, top_p=1.0)
-
-
 def sample_interpretations(
-    model: Any,
-    tokenizer: Any,
+    parser: Parser,
     prompt: str,
     n: int = 20,
     temperature: float = 1.0,
@@ -294,53 +247,30 @@ def sample_interpretations(
     lf1: str | None = None,
     mode: str = "logical",
     max_new_tokens: int | None = None,
-    cache: Any = None,
-    identity: str | None = None,
 ) -> SampledInterpretations:
     """Grammar-constrained sampling: an estimated distribution over canonical interpretations.
 
-    ``n`` samples (``num_return_sequences``) at ``temperature`` (no top-k/top-p truncation),
-    after ``torch.manual_seed(seed)`` — the same seed, model and settings give the same samples.
-    With ``cache`` (a :class:`~amp.cache.ResultCache`) and ``identity`` (the model identity)
-    the samples are stored under a key holding every setting; the distribution is recomputed
-    from them (so ``mode``/golds can change without sampling again).
+    ``n`` samples at ``temperature`` (no top-k/top-p truncation) after ``torch.manual_seed(seed)``
+    — the same seed, model and settings give the same samples — through ``parser`` (any backend,
+    :meth:`amp.parser.Parser.sample`), so they are cached under a key holding every setting, the
+    model, tokenizer, device, dtype and grammar; the distribution is recomputed from them (so
+    ``mode``/golds can change without sampling again).
     """
     _check(mode, n)
     if not temperature > 0:
         raise InterpretationError(f"temperature must be > 0, not {temperature!r}")
-    key = None
-    samples: list[str | None] | None = None
-    if cache is not None and identity is not None:
-        key = _sample_key(identity, prompt, n, temperature, seed, fmt, max_new_tokens)
-        hit = cache.get(key)
-        if hit is not None and isinstance(hit.get("samples"), list) and len(hit["samples"]) == n:
-            samples = hit["samples"]
-    if samples is None:
-        if model is None:
-            raise InterpretationError("no model given and the samples are not in the cache")
-        samples = _sample_texts(model, tokenizer, prompt, n=n, temperature=temperature, seed=seed, fmt=fmt,
-                                max_new_tokens=max_new_tokens)
-        if key is not None:
-            cache.set(key, {"samples": samples}, model=identity)
+    samples = parser.sample(prompt, n=n, temperature=temperature, seed=seed, fmt=fmt, max_new_tokens=max_new_tokens)
     dist = distribution_from_samples(samples, lf0=lf0, lf1=lf1, mode=mode, fmt=fmt)
     return SampledInterpretations(samples=tuple(samples), n=n, temperature=float(temperature), seed=int(seed),
                                   mode=mode, fmt=fmt, **dist)
 
 
-def sample_with_parser(parser: Any, prompt: str, n: int = 20, temperature: float = 1.0, seed: int = 0,
-                       fmt: str = "fol", **kwargs: Any) -> SampledInterpretations:
-    """:func:`sample_interpretations` with a :class:`~amp.parser.Parser`'s model and cache.
+#: The name research code used before the backend seam; the same function.
+sample_with_parser = sample_interpretations
 
-    The model loads only on a cache miss (the key uses ``parser.identity``).
-    """
-    cache = parser.cache
-    identity = parser.identity
-    if cache is not None:
-        full = _sample_key(identity, prompt, n, temperature, seed, fmt, kwargs.get("max_new_tokens"))
-        if full in cache:
-            return sample_interpretations(None, None, prompt, n, temperature, seed, fmt, cache=cache,
-                                          identity=identity, **kwargs)
-    lm = parser.load()
-    with lm.lock:
-        return sample_interpretations(lm.model, lm.tokenizer, prompt, n, temperature, seed, fmt, cache=cache,
-                                      identity=identity, **kwargs)
+
+def samples_cached(parser: Parser, prompt: str, n: int = 20, temperature: float = 1.0, seed: int = 0,
+                   fmt: str = "fol", max_new_tokens: int | None = None) -> bool:
+    """Whether :func:`sample_interpretations` with these settings would be answered from the cache."""
+    return parser.cached("sample", prompt=prompt, fmt=fmt, n=n, temperature=float(temperature), seed=int(seed),
+                         max_new_tokens=max_new_tokens, top_k=0, top_p=1.0)

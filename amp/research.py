@@ -36,7 +36,7 @@ import pandas as pd
 
 from amp import experiments as ex
 from amp import plots
-from amp.interpretations import METHODS, _sample_key, distinct_topk, sample_with_parser
+from amp.interpretations import METHODS, distinct_topk, sample_interpretations, samples_cached
 
 __all__ = [
     "ReportError",
@@ -103,12 +103,11 @@ def run_method(
                 texts = distinct_topk(parser, item.prompt_text, k=beams, width=width, mode=mode, fmt=item.fmt,
                                       max_new_tokens=max_new_tokens).topk
             else:
-                was = parser.cache is not None and _sample_key(
-                    parser.identity, item.prompt_text, n_samples, temperature, seed, item.fmt, max_new_tokens
-                ) in parser.cache
-                result = sample_with_parser(parser, item.prompt_text, n=n_samples, temperature=temperature,
-                                            seed=seed, fmt=item.fmt, lf0=item.lf0, lf1=item.lf1, mode=mode,
-                                            max_new_tokens=max_new_tokens)
+                was = samples_cached(parser, item.prompt_text, n_samples, temperature, seed, item.fmt,
+                                     max_new_tokens)
+                result = sample_interpretations(parser, item.prompt_text, n=n_samples, temperature=temperature,
+                                                seed=seed, fmt=item.fmt, lf0=item.lf0, lf1=item.lf1, mode=mode,
+                                                max_new_tokens=max_new_tokens)
                 texts = result.topk[:beams]
             pair_cached = parser.cached_pair(item.prompt_text, item.lf0, item.lf1, fmt=item.fmt) is not None
             pair = parser.score_pair(item.prompt_text, item.lf0, item.lf1, fmt=item.fmt)

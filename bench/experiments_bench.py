@@ -75,7 +75,7 @@ def main() -> int:
 
     def fresh(folder: str) -> Parser:
         parser = Parser(args.model, device="cpu", cache=ResultCache(folder))
-        parser._lm = lm  # the loaded weights, shared (a benchmark shortcut, not an API)
+        parser.backend.adopt(lm)  # the loaded weights, shared between parsers
         return parser
 
     # Warm the grammar masks once so that no timed pass pays the one-off trie build.

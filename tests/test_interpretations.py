@@ -52,9 +52,11 @@ def test_distinct_topk_never_returns_equivalent_lfs(parser):
 
 
 def test_sampling_is_seeded_and_sums_to_one(parser):
-    lm = parser.load()
-    one = sample_interpretations(lm.model, lm.tokenizer, PROMPT, n=6, seed=3, lf0=A, lf1=B, max_new_tokens=24)
-    two = sample_interpretations(lm.model, lm.tokenizer, PROMPT, n=6, seed=3, lf0=A, lf1=B, max_new_tokens=24)
+    from amp.parser.parser import Parser
+
+    uncached = Parser(parser.spec, device="cpu", dtype="float32", cache=None)
+    one = sample_interpretations(uncached, PROMPT, n=6, seed=3, lf0=A, lf1=B, max_new_tokens=24)
+    two = sample_interpretations(uncached, PROMPT, n=6, seed=3, lf0=A, lf1=B, max_new_tokens=24)
     assert one.samples == two.samples and len(one.samples) == 6
     assert math.isclose(sum(i.score for i in one.interpretations) + one.p_unparseable, 1.0)
     assert math.isclose(one.p_lf0 + one.p_lf1 + one.p_other, 1.0)
@@ -65,6 +67,21 @@ def test_sampling_cached_through_parser(parser):
     first = sample_with_parser(parser, PROMPT, n=4, seed=1, max_new_tokens=16)
     again = sample_with_parser(parser, PROMPT, n=4, seed=1, max_new_tokens=16)
     assert first.samples == again.samples
-    from amp.interpretations import _sample_key
+    from amp.interpretations import samples_cached
 
-    assert _sample_key(parser.identity, PROMPT, 4, 1.0, 1, "fol", 16) in parser.cache
+    assert samples_cached(parser, PROMPT, 4, 1.0, 1, "fol", 16)
+    assert not samples_cached(parser, PROMPT, 4, 1.0, 2, "fol", 16)
+
+
+def test_sample_key_holds_the_whole_runtime(parser):
+    """The samples' key changes with tokenizer, device, dtype and top_n (it used to hold only the model)."""
+    from amp.parser.parser import Parser
+
+    parts = {"prompt": PROMPT, "fmt": "fol", "n": 4, "temperature": 1.0, "seed": 1, "max_new_tokens": 16,
+             "top_k": 0, "top_p": 1.0}
+    base = parser.cache_key("sample", **parts)
+    others = [Parser(parser.spec, device="cpu", dtype="bfloat16", cache=None),
+              Parser(parser.spec, device="cpu", dtype="float32", cache=None, top_n=3)]
+    assert all(o.cache_key("sample", **parts) != base for o in others)
+    rt = parser.runtime()
+    assert rt.tokenizer and rt.tokenizer != rt.model

@@ -100,7 +100,8 @@ def default_max_new_tokens(tokenizer: Any, prompt: str) -> int:
     return max(MIN_NEW_TOKENS, min(MAX_NEW_TOKENS, 3 * longest))
 
 
-def _eos_ids(model: Any, tokenizer: Any) -> list[int]:
+def eos_ids(model: Any, tokenizer: Any) -> list[int]:
+    """The end-of-sequence ids of ``model``/``tokenizer`` (generation config and tokenizer), sorted."""
     ids: list[int] = []
     cfg_eos = getattr(getattr(model, "generation_config", None), "eos_token_id", None)
     for value in (cfg_eos, getattr(tokenizer, "eos_token_id", None)):
@@ -149,7 +150,7 @@ def _cut_unconstrained(vocab: Vocabulary, gen: list[int]) -> tuple[list[int], bo
     return out, False
 
 
-def _make_beam(
+def make_beam(
     vocab: Vocabulary,
     masker: Any,
     gen: list[int],
@@ -160,6 +161,7 @@ def _make_beam(
     fmt: str,
     alpha: float,
 ) -> Beam:
+    """The :class:`Beam` of one generated id sequence: cut at the grammar's end, scored, flagged."""
     if constrained:
         ids, finished = _cut_constrained(vocab, masker, gen)
     else:
@@ -256,7 +258,7 @@ def parse_and_score_batch(
         ids0, ids1 = (encode_output(tokenizer, check_lf(masker, lf)) for lf in (lf0, lf1))
         pairs.append((lf0, lf1, ids0, ids1))
     prompt_ids = [encode_prompt(tokenizer, p) for p in prompts]
-    eos = _eos_ids(model, tokenizer)
+    eos = eos_ids(model, tokenizer)
     pad_id = vocab.pad_id if vocab.pad_id is not None else (eos[0] if eos else 0)
     width = max(len(p) for p in prompt_ids)
     budget = max_new_tokens or max(default_max_new_tokens(tokenizer, p) for p in prompts)
@@ -304,7 +306,7 @@ def parse_and_score_batch(
     owners: list[tuple[str, int, int]] = []  # ("beam", prompt, rank) or ("lf0"/"lf1", prompt, 0)
     for b in range(len(prompts)):
         made = [
-            _make_beam(vocab, masker, sequences[r], processor.tracker, b, constrained=constrained, fmt=fmt, alpha=alpha)
+            make_beam(vocab, masker, sequences[r], processor.tracker, b, constrained=constrained, fmt=fmt, alpha=alpha)
             for r in range(b * beams, (b + 1) * beams)
         ]
         ranked = list(_rank(made))

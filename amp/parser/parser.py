@@ -15,17 +15,16 @@ one ``Parser`` can be shared between threads and Streamlit sessions.
 
 from __future__ import annotations
 
-import threading
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from importlib import metadata
 from typing import Any, TypeVar
 
 from amp.cache import CacheWarning, ResultCache
-from amp.errors import CacheError
+from amp.errors import AmpError, CacheError
 from amp.parser import models
+from amp.parser.backend import MAX_TOP_N, Ask, Backend, BackendError, Runtime, SearchSettings
 from amp.parser.results import (
     Beam,
     Divergence,
@@ -111,14 +110,19 @@ class Inspection:
 
 
 class Parser:
-    """Cached, lazily loaded access to one language model for parsing and scoring.
+    """Cached access to one language model for parsing and scoring, through a :class:`Backend`.
 
-    ``spec``/``device``/``dtype``/``trust_remote_code``/``gguf_file`` are as in
-    :func:`amp.parser.models.load_model`.  ``cache``: ``True`` for the default
-    :class:`ResultCache` (``cache/results``), a ``ResultCache`` to share one, or
-    ``None``/``False`` for none.  If the default cache cannot be opened, a
-    :class:`~amp.cache.CacheWarning` is emitted and the parser runs uncached.  ``top_n`` is the
-    number of alternative tokens recorded per position.
+    ``spec``/``device``/``dtype``/``trust_remote_code``/``gguf_file`` build the default
+    :class:`~amp.parser.local.InProcessBackend` (as in :func:`amp.parser.models.load_model`);
+    ``backend`` replaces it (e.g. :class:`~amp.parser.remote.RemoteBackend`, see
+    :meth:`Parser.remote`).  ``cache``: ``True`` for the default :class:`ResultCache`
+    (``cache/results``), a ``ResultCache`` to share one, or ``None``/``False`` for none.  If the
+    default cache cannot be opened, a :class:`~amp.cache.CacheWarning` is emitted and the parser
+    runs uncached.  ``top_n`` is the number of alternative tokens recorded per position.
+
+    Every result is looked up in the cache first (keys from :meth:`cache_key`: the call's parts
+    plus the backend's :class:`~amp.parser.backend.Runtime`), so a warm call needs no model and
+    no server.
     """
 
     def __init__(
@@ -131,17 +135,19 @@ class Parser:
         gguf_file: str | None = None,
         cache: ResultCache | None | bool = True,
         top_n: int = 5,
+        backend: Backend | None = None,
     ) -> None:
-        self.spec = spec or models.DEFAULT_SPEC
-        self._device_arg = device
-        self._dtype_arg = dtype
-        self.trust_remote_code = trust_remote_code
-        self.gguf_file = gguf_file
+        if isinstance(top_n, bool) or not isinstance(top_n, int) or not 0 <= top_n <= MAX_TOP_N:
+            raise AmpError(f"top_n must be a whole number from 0 to {MAX_TOP_N}, not {top_n!r}")
+        if backend is None:
+            from amp.parser.local import InProcessBackend
+
+            backend = InProcessBackend(spec, device=device, dtype=dtype, trust_remote_code=trust_remote_code,
+                                       gguf_file=gguf_file)
+        self.backend: Backend = backend
+        self.spec = backend.spec
         self.top_n = top_n
-        self._lm: models.LoadedModel | None = None
-        self._load_lock = threading.Lock()
-        self._ids: tuple[str, str] | None = None
-        self._resolved: tuple[str, str] | None = None
+        self._runtime: Runtime | None = None
         if cache is True:
             try:
                 self.cache: ResultCache | None = ResultCache()
@@ -151,56 +157,63 @@ class Parser:
         else:  # (an empty ResultCache is falsy: it has __len__)
             self.cache = cache if isinstance(cache, ResultCache) else None
 
+    @classmethod
+    def remote(cls, url: str, *, token: str | None = None, cache: ResultCache | None | bool = True,
+               timeout_s: float | None = None) -> Parser:
+        """A parser whose model runs in the parser service at ``url`` (``python -m amp serve``).
+
+        Contacts the server once to learn its model and runtime (:class:`BackendError` if it is
+        unreachable, refuses the token or runs another version); ``top_n`` is the server's.
+        """
+        from amp.parser.remote import RemoteBackend
+
+        backend = RemoteBackend(url, token=token, timeout_s=timeout_s)
+        return cls(backend=backend, cache=cache, top_n=backend.info().top_n)
+
     # -- what the model is, without loading it ------------------------------------------------------
 
     @property
     def loaded(self) -> bool:
-        """Whether the model has been loaded (only happens on a cache miss)."""
-        return self._lm is not None
+        """Whether the model is ready without loading (only loads on a cache miss)."""
+        return self.backend.loaded
+
+    def runtime(self) -> Runtime:
+        """What results are computed with (identities, device kind, dtype, versions); no load."""
+        if self.backend.loaded or self._runtime is None:
+            self._runtime = self.backend.runtime()  # the exact identity may be known after loading
+        return self._runtime
 
     @property
     def identity(self) -> str:
         """The model identity used in cache keys (see :func:`amp.parser.models.identities`)."""
-        return self._identities()[0]
+        return self.runtime().model
 
     @property
     def tokenizer_identity(self) -> str:
-        return self._identities()[1]
+        return self.runtime().tokenizer
 
     @property
     def device(self) -> str:
         """The device the model runs (or will run) on."""
-        return self._lm.device if self._lm else self._device_dtype()[0]
+        return str(getattr(self.backend, "device", self.runtime().device))
 
     @property
     def dtype(self) -> str:
         """The dtype the model runs (or will run) in."""
-        return self._lm.dtype if self._lm else self._device_dtype()[1]
+        return str(getattr(self.backend, "dtype", self.runtime().dtype))
 
-    def _identities(self) -> tuple[str, str]:
-        if self._lm is not None:
-            return self._lm.identity, self._lm.tokenizer_identity
-        if self._ids is None:
-            self._ids = models.identities(self.spec, self.gguf_file)
-        return self._ids
+    def describe(self) -> str:
+        """Where the model runs, for people: ``"cpu · float32"``, ``"server http://… · cuda · bfloat16"``."""
+        return self.backend.describe()
 
-    def _device_dtype(self) -> tuple[str, str]:
-        if self._resolved is None:
-            dev = models.select_device(self._device_arg)
-            self._resolved = (dev, models.select_dtype(dev, self._dtype_arg))
-        return self._resolved
+    def load(self) -> models.LoadedModel | None:
+        """Make the model ready now (raises :class:`ModelLoadError` / :class:`BackendError`).
 
-    def load(self) -> models.LoadedModel:
-        """The loaded model, loading it now if needed (raises :class:`ModelLoadError`)."""
-        if self._lm is None:
-            with self._load_lock:
-                if self._lm is None:
-                    dev, dt = self._device_dtype()
-                    self._lm = models.load_model(
-                        self.spec, device=dev, dtype=dt,
-                        trust_remote_code=self.trust_remote_code, gguf_file=self.gguf_file,
-                    )
-        return self._lm
+        Returns the :class:`~amp.parser.models.LoadedModel` of an in-process backend, else None.
+        """
+        self.backend.load()
+        loaded_model = getattr(self.backend, "loaded_model", None)
+        return loaded_model() if callable(loaded_model) else None
 
     # -- public calls ---------------------------------------------------------------------------------
 
@@ -215,14 +228,8 @@ class Parser:
         max_new_tokens: int | None = None,
     ) -> ParseResult:
         """Grammar-constrained (or free) beam search after ``prompt``; cached."""
-        settings = _beam_settings(beams, alpha, constrained, max_new_tokens)
-        return self._cached(
-            "parse", ParseResult.from_dict, ParseResult.to_dict,
-            lambda lm: _api("beam_search")(
-                lm.model, lm.tokenizer, prompt, fmt=fmt, top_n=self.top_n, **settings
-            ),
-            prompt=prompt, fmt=fmt, **settings,
-        )
+        return self.parse_many([prompt], fmt=fmt, beams=beams, alpha=alpha, constrained=constrained,
+                               max_new_tokens=max_new_tokens)[0]
 
     def parse_many(
         self,
@@ -235,18 +242,11 @@ class Parser:
         max_new_tokens: int | None = None,
     ) -> list[ParseResult]:
         """``parse`` for several prompts; the uncached ones go through one batched decode."""
-        settings = _beam_settings(beams, alpha, constrained, max_new_tokens)
-        batched = _api_or_none("beam_search_batch")
-
-        def compute(lm: models.LoadedModel, todo: list[str]) -> list[ParseResult]:
-            if batched is None or len(todo) == 1:
-                fn = _api("beam_search")
-                return [fn(lm.model, lm.tokenizer, p, fmt=fmt, top_n=self.top_n, **settings) for p in todo]
-            return list(batched(lm.model, lm.tokenizer, list(todo), fmt=fmt, top_n=self.top_n, **settings))
-
+        search = SearchSettings(beams, alpha, constrained, max_new_tokens)
         return self._cached_many(
-            "parse", ParseResult.from_dict, ParseResult.to_dict, compute,
-            [{"prompt": p, "fmt": fmt, **settings} for p in prompts], list(prompts),
+            "parse", ParseResult.from_dict, ParseResult.to_dict,
+            lambda todo: self.backend.parse(todo, fmt=fmt, top_n=self.top_n, search=search),
+            [{"prompt": p, "fmt": fmt, **search.as_dict()} for p in prompts], list(prompts),
         )
 
     def parse_and_score_many(
@@ -266,11 +266,11 @@ class Parser:
         uncached items in one batch.  Results are read from and stored under the same cache keys
         as :meth:`parse` and :meth:`score_pair`, so either call finds them later.
         """
-        settings = _beam_settings(beams, alpha, constrained, max_new_tokens)
+        search = SearchSettings(beams, alpha, constrained, max_new_tokens)
         items = [(p, a, b) if a is not None and b is not None else (p, None, None) for p, a, b in items]
 
         def parse_parts(i: int) -> dict[str, Any]:
-            return {"prompt": items[i][0], "fmt": fmt, **settings}
+            return {"prompt": items[i][0], "fmt": fmt, **search.as_dict()}
 
         def pair_parts(i: int) -> dict[str, Any]:
             return {"prompt": items[i][0], "fmt": fmt, "lf0": items[i][1], "lf1": items[i][2]}
@@ -284,10 +284,12 @@ class Parser:
         ]
         todo = [i for i in range(len(items)) if parses[i] is None]
         if todo:
-            joint = _api("parse_and_score_batch")
-            asks = [(items[i][0], items[i][1], items[i][2]) if pairs[i] is None else (items[i][0], None, None)
-                    for i in todo]
-            values = self._run(lambda lm: joint(lm.model, lm.tokenizer, asks, fmt=fmt, top_n=self.top_n, **settings))
+            asks: list[Ask] = [(items[i][0], items[i][1], items[i][2]) if pairs[i] is None else (items[i][0], None, None)
+                               for i in todo]
+            values = self.backend.parse_and_score(asks, fmt=fmt, top_n=self.top_n, search=search)
+            if len(values) != len(todo):
+                raise BackendError(f"parse_and_score: expected {len(todo)} results, got {len(values)}",
+                                   kind="protocol")
             for i, (parse, pair) in zip(todo, values, strict=True):
                 parses[i] = parse
                 self._store(self.cache_key("parse", **parse_parts(i)), parse, ParseResult.to_dict)
@@ -303,35 +305,21 @@ class Parser:
     def score(self, prompt: str, lfs: Sequence[str], *, fmt: str = "fol") -> list[ForcedScore]:
         """Forced decoding of each LF after ``prompt``; each LF is cached on its own."""
         lfs = list(lfs)
-
-        def compute(lm: models.LoadedModel, todo: list[str]) -> list[ForcedScore]:
-            return list(_api("forced_score")(lm.model, lm.tokenizer, prompt, todo, fmt=fmt, top_n=self.top_n))
-
         return self._cached_many(
-            "forced", ForcedScore.from_dict, ForcedScore.to_dict, compute,
+            "forced", ForcedScore.from_dict, ForcedScore.to_dict,
+            lambda todo: self.backend.forced(prompt, todo, fmt=fmt, top_n=self.top_n),
             [{"prompt": prompt, "fmt": fmt, "lf": lf} for lf in lfs], lfs,
         )
 
     def score_pair(self, prompt: str, lf0: str, lf1: str, *, fmt: str = "fol") -> PairScore:
         """P(LF0) and both forced scores (paper §2); cached."""
-        return self._cached(
-            "pair", PairScore.from_dict, PairScore.to_dict,
-            lambda lm: _api("score_pair")(lm.model, lm.tokenizer, prompt, lf0, lf1, fmt=fmt, top_n=self.top_n),
-            prompt=prompt, fmt=fmt, lf0=lf0, lf1=lf1,
-        )
+        return self.score_pairs([(prompt, lf0, lf1)], fmt=fmt)[0]
 
     def score_pairs(self, items: Sequence[tuple[str, str, str]], *, fmt: str = "fol") -> list[PairScore]:
-        """``score_pair`` for several ``(prompt, lf0, lf1)``; uncached ones batched if possible."""
-        batched = _api_or_none("score_pair_batch", "score_pairs", "score_pairs_batch")
-
-        def compute(lm: models.LoadedModel, todo: list[tuple[str, str, str]]) -> list[PairScore]:
-            if batched is None or len(todo) == 1:
-                fn = _api("score_pair")
-                return [fn(lm.model, lm.tokenizer, p, a, b, fmt=fmt, top_n=self.top_n) for p, a, b in todo]
-            return list(batched(lm.model, lm.tokenizer, list(todo), fmt=fmt, top_n=self.top_n))
-
+        """``score_pair`` for several ``(prompt, lf0, lf1)``; the uncached ones in one call."""
         return self._cached_many(
-            "pair", PairScore.from_dict, PairScore.to_dict, compute,
+            "pair", PairScore.from_dict, PairScore.to_dict,
+            lambda todo: self.backend.score_pairs(todo, fmt=fmt, top_n=self.top_n),
             [{"prompt": p, "fmt": fmt, "lf0": a, "lf1": b} for p, a, b in items], list(items),
         )
 
@@ -345,17 +333,42 @@ class Parser:
         """
         if beam.steps:
             return beam.steps
-        result = self._cached(
+        return self._cached_many(
             "steps", lambda d: tuple(TokenStep.from_dict(s) for s in d["steps"]),
             lambda steps: {"steps": [s.to_dict() for s in steps]},
-            lambda lm: tuple(
-                _api("beam_steps")(
-                    lm.model, lm.tokenizer, prompt, beam, fmt, top_n=self.top_n, constrained=constrained
-                )
-            ),
-            prompt=prompt, fmt=fmt, token_ids=list(beam.token_ids), constrained=constrained,
-        )
-        return result
+            lambda todo: [self.backend.beam_steps(prompt, todo[0], fmt=fmt, top_n=self.top_n,
+                                                  constrained=constrained)],
+            [{"prompt": prompt, "fmt": fmt, "token_ids": list(beam.token_ids), "constrained": constrained}], [beam],
+        )[0]
+
+    def sample(self, prompt: str, *, n: int = 20, temperature: float = 1.0, seed: int = 0, fmt: str = "fol",
+               max_new_tokens: int | None = None) -> list[str | None]:
+        """``n`` grammar-constrained samples after ``prompt`` (None = unfinished); cached.
+
+        The key holds every setting and, like every key here, the model, tokenizer, device,
+        dtype, grammar and library versions (:mod:`amp.interpretations` builds distributions
+        from these samples).
+        """
+        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+            raise AmpError(f"the number of samples must be a whole number >= 1, not {n!r}")
+        temperature = float(temperature)
+        if not temperature > 0 or temperature == float("inf"):
+            raise AmpError(f"temperature must be a finite number > 0, not {temperature!r}")
+
+        def decode(d: dict[str, Any]) -> list[str | None]:
+            samples = d["samples"]
+            if not isinstance(samples, list) or len(samples) != n or \
+                    not all(s is None or isinstance(s, str) for s in samples):
+                raise ValueError("not a list of samples")
+            return samples
+
+        return self._cached_many(
+            "sample", decode, lambda samples: {"samples": list(samples)},
+            lambda todo: [self.backend.sample(prompt, n=n, temperature=temperature, seed=int(seed), fmt=fmt,
+                                              max_new_tokens=max_new_tokens)],
+            [{"prompt": prompt, "fmt": fmt, "n": n, "temperature": temperature, "seed": int(seed),
+              "max_new_tokens": max_new_tokens, "top_k": 0, "top_p": 1.0}], [prompt],
+        )[0]
 
     def inspect(
         self,
@@ -371,6 +384,8 @@ class Parser:
         canonical_mode: str = "logical",
     ) -> Inspection:
         """Parse, score both readings, label the beams and locate the divergence (Fig. 4)."""
+        from amp.parser.divergence import divergence
+
         result = self.parse(prompt, fmt=fmt, beams=beams, alpha=alpha, constrained=constrained,
                             max_new_tokens=max_new_tokens)
         pair = self.score_pair(prompt, lf0, lf1, fmt=fmt)
@@ -387,7 +402,7 @@ class Parser:
         top_steps = (
             self.beam_steps(prompt, top, fmt=fmt, constrained=result.constrained) if top is not None else ()
         )
-        div = _api("divergence")(top_steps, alt_score.steps) if top is not None else None
+        div = divergence(top_steps, alt_score.steps) if top is not None else None
         return Inspection(
             prompt=prompt, lf0=lf0, lf1=lf1, fmt=fmt, parse=result, pair=pair, matches=matches,
             predicted=top, predicted_match=top_match, predicted_steps=tuple(top_steps),
@@ -398,19 +413,18 @@ class Parser:
     # -- cache plumbing --------------------------------------------------------------------------------
 
     def cache_key(self, kind: str, **parts: Any) -> str:
-        """The result-cache key of a call: ``parts`` plus model, tokenizer, grammar, runtime."""
-        model_id, tok_id = self._identities()
-        dev, dt = self._device_dtype()  # as requested ("auto" stays "auto"): stable before and after loading
+        """The result-cache key of a call: ``parts`` plus the backend's runtime and the grammar."""
+        rt = self.runtime()
         fmt = parts.get("fmt", "fol")
         return ResultCache.key(
             kind,
-            model=model_id,
-            tokenizer=tok_id,
+            model=rt.model,
+            tokenizer=rt.tokenizer,
             grammar=_grammar(fmt),
-            device=dev.split(":", 1)[0],
-            dtype=dt,
+            device=rt.device,
+            dtype=rt.dtype,
             top_n=self.top_n,
-            versions=_versions(),
+            versions=rt.versions,
             **parts,
         )
 
@@ -434,39 +448,20 @@ class Parser:
         except (CacheError, TypeError, ValueError) as exc:
             warnings.warn(f"result not cached: {exc}", CacheWarning, stacklevel=3)
 
-    def _run(self, fn: Callable[[models.LoadedModel], T]) -> T:
-        lm = self.load()
-        import torch
-
-        with lm.lock, torch.inference_mode():
-            return fn(lm)
-
-    def _cached(
-        self, kind: str, decode: Callable[[dict], T], encode: Callable[[T], dict],
-        compute: Callable[[models.LoadedModel], T], **parts: Any,
-    ) -> T:
-        key = self.cache_key(kind, **parts)
-        hit = self._lookup(key, decode)
-        if hit is not None:
-            return hit
-        value = self._run(compute)
-        self._store(self.cache_key(kind, **parts), value, encode)  # identity may be exact now
-        return value
-
     def _cached_many(
         self, kind: str, decode: Callable[[dict], T], encode: Callable[[T], dict],
-        compute: Callable[[models.LoadedModel, list[Any]], list[T]],
+        compute: Callable[[list[Any]], list[T]],
         parts: list[dict[str, Any]], inputs: list[Any],
     ) -> list[T]:
         out: list[T | None] = [self._lookup(self.cache_key(kind, **p), decode) for p in parts]
         todo = [i for i, v in enumerate(out) if v is None]
         if todo:
-            values = self._run(lambda lm: compute(lm, [inputs[i] for i in todo]))
+            values = compute([inputs[i] for i in todo])
             if len(values) != len(todo):
-                raise RuntimeError(f"{kind}: expected {len(todo)} results, got {len(values)}")
+                raise BackendError(f"{kind}: expected {len(todo)} results, got {len(values)}", kind="protocol")
             for i, value in zip(todo, values, strict=True):
                 out[i] = value
-                self._store(self.cache_key(kind, **parts[i]), value, encode)
+                self._store(self.cache_key(kind, **parts[i]), value, encode)  # identity may be exact now
         return out  # type: ignore[return-value]
 
     def cached(self, kind: str, **parts: Any) -> bool:
@@ -484,8 +479,9 @@ class Parser:
         max_new_tokens: int | None = None,
     ) -> ParseResult | None:
         """The cached result of :meth:`parse` with these arguments, or ``None`` (never computes)."""
-        settings = _beam_settings(beams, alpha, constrained, max_new_tokens)
-        return self._lookup(self.cache_key("parse", prompt=prompt, fmt=fmt, **settings), ParseResult.from_dict)
+        search = SearchSettings(beams, alpha, constrained, max_new_tokens)
+        return self._lookup(self.cache_key("parse", prompt=prompt, fmt=fmt, **search.as_dict()),
+                            ParseResult.from_dict)
 
     def cached_pair(self, prompt: str, lf0: str, lf1: str, *, fmt: str = "fol") -> PairScore | None:
         """The cached result of :meth:`score_pair`, or ``None`` (never computes)."""
@@ -512,8 +508,8 @@ class Parser:
         """
         if self.cache is None:
             return []
-        settings = _beam_settings(beams, alpha, constrained, max_new_tokens)
-        keys = [self.cache_key("parse", prompt=prompt, fmt=fmt, **settings)]
+        search = SearchSettings(beams, alpha, constrained, max_new_tokens)
+        keys = [self.cache_key("parse", prompt=prompt, fmt=fmt, **search.as_dict())]
         result = self._lookup(keys[0], ParseResult.from_dict)
         if result is not None:
             keys += [
@@ -527,15 +523,10 @@ class Parser:
 
     def __repr__(self) -> str:
         state = "loaded" if self.loaded else "not loaded"
-        return f"Parser({self.spec!r}, {state})"
+        return f"Parser({self.spec!r}, {self.backend.kind}, {state})"
 
 
 # -- helpers ------------------------------------------------------------------------------------------
-
-
-def _beam_settings(beams: int, alpha: float, constrained: bool, max_new_tokens: int | None) -> dict[str, Any]:
-    """The search settings that are part of a parse's cache key (and of its call)."""
-    return {"beams": beams, "alpha": alpha, "constrained": constrained, "max_new_tokens": max_new_tokens}
 
 
 def match_lf(text: str, lf0: str, lf1: str, *, fmt: str = "fol", mode: str = "logical") -> str:
@@ -563,42 +554,3 @@ def _grammar(fmt: str) -> str:
     from amp.logic.grammar import grammar_text
 
     return grammar_text(fmt, "decoding")  # type: ignore[arg-type]
-
-
-@lru_cache(maxsize=1)
-def _versions() -> dict[str, str]:
-    out = {}
-    for dist in ("torch", "transformers", "tokenizers"):
-        try:
-            out[dist] = metadata.version(dist)
-        except metadata.PackageNotFoundError:
-            out[dist] = "none"
-    return out
-
-
-_API_MODULES = ("amp.parser.decode", "amp.parser.scoring", "amp.parser.divergence")
-
-
-def _api_or_none(*names: str) -> Callable[..., Any] | None:
-    """The first of ``names`` found in the decoding modules (imported lazily: they need torch)."""
-    import importlib
-
-    for module_name in _API_MODULES:
-        try:
-            module = importlib.import_module(module_name)
-        except ModuleNotFoundError as exc:
-            if exc.name != module_name:
-                raise
-            continue
-        for name in names:
-            fn = getattr(module, name, None)
-            if callable(fn):
-                return fn
-    return None
-
-
-def _api(name: str) -> Callable[..., Any]:
-    fn = _api_or_none(name)
-    if fn is None:
-        raise NotImplementedError(f"amp.parser has no {name}() yet")
-    return fn

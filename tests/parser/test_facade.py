@@ -183,17 +183,15 @@ def test_unusable_default_cache_warns_and_runs_uncached(
 def test_beam_steps_passes_constrained_and_keys_it(parser: Parser, monkeypatch: pytest.MonkeyPatch) -> None:
     from dataclasses import replace
 
-    import amp.parser.parser as facade
-
     beam = replace(parser.parse(PROMPT, **FAST).beams[0], steps=())
     seen: list[bool] = []
-    real = facade._api("beam_steps")
+    real = parser.backend.beam_steps
 
     def spy(*args: object, constrained: bool = True, **kw: object) -> object:
         seen.append(constrained)
         return real(*args, constrained=constrained, **kw)
 
-    monkeypatch.setattr(facade, "_api", lambda name: spy if name == "beam_steps" else real)
+    monkeypatch.setattr(parser.backend, "beam_steps", spy)
     parser.beam_steps(PROMPT, beam, constrained=False)
     parser.beam_steps(PROMPT, beam, constrained=True)
     assert seen == [False, True]  # two cache keys: neither call is a hit for the other

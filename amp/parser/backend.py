@@ -1,0 +1,158 @@
+"""The model-backend seam: one declared interface for "the thing that parses and scores".
+
+:class:`amp.parser.Parser` is the cached facade every caller uses (pages, CLI, experiments,
+research, teaching, interpretation-level sampling).  Underneath it sits a :class:`Backend`,
+which does the actual model work and says what it computes with (:class:`Runtime`, part of
+every result-cache key).  Two backends exist:
+
+* :class:`amp.parser.local.InProcessBackend` — a model loaded in this process through
+  transformers (the default);
+* :class:`amp.parser.remote.RemoteBackend` — a client of the parser service
+  (``python -m amp serve``, :mod:`amp.serve`), JSON over HTTP.
+
+A third backend (vLLM, llama.cpp, …) is one new module implementing :class:`Backend`; the
+facade, its cache and every caller stay as they are.  A backend that can also run whole sweeps
+as server-side jobs exposes them as :attr:`Backend.jobs` (see :mod:`amp.parser.jobs`);
+:func:`amp.parser.batch.run_batch` then submits a job instead of looping in this process.
+
+Every method takes plain values and returns the plain result records of
+:mod:`amp.parser.results`, so any backend can be tested against another for equality.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from amp.errors import AmpError
+
+if TYPE_CHECKING:
+    from amp.parser.jobs import JobClient
+    from amp.parser.results import Beam, ForcedScore, PairScore, ParseResult, TokenStep
+
+#: ``(prompt, lf0, lf1)`` of a joint parse-and-score; ``lf0``/``lf1`` None for a parse only.
+Ask = tuple[str, "str | None", "str | None"]
+
+#: The largest number of alternatives recorded per token (``top_n``) any backend accepts.
+MAX_TOP_N = 20
+
+
+class BackendError(AmpError):
+    """A backend could not answer: unreachable, refused, wrong token, version mismatch, bad reply.
+
+    ``status`` is the HTTP status of a remote refusal (None for other failures); ``kind`` a short
+    machine-readable word (``"unreachable"``, ``"unauthorized"``, ``"version"``, ``"refused"``,
+    ``"server"``, ``"protocol"``).
+    """
+
+    def __init__(self, message: str, *, kind: str = "refused", status: int | None = None) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.status = status
+
+
+@dataclass(frozen=True)
+class SearchSettings:
+    """The beam-search settings that are part of a parse's cache key (and of its call).
+
+    Validated once, here, wherever they come from (UI, CLI, service).
+    """
+
+    beams: int = 5
+    alpha: float = 0.7
+    constrained: bool = True
+    max_new_tokens: int | None = None
+
+    def __post_init__(self) -> None:
+        if isinstance(self.beams, bool) or not isinstance(self.beams, int) or self.beams < 1:
+            raise AmpError(f"beams must be a whole number >= 1, not {self.beams!r}")
+        try:
+            alpha = float(self.alpha)
+        except (TypeError, ValueError):
+            raise AmpError(f"alpha must be a number, not {self.alpha!r}") from None
+        if alpha != alpha or alpha in (float("inf"), float("-inf")):
+            raise AmpError(f"alpha must be a finite number, not {self.alpha!r}")
+        object.__setattr__(self, "alpha", alpha)
+        object.__setattr__(self, "constrained", bool(self.constrained))
+        mnt = self.max_new_tokens
+        if mnt is not None and (isinstance(mnt, bool) or not isinstance(mnt, int) or mnt < 1):
+            raise AmpError(f"max_new_tokens must be a whole number >= 1 (or unset), not {mnt!r}")
+
+    def as_dict(self) -> dict[str, Any]:
+        """The settings as cache-key parts and call keywords."""
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Runtime:
+    """What a backend computes with: everything besides the call's own inputs that a result depends on.
+
+    ``model``/``tokenizer`` are identities (:func:`amp.parser.models.identities`), ``device`` a
+    device *kind* as requested (``cpu``, ``cuda``, ``mps``, ``auto`` stays ``auto``), ``dtype``
+    the weights dtype, ``versions`` the library versions that compute (torch, transformers,
+    tokenizers).  A remote backend reports the *server's* runtime, so a result cached on the
+    client is keyed exactly as the server keyed it.
+    """
+
+    model: str
+    tokenizer: str
+    device: str
+    dtype: str
+    versions: dict[str, str]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"model": self.model, "tokenizer": self.tokenizer, "device": self.device, "dtype": self.dtype,
+                "versions": dict(self.versions)}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Runtime:
+        versions = d.get("versions") or {}
+        if not isinstance(versions, dict):
+            raise TypeError("versions must be an object")
+        return cls(model=str(d["model"]), tokenizer=str(d["tokenizer"]), device=str(d["device"]),
+                   dtype=str(d["dtype"]), versions={str(k): str(v) for k, v in versions.items()})
+
+
+@runtime_checkable
+class Backend(Protocol):
+    """What :class:`amp.parser.Parser` needs from a model backend.
+
+    ``kind`` names it for people ("in-process", "remote").  ``spec`` is the model spec it runs.
+    ``runtime()`` must not load a model.  ``loaded`` says whether a call would start without
+    loading first; ``load()`` loads now (raising :class:`~amp.errors.ModelLoadError`).
+    ``jobs`` is ``None`` unless the backend runs sweeps itself.
+    """
+
+    kind: str
+    spec: str
+
+    @property
+    def loaded(self) -> bool: ...
+
+    @property
+    def jobs(self) -> JobClient | None: ...
+
+    def runtime(self) -> Runtime: ...
+
+    def describe(self) -> str: ...
+
+    def load(self) -> None: ...
+
+    def parse(self, prompts: Sequence[str], *, fmt: str, top_n: int,
+              search: SearchSettings) -> list[ParseResult]: ...
+
+    def parse_and_score(self, asks: Sequence[Ask], *, fmt: str, top_n: int,
+                        search: SearchSettings) -> list[tuple[ParseResult, PairScore | None]]: ...
+
+    def forced(self, prompt: str, lfs: Sequence[str], *, fmt: str, top_n: int) -> list[ForcedScore]: ...
+
+    def score_pairs(self, items: Sequence[tuple[str, str, str]], *, fmt: str, top_n: int) -> list[PairScore]: ...
+
+    def beam_steps(self, prompt: str, beam: Beam, *, fmt: str, top_n: int,
+                   constrained: bool) -> tuple[TokenStep, ...]: ...
+
+    def sample(self, prompt: str, *, n: int, temperature: float, seed: int, fmt: str,
+               max_new_tokens: int | None) -> list[str | None]: ...
+
+    def close(self) -> None: ...

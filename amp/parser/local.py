@@ -1,0 +1,168 @@
+"""The in-process backend: a model loaded in this process through transformers.
+
+Implements :class:`amp.parser.backend.Backend` with the decoding functions of
+:mod:`amp.parser.decode`, :mod:`amp.parser.scoring` and :mod:`amp.parser.sampling`.  The
+model loads lazily (:meth:`InProcessBackend.load`, on the facade's first cache miss); every
+model call holds the model's lock and runs under ``torch.inference_mode``.  Identities come
+from the spec and file hashes, so :meth:`runtime` never loads the model.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from functools import lru_cache
+from importlib import metadata
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from amp.parser import models
+from amp.parser.backend import Ask, Runtime, SearchSettings
+
+if TYPE_CHECKING:
+    from amp.parser.jobs import JobClient
+    from amp.parser.results import Beam, ForcedScore, PairScore, ParseResult, TokenStep
+
+T = TypeVar("T")
+
+
+@lru_cache(maxsize=1)
+def library_versions() -> dict[str, str]:
+    """Versions of the libraries that compute results (part of every cache key)."""
+    out = {}
+    for dist in ("torch", "transformers", "tokenizers"):
+        try:
+            out[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            out[dist] = "none"
+    return out
+
+
+class InProcessBackend:
+    """A model of this process: ``spec``/``device``/``dtype``/``trust_remote_code``/``gguf_file``
+    as in :func:`amp.parser.models.load_model`."""
+
+    kind = "in-process"
+
+    def __init__(self, spec: str = models.DEFAULT_SPEC, *, device: str | None = None, dtype: str | None = None,
+                 trust_remote_code: bool = False, gguf_file: str | None = None) -> None:
+        self.spec = spec or models.DEFAULT_SPEC
+        self._device_arg = device
+        self._dtype_arg = dtype
+        self.trust_remote_code = bool(trust_remote_code)
+        self.gguf_file = gguf_file
+        self._lm: models.LoadedModel | None = None
+        self._load_lock = threading.Lock()
+        self._ids: tuple[str, str] | None = None
+        self._resolved: tuple[str, str] | None = None
+
+    # -- what it computes with ----------------------------------------------------------------------
+
+    @property
+    def loaded(self) -> bool:
+        return self._lm is not None
+
+    @property
+    def jobs(self) -> JobClient | None:
+        return None  # sweeps run in this process (amp.parser.batch.run_batch)
+
+    def device_dtype(self) -> tuple[str, str]:
+        """The device and dtype as requested and resolved (``auto`` stays ``auto``); no load."""
+        if self._resolved is None:
+            dev = models.select_device(self._device_arg)
+            self._resolved = (dev, models.select_dtype(dev, self._dtype_arg))
+        return self._resolved
+
+    def identities(self) -> tuple[str, str]:
+        if self._lm is not None:
+            return self._lm.identity, self._lm.tokenizer_identity
+        if self._ids is None:
+            self._ids = models.identities(self.spec, self.gguf_file)
+        return self._ids
+
+    def runtime(self) -> Runtime:
+        model_id, tok_id = self.identities()
+        dev, dt = self.device_dtype()  # as requested: stable before and after loading
+        return Runtime(model=model_id, tokenizer=tok_id, device=dev.split(":", 1)[0], dtype=dt,
+                       versions=library_versions())
+
+    @property
+    def device(self) -> str:
+        return self._lm.device if self._lm else self.device_dtype()[0]
+
+    @property
+    def dtype(self) -> str:
+        return self._lm.dtype if self._lm else self.device_dtype()[1]
+
+    def describe(self) -> str:
+        return f"{self.device} · {self.dtype}"
+
+    def load(self) -> None:
+        self.loaded_model()
+
+    def loaded_model(self) -> models.LoadedModel:
+        """The loaded model, loading it now if needed (raises :class:`ModelLoadError`)."""
+        if self._lm is None:
+            with self._load_lock:
+                if self._lm is None:
+                    dev, dt = self.device_dtype()
+                    self._lm = models.load_model(
+                        self.spec, device=dev, dtype=dt,
+                        trust_remote_code=self.trust_remote_code, gguf_file=self.gguf_file,
+                    )
+        return self._lm
+
+    def adopt(self, lm: models.LoadedModel) -> None:
+        """Use an already loaded model (benchmarks share one between parsers)."""
+        self._lm = lm
+
+    def _run(self, fn: Callable[[models.LoadedModel], T]) -> T:
+        lm = self.loaded_model()
+        import torch
+
+        with lm.lock, torch.inference_mode():
+            return fn(lm)
+
+    # -- the work ---------------------------------------------------------------------------------------
+
+    def parse(self, prompts: Sequence[str], *, fmt: str, top_n: int, search: SearchSettings) -> list[ParseResult]:
+        from amp.parser.decode import beam_search_batch
+
+        return self._run(lambda lm: list(beam_search_batch(
+            lm.model, lm.tokenizer, list(prompts), fmt=fmt, top_n=top_n, **search.as_dict())))
+
+    def parse_and_score(self, asks: Sequence[Ask], *, fmt: str, top_n: int,
+                        search: SearchSettings) -> list[tuple[ParseResult, PairScore | None]]:
+        from amp.parser.decode import parse_and_score_batch
+
+        return self._run(lambda lm: list(parse_and_score_batch(
+            lm.model, lm.tokenizer, list(asks), fmt=fmt, top_n=top_n, **search.as_dict())))
+
+    def forced(self, prompt: str, lfs: Sequence[str], *, fmt: str, top_n: int) -> list[ForcedScore]:
+        from amp.parser.scoring import forced_score
+
+        return self._run(lambda lm: list(forced_score(lm.model, lm.tokenizer, prompt, list(lfs), fmt=fmt,
+                                                      top_n=top_n)))
+
+    def score_pairs(self, items: Sequence[tuple[str, str, str]], *, fmt: str, top_n: int) -> list[PairScore]:
+        from amp.parser.scoring import score_pairs
+
+        return self._run(lambda lm: list(score_pairs(lm.model, lm.tokenizer, list(items), fmt=fmt, top_n=top_n)))
+
+    def beam_steps(self, prompt: str, beam: Beam, *, fmt: str, top_n: int, constrained: bool) -> tuple[TokenStep, ...]:
+        from amp.parser.decode import beam_steps
+
+        return self._run(lambda lm: tuple(beam_steps(lm.model, lm.tokenizer, prompt, beam, fmt, top_n=top_n,
+                                                     constrained=constrained)))
+
+    def sample(self, prompt: str, *, n: int, temperature: float, seed: int, fmt: str,
+               max_new_tokens: int | None) -> list[str | None]:
+        from amp.parser.sampling import sample_texts
+
+        return self._run(lambda lm: sample_texts(lm.model, lm.tokenizer, prompt, n=n, temperature=temperature,
+                                                 seed=seed, fmt=fmt, max_new_tokens=max_new_tokens))
+
+    def close(self) -> None:
+        """Nothing to release: loaded models live in :mod:`amp.parser.models`' process store."""
+
+    def __repr__(self) -> str:
+        return f"InProcessBackend({self.spec!r}, {'loaded' if self.loaded else 'not loaded'})"
