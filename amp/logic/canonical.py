@@ -82,7 +82,9 @@ from amp.logic.ast import (
     Quantified,
     quantifier_prefix,
 )
+from amp.logic.original import OriginalError, original_canonical
 from amp.logic.parse import parse_lf
+from amp.logic.render import render
 
 MODES: tuple[str, ...] = ("logical", "paper")
 
@@ -125,6 +127,7 @@ def clear_cache() -> None:
     """Forget memoised canonical forms and parses (for benchmarks)."""
     _canonical_text.cache_clear()
     _parsed.cache_clear()
+    original_canonical.cache_clear()
 
 
 def _check(mode: str, fmt: str) -> None:
@@ -136,7 +139,33 @@ def _check(mode: str, fmt: str) -> None:
 
 @lru_cache(maxsize=1 << 16)
 def _canonical_text(text: str, mode: str, fmt: str) -> str:
+    if mode == "paper":
+        return _paper_text(text, fmt)
     return _canonical_formula(_parsed(text, fmt), mode, fmt, text)
+
+
+def _paper_text(text: str, fmt: str) -> str:
+    """``paper`` mode: the original canonicaliser's string, step for step (:mod:`amp.logic.original`).
+
+    Where the original could not read the LF (its metric kept the raw string, which never
+    matches) this raises :class:`~amp.errors.LFParseError`: our parser's error when the text is
+    outside our grammar too, else one that says why the original failed.
+    """
+    try:
+        return original_canonical(text, fmt)
+    except OriginalError as exc:
+        failure = exc
+    except (ValueError, IndexError, KeyError, AttributeError, AssertionError, RecursionError) as exc:
+        failure = OriginalError(f"{type(exc).__name__}: {exc}")
+    if failure.reason == "unbound":
+        raise _unbound_error(failure.found, text, fmt)
+    _parsed(text, fmt)  # raises our (more precise) syntax error if the text is not an LF at all
+    raise LFParseError(
+        f"cannot canonicalise {fmt.upper()} in paper mode: the original canonicaliser cannot read it "
+        f"({failure}), so its metric never matches it (reference §8.6 item 5, §13.1); "
+        "logical mode reads it",
+        text=text, position=0, found=failure.found, fmt=fmt,
+    )
 
 
 @lru_cache(maxsize=1024)
@@ -146,8 +175,8 @@ def _parsed(text: str, fmt: str) -> Formula:
 
 
 def _canonical_formula(f: Formula, mode: str, fmt: str, text: str | None) -> str:
-    if mode == "paper":
-        return _paper(f, fmt, text, ordered=False)
+    if mode == "paper":  # an AST: judged as its FOL/Lisp rendering in the data spacing
+        return _paper_text(render(f, fmt), fmt)
     return _logical(f)
 
 

@@ -99,11 +99,14 @@ def test_paper_is_not_alpha_invariant() -> None:
 
 
 def test_paper_operator_sibling_order_dependence() -> None:
-    # §8.6 item 3: two operator children next to an atom keep positional (input-order) keys
+    # §8.6 item 3: two operator children next to an atom keep positional keys — their index in
+    # the reversed postfix (the original's node names "OR:3", "OR:6"), so the group written
+    # *last* sorts first: postfix man boy OR dog cow OR cat AND AND, reversed AND AND cat OR
+    # cow dog OR boy man
     p = "exists x . ( man(x) OR boy(x) ) AND ( dog(x) OR cow(x) ) AND cat(x)"
     q = "exists x . ( dog(x) OR cow(x) ) AND ( man(x) OR boy(x) ) AND cat(x)"
-    assert canonical(p, "paper") == "exists v0 . ( boy(v0) OR man(v0) ) AND ( cow(v0) OR dog(v0) ) AND cat(v0)"
-    assert canonical(p, "paper") != canonical(q, "paper")
+    assert canonical(p, "paper") == "exists v0 . ( cow(v0) OR dog(v0) ) AND ( boy(v0) OR man(v0) ) AND cat(v0)"
+    assert canonical(q, "paper") == "exists v0 . ( boy(v0) OR man(v0) ) AND ( cow(v0) OR dog(v0) ) AND cat(v0)"
     assert equivalent(p, q)
     # when every sibling is an operator, content keys make the order irrelevant (§8.1 step 7)
     r = "exists x . ( man(x) AND boy(x) ) OR ( dog(x) AND cow(x) )"
@@ -130,20 +133,24 @@ def test_paper_lisp_is_not_flattened() -> None:
 
 
 def test_paper_unused_quantifiers() -> None:
-    # the canonicaliser alone leaves a naming gap (§8.3 item 3); the metric pipeline never saw
-    # it (ordered re-render first), and paper mode numbers after dropping
+    # the original metric numbers the prefix before dropping unused quantifiers (§8.3 item 3):
+    # the gap makes a prediction with an unused quantifier differ from the gold
     lf = "exists x . exists y . exists z . man(x) AND boy(z)"
     assert ordered_form(lf) == "exists x . exists z . boy(z) AND man(x)"
-    assert canonical(lf, "paper") == "exists v0 . exists v1 . boy(v1) AND man(v0)"
-    assert canonical(lf, "paper") == canonical("exists x . exists z . man(x) AND boy(z)", "paper")
-    # the same variable quantified twice: the later binder wins
-    assert canonical("exists x . forall x . man(x)", "paper") == "forall v0 . man(v0)"
+    assert canonical(lf, "paper") == "exists v0 . exists v2 . boy(v2) AND man(v0)"
+    assert canonical(lf, "paper") != canonical("exists x . exists z . man(x) AND boy(z)", "paper")
+    assert canonical(lf) == canonical("exists x . exists z . man(x) AND boy(z)")  # logical: equal
+    # the same variable quantified twice: the later binder wins (and names it by its position)
+    assert canonical("exists x . forall x . man(x)", "paper") == "forall v1 . man(v1)"
     assert canonical("exists x . forall x . man(x)") == "forall v0 . man(v0)"
 
 
-def test_paper_nested_quantifiers_stay_in_place() -> None:
+def test_paper_nested_quantifiers_never_match() -> None:
     lf = "exists x . man(x) AND ( exists y . boy(y) AND agent(y, x) )"
-    assert canonical(lf, "paper") == "exists v0 . ( exists v1 . agent(v1, v0) AND boy(v1) ) AND man(v0)"
+    # the original splits on " . " and cannot read "man(x) AND ( exists y" as a quantifier
+    with pytest.raises(LFParseError, match="original canonicaliser cannot read"):
+        canonical(lf, "paper")
+    assert canonical(lf) == "exists v0 . ( exists v1 . agent(v1, v0) AND boy(v1) ) AND man(v0)"
     with pytest.raises(LFParseError, match="nested|below the prefix"):
         ordered_form(lf)
 
@@ -332,10 +339,14 @@ def test_equal_canonical_forms_mean_the_same(f: Formula, rng: random.Random) -> 
 @settings(max_examples=200, deadline=None)
 @given(closed())
 def test_idempotent_and_in_render_normal_form(f: Formula) -> None:
-    for mode in MODES:
-        c = canonical(f, mode)
-        assert canonical(c, mode) == c
-        assert render_fol(parse_lf(c)) == c
+    c = canonical(f)
+    assert canonical(c) == c and render_fol(parse_lf(c)) == c
+    # paper mode: the original's string (None where it cannot read f); once more renumbers a
+    # naming gap away, after that it is stable
+    c = canonical_or_none(f, "paper")
+    if c is not None:
+        c2 = canonical(c, "paper")
+        assert canonical(c2, "paper") == c2 and render_fol(parse_lf(c)) == c
     lisp = render_lisp(f)
     assert canonical(lisp, "logical", "lisp") == canonical(f)
 
