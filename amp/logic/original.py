@@ -209,7 +209,7 @@ def _lisp_parts(formula: str) -> tuple[list[str], _Graph]:
     quants: list[str] = []
     quant_idx = 0
     for i, tok in enumerate(tokens):
-        if tok != "(" and (tok.startswith("exists_") or tok.startswith("forall_")):
+        if tok != "(" and tok.startswith(("exists_", "forall_")):
             quants.append(" ".join(tok.split("_")))
             quant_idx = i
     if any(x != ")" for x in tokens[-len(quants):]):
