@@ -197,16 +197,18 @@ def _ingredient_index(version: int) -> dict[str, tuple[Example, ...]]:
     index: dict[str, list[Example]] = {}
     for r in pool("zeroshot_train"):
         index.setdefault(r.surface, []).append(r)
-    return {k: tuple(sorted(v, key=lambda r: r.template_idx)) for k, v in index.items()}
+    return {k: tuple(v) for k, v in index.items()}  # pool (file) order
 
 
-def _lookup(surface: str, rng: np.random.Generator) -> Example:
-    """The unambiguous pool record of ``surface``; if it has several (double conjunctions,
-    idx 0 and 1), one of them drawn with ``rng``."""
+def _lookup(surface: str) -> Example:
+    """The unambiguous pool record of ``surface`` as the original looked it up (reference §10):
+    a surface → record dict over the *unshuffled* zero-shot training file, so the last record in
+    file order wins — for a double conjunction (idx 0, then idx 1) its ``template_idx`` 1
+    bracketing, as the paper's example "the bird left or walked and ate" shows."""
     found = _ingredient_index(registry_version()).get(surface)
     if not found:
         raise PromptError(f"no unambiguous pool record for the ingredient {surface!r}")
-    return found[0] if len(found) == 1 else found[int(rng.integers(len(found)))]
+    return found[-1]
 
 
 _SURFACE_VERB = {lexicon.denotation(v): v for v in lexicon.all_verbs()}
@@ -265,16 +267,15 @@ def zero_shot_prompt(test: str | AmbiguousPair, *, seed: int = 12345) -> Prompt:
       ``<subj> <r> and <vp2>`` with ``r`` drawn from Bd − {vp2} (source order) by the RNG.
       Works for both genders (the original's zero-shot data is female only);
     * conj (2): the sentence with every "and" → "or", and with every "or" → "and".  Each is a
-      double conjunction with two bracketings (idx 0/1); the one shown is drawn by the RNG (in
-      the original it was whichever came last in a shuffled training file, §5.4).
+      double conjunction with two bracketings (idx 0/1); the one shown is the last record of
+      the unshuffled training file, ``template_idx`` 1, as in the original's lookup.
 
-    RNG call order with ``default_rng(seed)``: bound's extra verb, then one draw per ingredient
-    that has several records (conj: the "or" one, then the "and" one), then the shuffle
+    RNG call order with ``default_rng(seed)``: bound's extra verb, then the shuffle
     (``rng.permutation``).
     """
     pair = _test_pair(test)
     rng = np.random.default_rng(seed)
-    records = [_lookup(s, rng) for s in _ingredient_surfaces(pair, rng)]
+    records = [_lookup(s) for s in _ingredient_surfaces(pair, rng)]
     order = rng.permutation(len(records))
     examples = tuple(PromptExample(records[i].surface, records[i].lf) for i in order)
     return Prompt(examples, pair.surface, type=pair.type,

@@ -78,15 +78,16 @@ ZERO_SHOT_TEXTS = {
         "Human: the woman saw Marie and she smiled\n"
         "Computer:"
     ),
-    # the paper's example shows idx 1 for both double conjunctions, as seed 5 does
+    # the paper's example shows idx 1 for both double conjunctions, as the original's lookup
+    # always does (last record of the unshuffled training file)
     "the bird left or walked and ate": H + (
-        "Human: the bird left or walked or ate\n"
-        "Computer: exists x . exists a . exists e . exists i . bird(x) AND ( left(a) AND agent(a, x) ) "
-        "OR ( ( walked(e) AND agent(e, x) ) OR ( ate(i) AND agent(i, x) ) )\n"
-        "\n"
         "Human: the bird left and walked and ate\n"
         "Computer: exists x . exists a . exists e . exists i . bird(x) AND ( left(a) AND agent(a, x) AND "
         "walked(e) AND agent(e, x) ) AND ate(i) AND agent(i, x)\n"
+        "\n"
+        "Human: the bird left or walked or ate\n"
+        "Computer: exists x . exists a . exists e . exists i . bird(x) AND ( left(a) AND agent(a, x) ) "
+        "OR ( ( walked(e) AND agent(e, x) ) OR ( ate(i) AND agent(i, x) ) )\n"
         "\n"
         "Human: the bird left or walked and ate\n"
         "Computer:"
@@ -128,6 +129,19 @@ def test_zero_shot_ingredients_are_unambiguous_pool_records() -> None:
                 assert ex.lf in index[ex.utterance]
                 assert find_pair(ex.utterance) is None  # never an ambiguous sentence
             assert prompt.test_utterance == pair.surface
+
+
+def test_zero_shot_conj_ingredients_are_template_idx_1() -> None:
+    """Reference §10: the original's surface → record dict over the unshuffled training file
+    keeps the last record, ``template_idx`` 1, for every double conjunction — at every seed."""
+    last = {}
+    for r in pool("zeroshot_train"):
+        last[r.surface] = r
+    for seed in (0, 1, 5, 12345):
+        for pair in sample_pairs("conj", 25, seed=seed):
+            for ex in zero_shot_prompt(pair, seed=seed).examples:
+                record = last[ex.utterance]
+                assert record.type == "unambig_conj" and record.template_idx == 1 and ex.lf == record.lf
 
 
 def test_zero_shot_examples_of_each_shape() -> None:
