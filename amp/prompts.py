@@ -301,8 +301,10 @@ def mixed_prompt(
     ``k`` distinct surfaces of the test's type are drawn uniformly without replacement from
     ``pool_pairs`` (default: the full pool of the type) minus the test sentence; the first
     :func:`lf0_count` drawn are shown with LF0, the rest with LF1, and the list is shuffled.
-    RNG: ``default_rng(seed)`` — ``choice`` then ``permutation``.  ``fmt="lisp"`` shows the
-    example LFs and the gold LFs in Lisp.
+    RNG: ``default_rng(seed)`` — ``choice`` then ``permutation``; neither depends on ``ratio``,
+    so one seed gives the same sentences in the same positions at every ratio (the original's
+    paired design).  ``fmt="lisp"`` shows the example LFs and the gold LFs in the released Lisp
+    form (sorted and flattened, ordered variables, as the original's Lisp folders hold them).
     """
     if isinstance(ratio, bool) or not isinstance(ratio, numbers.Real) or math.isnan(ratio) \
             or not 0.0 <= ratio <= 1.0:
@@ -338,8 +340,10 @@ def mixed_prompt(
 
 
 def _converter(fmt: str):
+    """FOL prompts show the raw template-order LFs (the original's ``train_eval``); Lisp prompts
+    and golds the released Lisp form — sorted, flattened, ordered variables (§6.1, §11)."""
     if fmt == "fol":
         return lambda lf: lf
-    from amp.logic.convert import convert
+    from amp.splits_render import render_ordered
 
-    return lambda lf: convert(lf, src="fol", dst="lisp")
+    return lambda lf: render_ordered(lf, "lisp")
