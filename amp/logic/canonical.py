@@ -23,48 +23,15 @@ refinement search that keeps the smallest rendering and prunes branches related 
 automorphism (interchangeable variables).  Conjuncts and disjuncts are sorted by their
 canonical strings, recursively.  See ``docs/canonical-forms.md``.
 
-``paper`` — the judgement of the original metric (§8, §13.1):
-
-* the leading quantifier prefix is kept in written order; its variables are renamed
-  positionally ``v0, v1, …`` ("unordered mode", §8.3); so scope order, ∃∃ order and which
-  variable is which all matter (§8.6 item 1 — reproduced: under ``exists x . exists y``,
-  ``man(x) AND boy(y)`` ≠ ``man(y) AND boy(x)``);
-* AND/OR runs are flattened (§8.1 step 6) and children sorted by the original's node-name keys
-  (§8.4): atoms by ``pred[args]`` (``agent[v3,v0]``), operators by ``AND:…``/``OR:…`` — which
-  sort before every (lowercase) atom — with the §8.1 step 7 amendment: an operator whose
-  siblings are all operators is keyed by ``OP:`` + its children's sorted predicate names
-  (operator grandchildren contribute ``AND``/``OR``); otherwise one whose children are all
-  operators is keyed by ``OP:`` + its children's keys; any other operator keeps a positional
-  key, i.e. **input order** among such siblings (§8.6 item 3 — reproduced; ties between equal
-  keys also keep input order);
-* Lisp input (``fmt="lisp"``) is neither flattened nor amended (§8.2 step 5, §8.6 item 4 —
-  reproduced): operator siblings keep their input order and a nested same-operator list renders
-  without parentheses;
-* unused quantifiers are dropped; the same variable quantified twice keeps the later binder.
-
-Deliberate differences from the original canonicaliser, none of which changes a judgement on
-the AmP data:
-
-* **No naming gap.**  The original numbers the prefix *before* dropping unused quantifiers
-  (§8.3 item 3), but its pipeline always hid that: beam outputs were first re-rendered in
-  ordered mode (§12), which drops them, and no gold LF has an unused quantifier.  We number
-  after dropping, which reproduces the metric's judgement (and keeps ``paper`` idempotent).
-  :func:`ordered_form` reproduces the ordered rendering itself, gap included.
-* **Nested quantifiers parse** (the original crashed, §8.6 item 5, so such outputs never
-  matched).  In ``paper`` mode one below a connective stays in place, named after the prefix by
-  nesting level (no gold LF has one, so such an output still never matches a gold LF; an unused
-  one is dropped).  One merely wrapped in parentheses at the top of the body
-  (``exists x . ( exists y . … )``) is the same tree as the plain prefix and is judged like it.
-  Parentheses around a lone atom, spacing variants and a lone two-place atom are accepted too
-  (§8.1 step 8, §8.6 item 5).
-* Position keys: the original's positional names are code-point-sorted token positions; we keep
-  input order, which agrees whenever it matters (it never does for a gold shape: no gold node
-  has two operator children next to an atom).
-* Free variables raise :class:`~amp.errors.LFParseError` in ``paper`` mode ("Unbound local
-  variable", §8.3 item 2), while ``logical`` mode keeps them as names (open formulas compare by
-  their free names; canonical bound names skip them).
-* The ordered pass's error on a 4th entity or event variable (§8.3 item 1) is not applied to
-  ``paper`` mode; :func:`ordered_form` raises it.
+``paper`` — the judgement of the original metric (§8, §13.1), reproduced by following the
+original canonicaliser's string algorithm step by step (:mod:`amp.logic.original`): positional
+``v0, v1, …`` names by prefix position *before* unused quantifiers are dropped (a naming gap, so
+an extra unused quantifier makes a prediction differ), flattening, the §8.1 step 7 sort-key
+amendment and positional operator keys, Lisp input neither flattened nor amended.  What the
+original could not read (nested quantifiers, ``( man(x) )``, a lone two-place atom, …) raises
+:class:`~amp.errors.LFParseError`, i.e. never matches.  The remaining deliberate differences
+are listed in ``docs/canonical-forms.md``.  :func:`ordered_form` gives the original's *ordered*
+rendering (x/y/z/a/e/i names, §8.3), the one its pipeline applied to beam outputs first.
 """
 
 from __future__ import annotations
