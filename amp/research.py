@@ -36,7 +36,12 @@ import pandas as pd
 
 from amp import experiments as ex
 from amp import plots
-from amp.interpretations import METHODS, distinct_topk, sample_interpretations, samples_cached
+from amp.interpretations import (
+    METHODS,
+    distinct_topk,
+    sample_interpretations,
+    samples_cached,
+)
 
 __all__ = [
     "ReportError",

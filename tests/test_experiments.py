@@ -14,6 +14,7 @@ import sys
 import threading
 import types
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 from typing import Any
 
 import pandas as pd
@@ -240,6 +241,7 @@ class FakeParser:
     table: dict[str, tuple[list[str], tuple[float, float]]]
     calls: list[str] = field(default_factory=list)
     device: str = "cpu"
+    backend: Any = field(default_factory=lambda: SimpleNamespace(jobs=None))  # runs in this process
 
     def cached(self, kind: str, **parts: Any) -> bool:
         return False

@@ -13,7 +13,7 @@ import sys
 
 #: Command modules, in the order ``--help`` lists them.
 COMMAND_MODULES: tuple[str, ...] = (
-    "generate", "canon", "prompt", "metrics", "parse", "score", "v1_splits", "reproduce",
+    "generate", "canon", "prompt", "metrics", "parse", "score", "v1_splits", "reproduce", "serve",
 )
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from typing import Any
 
@@ -40,6 +41,14 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
                         help="allow a Hub model's own Python code (only for models you trust)")
     parser.add_argument("--no-cache", action="store_true", help="neither read nor write the result cache")
     parser.add_argument("--json", action="store_true", help="print JSON instead of text")
+    add_server_argument(parser)
+
+
+def add_server_argument(parser: argparse.ArgumentParser) -> None:
+    """``--server URL``: use the parser service instead of a model in this process."""
+    parser.add_argument("--server", default=os.environ.get("AMP_PARSER_URL") or None,
+                        help="parser service URL (python -m amp serve; default $AMP_PARSER_URL); "
+                             "its token comes from $AMP_TOKEN")
 
 
 def read_prompt(path: str) -> str:
@@ -59,9 +68,23 @@ def read_prompt(path: str) -> str:
 
 
 def make_parser(args: argparse.Namespace) -> Any:
-    """A :class:`amp.parser.Parser` for the command-line options (the model loads lazily)."""
+    """A :class:`amp.parser.Parser` for the command-line options (the model loads lazily).
+
+    With ``--server`` (or ``$AMP_PARSER_URL``) the model is the service's: ``--model``,
+    ``--device`` and ``--dtype`` must then be left at their defaults.
+    """
     from amp.parser.parser import Parser
 
+    server = getattr(args, "server", None)
+    if server:
+        asked = [f"--{name.replace('_', '-')}" for name in ("device", "dtype")
+                 if getattr(args, name, None) is not None]
+        if getattr(args, "model", "default") != "default":
+            asked.insert(0, "--model")
+        if asked:
+            raise AmpError(f"{', '.join(asked)} cannot be combined with --server: the server runs its own model "
+                           "(unset AMP_PARSER_URL or drop --server to run a model here)")
+        return Parser.remote(server, cache=not args.no_cache)
     return Parser(args.model, device=args.device, dtype=args.dtype,
                   trust_remote_code=args.trust_remote_code, cache=not args.no_cache)
 

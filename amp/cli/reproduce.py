@@ -2,7 +2,7 @@
 
     python -m amp reproduce --model M [--n-zero 200] [--n-few 100] [--types pp scope …]
         [--method beam|distinct|sampling] [--mode logical|paper] [--seed 0] [--out DIR]
-        [--name RUN] [--device …] [--dtype …] [--batch-size N] [--no-cache]
+        [--name RUN] [--device …] [--dtype …] [--batch-size N] [--no-cache] [--server URL]
 
 Zero-shot: ``--n-zero`` sentences per type, constrained beam 5 (Table 2, Fig. 2, Fig. 3).
 Few-shot: ``--n-few`` sentences per type under 11 ratios of 10-example mixed prompts (Table 3,
@@ -10,6 +10,10 @@ Fig. 6).  Progress goes to stderr.  Every parse and forced decode is cached, so 
 run resumes and a rerun is instant.  Writes CSV + HTML tables/figures and ``report.md`` into
 ``--out`` (default ``reproduce-<name>``) and a run manifest into ``<cache root>/runs/<name>.json``
 for the app's Research page.
+
+With ``--server URL`` (or ``$AMP_PARSER_URL``) the sweeps run as jobs of the parser service
+(``python -m amp serve``): spread over its replicas, cached on the server as they finish, and
+resumed without recomputation if this command is interrupted and run again.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ import sys
 import time
 from typing import Any
 
-from amp.cli.parse import fail
+from amp.cli.parse import add_server_argument, fail, make_parser
 from amp.errors import AmpError
 from amp.generate import AMBIGUOUS_TYPES
 from amp.interpretations import METHODS
@@ -50,7 +54,6 @@ def _duration(seconds: float) -> str:
 def run(args: argparse.Namespace) -> int:
     from amp import experiments as ex
     from amp import research
-    from amp.parser.parser import Parser
 
     try:
         if args.n_zero < 0 or args.n_few < 0 or not (args.n_zero or args.n_few):
@@ -60,8 +63,7 @@ def run(args: argparse.Namespace) -> int:
                                      mode=args.mode)
         few_cfg = ex.FewShotConfig(types=tuple(args.types), n_per_ratio=args.n_few or 1, seed=args.seed, k=args.k,
                                    beams=args.beams, mode=args.mode, independent_draws=args.independent_draws)
-        parser = Parser(args.model, device=args.device, dtype=args.dtype,
-                        trust_remote_code=args.trust_remote_code, cache=not args.no_cache)
+        parser = make_parser(args)
         common = {"method": args.method, "beams": args.beams, "mode": args.mode, "width": args.width,
                   "n_samples": args.samples, "temperature": args.temperature, "seed": args.seed,
                   "max_new_tokens": args.max_new_tokens, "batch_size": args.batch_size}
@@ -117,4 +119,5 @@ def register(subparsers: Any) -> None:
     p.add_argument("--dtype", default=None, help="weights dtype")
     p.add_argument("--trust-remote-code", action="store_true", help="allow a Hub model's own code")
     p.add_argument("--no-cache", action="store_true", help="neither read nor write the result cache")
+    add_server_argument(p)
     p.set_defaults(func=run)

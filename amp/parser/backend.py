@@ -21,6 +21,7 @@ Every method takes plain values and returns the plain result records of
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
@@ -71,7 +72,7 @@ class SearchSettings:
             alpha = float(self.alpha)
         except (TypeError, ValueError):
             raise AmpError(f"alpha must be a number, not {self.alpha!r}") from None
-        if alpha != alpha or alpha in (float("inf"), float("-inf")):
+        if not math.isfinite(alpha):
             raise AmpError(f"alpha must be a finite number, not {self.alpha!r}")
         object.__setattr__(self, "alpha", alpha)
         object.__setattr__(self, "constrained", bool(self.constrained))

@@ -23,6 +23,8 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 from amp.errors import AmpError, ModelLoadError
+from amp.parser.backend import SearchSettings
+from amp.parser.jobs import run_as_job
 from amp.parser.parser import Parser
 from amp.parser.results import PairScore, ParseResult
 
@@ -92,6 +94,8 @@ class BatchRun(Iterator[BatchItemResult]):
         self.cached = 0
         self.cancelled = False
         self.model_error: str | None = None
+        #: The server job computing the uncached items, when the backend runs sweeps as jobs.
+        self.job_id: str | None = None
         self._gen = gen_factory(self)
 
     def __next__(self) -> BatchItemResult:
@@ -118,16 +122,25 @@ def run_batch(
     cancel: Cancel | None = None,
     batch_size: int | None = None,
     ordered: bool = False,
+    label: str = "",
+    meta: dict | None = None,
 ) -> BatchRun:
     """Parse and/or score every item, streaming a :class:`BatchItemResult` per item.
 
     ``on_progress(done, total, result)`` is called after each result.  ``cancel`` is a
     ``threading.Event`` or a no-argument callable returning true to stop.  ``batch_size``
     defaults to :func:`default_batch_size`.  See the module docstring for the order.
+
+    When the parser's backend runs sweeps as jobs (the parser service), the items cached here
+    come first and the rest are submitted as one job (``label`` and ``meta`` go with it, so a
+    page can find and reattach to it later; :attr:`BatchRun.job_id` names it) and stream back in
+    input order; cancelling cancels the job.
     """
     todo = list(items)
-    settings = {"beams": beams, "alpha": alpha, "constrained": constrained, "max_new_tokens": max_new_tokens}
+    search = SearchSettings(beams, alpha, constrained, max_new_tokens)
+    settings = search.as_dict()
     cancelled = _cancel_check(cancel)
+    jobs = parser.backend.jobs
 
     def generate(run: BatchRun) -> Iterator[BatchItemResult]:
         def emit(result: BatchItemResult) -> BatchItemResult:
@@ -140,7 +153,22 @@ def run_batch(
 
         size = max(1, batch_size or default_batch_size(parser))
         n = len(todo)
-        if ordered:
+        if jobs is not None:
+            misses = []
+            for item in todo:
+                if cancelled():
+                    break
+                hit = _from_cache(parser, item, settings)
+                if hit is None:
+                    misses.append(item)
+                else:
+                    yield emit(hit)
+            else:
+                if misses:
+                    for result in run_as_job(parser, misses, search, batch_size=size, cancelled=cancelled, run=run,
+                                             label=label, meta=meta):
+                        yield emit(result)
+        elif ordered:
             i = 0
             while i < n:
                 if cancelled():

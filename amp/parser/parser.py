@@ -24,7 +24,14 @@ from typing import Any, TypeVar
 from amp.cache import CacheWarning, ResultCache
 from amp.errors import AmpError, CacheError
 from amp.parser import models
-from amp.parser.backend import MAX_TOP_N, Ask, Backend, BackendError, Runtime, SearchSettings
+from amp.parser.backend import (
+    MAX_TOP_N,
+    Ask,
+    Backend,
+    BackendError,
+    Runtime,
+    SearchSettings,
+)
 from amp.parser.results import (
     Beam,
     Divergence,
@@ -167,7 +174,14 @@ class Parser:
         """
         from amp.parser.remote import RemoteBackend
 
-        backend = RemoteBackend(url, token=token, timeout_s=timeout_s)
+        if cache is True:
+            try:
+                cache = ResultCache()
+            except CacheError as exc:
+                warnings.warn(f"running without the result cache: {exc}", CacheWarning, stacklevel=2)
+                cache = None
+        backend = RemoteBackend(url, token=token, timeout_s=timeout_s,
+                                info_cache=cache if isinstance(cache, ResultCache) else None)
         return cls(backend=backend, cache=cache, top_n=backend.info().top_n)
 
     # -- what the model is, without loading it ------------------------------------------------------

@@ -1,0 +1,79 @@
+"""``python -m amp serve``: host the constrained parser as a service on Ray Serve.
+
+    python -m amp serve [--model M] [--device cuda] [--dtype bfloat16] [--replicas N]
+        [--host 127.0.0.1] [--port 8600] [--address RAY_ADDRESS] [--batch-size 8]
+        [--trust-remote-code] [--no-cache]
+
+Starts a local Ray cluster (or joins ``--address``) and deploys the parser: one replica per GPU
+with ``--device cuda``, else ``--replicas`` CPU replicas (default 1).  Clients point at it with
+``AMP_PARSER_URL=http://HOST:PORT`` (app and CLI) or ``--server URL`` (CLI).  Listening on
+anything but loopback requires ``AMP_TOKEN`` (at least 16 characters), which clients send as a
+bearer token; the token is read from the environment only, never from the command line.
+Ctrl-C stops the service.  API documentation: ``http://HOST:PORT/docs``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sys
+import time
+from typing import Any
+
+from amp.cli.parse import fail
+from amp.errors import AmpError
+from amp.parser.models import DTYPES
+
+
+def run(args: argparse.Namespace) -> int:
+    from amp.serve import launch
+
+    token = os.environ.get("AMP_TOKEN") or None
+    try:
+        config = launch.config_from_args(
+            spec=args.model, device=args.device, dtype=args.dtype, replicas=args.replicas, host=args.host,
+            port=args.port, address=args.address, token=token, trust_remote_code=args.trust_remote_code,
+            use_cache=not args.no_cache, batch_size=args.batch_size)
+    except AmpError as exc:
+        return fail(exc)
+
+    def stop_on_term(*_: Any) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, stop_on_term)
+    try:
+        url = launch.start(config, token)
+    except KeyboardInterrupt:
+        launch.stop()
+        return 130
+    except Exception as exc:  # noqa: BLE001 - Ray/Serve start-up failures: one line
+        launch.stop()
+        return fail(exc)
+    where = f"{config.replicas} {'GPU' if config.gpus_per_replica else 'CPU'} replica(s)"
+    print(f"AmP parser service ready at {url} — model {config.spec!r}, {where}"
+          f"{', token required' if token else ''}; API docs at {url}/docs. Ctrl-C stops it.", flush=True)
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        print("stopping the parser service…", file=sys.stderr, flush=True)
+    finally:
+        launch.stop()
+    return 0
+
+
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser("serve", help="host the parser as a service (Ray Serve) for the app and the CLI",
+                              description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--model", default="default", help="'default', a Hugging Face id, a model folder or a .gguf")
+    p.add_argument("--device", default=None, help="cpu or cuda (default: best available in each replica)")
+    p.add_argument("--dtype", default=None, choices=DTYPES, help="weights dtype (e.g. bfloat16 on a GPU)")
+    p.add_argument("--replicas", type=int, default=None, help="model replicas (default: one per GPU, else 1)")
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (beyond loopback needs AMP_TOKEN)")
+    p.add_argument("--port", type=int, default=8600, help="HTTP port (default 8600)")
+    p.add_argument("--address", default=None, help="join this Ray cluster instead of starting one")
+    p.add_argument("--batch-size", type=int, default=8, help="items per model call (default 8)")
+    p.add_argument("--trust-remote-code", action="store_true", help="allow a Hub model's own Python code")
+    p.add_argument("--no-cache", action="store_true", help="no server-side result cache")
+    p.set_defaults(func=run)

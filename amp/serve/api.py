@@ -1,0 +1,151 @@
+"""``Api``: the HTTP ingress of the parser service (FastAPI on Ray Serve).
+
+Routes (JSON; schema and examples at ``/docs`` and ``/openapi.json``):
+
+``GET /health`` (no token) · ``GET /v1/info`` · ``POST /v1/parse`` · ``POST /v1/parse_and_score`` ·
+``POST /v1/forced`` · ``POST /v1/pairs`` · ``POST /v1/steps`` · ``POST /v1/sample`` ·
+``POST /v1/jobs`` · ``GET /v1/jobs`` · ``GET /v1/jobs/{id}`` · ``GET /v1/jobs/{id}/results?start=N`` ·
+``DELETE /v1/jobs/{id}``.
+
+Every refusal is a 4xx JSON body ``{"error": {"type", "message", "status"}}``: 401 without
+the right bearer token (compared in constant time; required whenever the service was started
+with ``AMP_TOKEN``, which it must be when it listens beyond loopback), 411/413 for a body
+without a length or over :data:`amp.parser.limits.MAX_BODY_BYTES`, 422 for a body outside
+the schema or its bounds, 400 for input the parser refuses (an LF outside the grammar, a
+prompt over the model's context), 404 for an unknown job; 503 if the model cannot load.
+"""
+
+
+import hmac
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from ray import serve
+
+from amp.parser import limits
+from amp.parser.remote import API_VERSION
+from amp.serve import schema
+
+#: Paths answered without a token: liveness and the API's own description.
+OPEN_PATHS = frozenset({"/health", "/docs", "/openapi.json", "/docs/oauth2-redirect"})
+
+#: Set by :class:`Api` in its replica: the token (None: no token required) and the body limit.
+GUARD: dict[str, Any] = {"token": None, "max_body": limits.MAX_BODY_BYTES}
+
+app = FastAPI(
+    title="AmP Explorer parser service",
+    version=str(API_VERSION),
+    description="Grammar-constrained semantic parsing and forced scoring of ambiguous sentences "
+                "(AmP), with sweeps as jobs. Send `Authorization: Bearer <AMP_TOKEN>` when the "
+                "service has a token.",
+)
+
+
+def refusal(status: int, kind: str, message: str) -> JSONResponse:
+    return JSONResponse(status_code=status, content={"error": {"type": kind, "message": message, "status": status}})
+
+
+@app.middleware("http")
+async def guard(request: Request, call_next: Any) -> Any:
+    token = GUARD["token"]
+    if token and request.url.path not in OPEN_PATHS:
+        header = request.headers.get("authorization", "")
+        given = header[7:].strip() if header[:7].lower() == "bearer " else ""
+        if not hmac.compare_digest(given.encode("utf-8"), token.encode("utf-8")):
+            return refusal(401, "unauthorized", "a valid bearer token is required (Authorization: Bearer <AMP_TOKEN>)")
+    if request.method in ("POST", "PUT", "PATCH"):
+        length = request.headers.get("content-length")
+        if length is None:
+            return refusal(411, "length_required", "send the body with a Content-Length header")
+        if not length.isdigit() or int(length) > GUARD["max_body"]:
+            return refusal(413, "too_large", f"the body is over {GUARD['max_body']} bytes")
+    return await call_next(request)
+
+
+@app.exception_handler(RequestValidationError)
+async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+    errors = exc.errors()
+    first = errors[0] if errors else {}
+    where = ".".join(str(p) for p in first.get("loc", ()) if p != "body")
+    message = f"{where}: {first.get('msg', 'invalid')}" if where else str(first.get("msg", "invalid request"))
+    return JSONResponse(status_code=422, content={"error": {"type": "invalid", "message": message, "status": 422}})
+
+
+def answer(reply: dict[str, Any]) -> Any:
+    """A worker's answer as the HTTP reply: its error as a 4xx/5xx JSON body, else as is."""
+    if isinstance(reply, dict) and "error" in reply:
+        err = reply["error"]
+        return refusal(int(err.get("status", 500)), str(err.get("type", "error")), str(err.get("message", "")))
+    return reply
+
+
+def _missing(job_id: str) -> JSONResponse:
+    return refusal(404, "not_found", f"no job {job_id!r} on this server")
+
+
+@serve.deployment(name="Api", max_ongoing_requests=1024, ray_actor_options={"num_cpus": 0})
+@serve.ingress(app)
+class Api:
+    """The ingress: checks, then hands each call to the worker replicas or the job manager."""
+
+    def __init__(self, worker: Any, jobs: Any, token: str | None) -> None:
+        GUARD["token"] = token or None
+        self.worker = worker
+        self.jobs = jobs
+
+    @app.get("/health")
+    async def health(self) -> dict[str, str]:
+        return {"status": "ok"}
+
+    @app.get("/v1/info")
+    async def info(self) -> Any:
+        return await self.worker.info.remote()
+
+    @app.post("/v1/parse")
+    async def parse(self, body: schema.ParseRequest) -> Any:
+        return answer(await self.worker.parse.remote(body.model_dump()))
+
+    @app.post("/v1/parse_and_score")
+    async def parse_and_score(self, body: schema.JointRequest) -> Any:
+        return answer(await self.worker.joint.remote(body.model_dump()))
+
+    @app.post("/v1/forced")
+    async def forced(self, body: schema.ForcedRequest) -> Any:
+        return answer(await self.worker.forced.remote(body.model_dump()))
+
+    @app.post("/v1/pairs")
+    async def pairs(self, body: schema.PairsRequest) -> Any:
+        return answer(await self.worker.pairs.remote(body.model_dump()))
+
+    @app.post("/v1/steps")
+    async def steps(self, body: schema.StepsRequest) -> Any:
+        return answer(await self.worker.steps.remote(body.model_dump()))
+
+    @app.post("/v1/sample")
+    async def sample(self, body: schema.SampleRequest) -> Any:
+        return answer(await self.worker.sample.remote(body.model_dump()))
+
+    @app.post("/v1/jobs")
+    async def submit(self, body: schema.JobRequest) -> Any:
+        return await self.jobs.submit.remote(body.model_dump())
+
+    @app.get("/v1/jobs")
+    async def list_jobs(self) -> Any:
+        return {"jobs": await self.jobs.list.remote()}
+
+    @app.get("/v1/jobs/{job_id}")
+    async def job(self, job_id: str) -> Any:
+        status = await self.jobs.status.remote(job_id)
+        return status if status is not None else _missing(job_id)
+
+    @app.get("/v1/jobs/{job_id}/results")
+    async def job_results(self, job_id: str, start: int = 0) -> Any:
+        results = await self.jobs.results.remote(job_id, max(0, start))
+        return {"results": results} if results is not None else _missing(job_id)
+
+    @app.delete("/v1/jobs/{job_id}")
+    async def cancel(self, job_id: str) -> Any:
+        status = await self.jobs.cancel.remote(job_id)
+        return status if status is not None else _missing(job_id)

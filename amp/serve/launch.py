@@ -1,0 +1,119 @@
+"""Starting the parser service: a Ray cluster (started here, or joined), then the three deployments.
+
+:func:`config_from_args` validates the command line once (:class:`ServeConfig`), including the
+rule that a service listening beyond loopback needs a token; :func:`start` deploys; :func:`stop`
+shuts Serve and this process's Ray connection down.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+from typing import Any
+
+from amp.errors import AmpError
+from amp.serve.work import ServeConfig
+
+#: Environment variables the replicas inherit from the process that starts the service.
+PASSED_ENV = ("AMP_CACHE_DIR", "AMP_MODELS_DIR", "HF_HOME", "HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
+#: Serve application name and HTTP route prefix.
+APP_NAME = "amp"
+
+
+class ServeError(AmpError, ValueError):
+    """A service that cannot start as asked (bad option, no token beyond loopback, no GPU)."""
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def config_from_args(*, spec: str, device: str | None, dtype: str | None, replicas: int | None, host: str,
+                     port: int, address: str | None, token: str | None, trust_remote_code: bool = False,
+                     use_cache: bool = True, batch_size: int = 8, top_n: int = 5) -> ServeConfig:
+    """A checked :class:`ServeConfig` (raises :class:`ServeError` with the reason)."""
+    if not is_loopback(host) and not token:
+        raise ServeError(f"listening on {host} reaches beyond this machine: set AMP_TOKEN to a secret first "
+                         "(clients send it as a bearer token)")
+    if token is not None and len(token) < 16:
+        raise ServeError("AMP_TOKEN must be at least 16 characters")
+    if not 0 < port < 65536:
+        raise ServeError(f"--port must be 1-65535, not {port}")
+    if replicas is not None and not 1 <= replicas <= 64:
+        raise ServeError(f"--replicas must be 1-64, not {replicas}")
+    if not 1 <= batch_size <= 64:
+        raise ServeError(f"--batch-size must be 1-64, not {batch_size}")
+    cpus = os.cpu_count() or 1
+    gpu = (device or "").startswith("cuda")
+    if gpu:
+        import torch
+
+        if not torch.cuda.is_available():
+            raise ServeError("--device cuda asked, but this machine has no CUDA device (or torch is a CPU build)")
+        n = replicas or torch.cuda.device_count()
+        return ServeConfig(spec=spec, device="cuda", dtype=dtype, trust_remote_code=trust_remote_code, replicas=n,
+                           cpus_per_replica=1.0, gpus_per_replica=1.0, host=host, port=port, address=address,
+                           use_cache=use_cache, batch_size=batch_size, top_n=top_n, threads=max(1, cpus // n))
+    n = replicas or 1
+    return ServeConfig(spec=spec, device=device, dtype=dtype, trust_remote_code=trust_remote_code, replicas=n,
+                       cpus_per_replica=1.0, gpus_per_replica=0.0, host=host, port=port, address=address,
+                       use_cache=use_cache, batch_size=batch_size, top_n=top_n, threads=max(1, cpus // n))
+
+
+def _runtime_env(config: ServeConfig) -> dict[str, Any]:
+    from amp.settings import REPO_ROOT, cache_root
+
+    env = {name: os.environ[name] for name in PASSED_ENV if os.environ.get(name)}
+    env["AMP_CACHE_DIR"] = config.cache_dir or env.get("AMP_CACHE_DIR") or str(cache_root())
+    if config.address:  # another machine's workers get the package itself
+        import amp
+
+        return {"env_vars": env, "py_modules": [os.path.dirname(amp.__file__)]}
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO_ROOT), os.environ.get("PYTHONPATH", "")) if p)
+    return {"env_vars": env}
+
+
+def start(config: ServeConfig, token: str | None) -> str:
+    """Start (or join) Ray, deploy the service, wait until it answers; its base URL."""
+    import ray
+    from ray import serve
+
+    from amp.serve.api import Api
+    from amp.serve.jobs import JobManager
+    from amp.serve.worker import ParserWorker
+
+    runtime_env = _runtime_env(config)
+    if not ray.is_initialized():
+        if config.address:
+            ray.init(address=config.address, runtime_env=runtime_env, log_to_driver=False)
+        else:
+            need = config.replicas * config.cpus_per_replica
+            ray.init(num_cpus=max(int(need + 0.999), os.cpu_count() or 1),
+                     num_gpus=int(config.replicas * config.gpus_per_replica) or None,
+                     include_dashboard=False, _node_ip_address="127.0.0.1", runtime_env=runtime_env,
+                     log_to_driver=False)
+    serve.start(http_options={"host": config.host, "port": config.port})
+    actor = {"num_cpus": config.cpus_per_replica, "num_gpus": config.gpus_per_replica, "runtime_env": runtime_env}
+    worker = ParserWorker.options(num_replicas=config.replicas, ray_actor_options=actor).bind(config.to_dict())
+    jobs = JobManager.options(ray_actor_options={"num_cpus": 0, "runtime_env": runtime_env}).bind(
+        worker, config.to_dict())
+    api = Api.options(ray_actor_options={"num_cpus": 0, "runtime_env": runtime_env}).bind(worker, jobs, token)
+    serve.run(api, name=APP_NAME, route_prefix="/", blocking=False)
+    host = "127.0.0.1" if config.host in ("0.0.0.0", "::") else config.host
+    return f"http://{host}:{config.port}"
+
+
+def stop() -> None:
+    """Shut the service down and leave Ray (a cluster started here stops with it)."""
+    import ray
+    from ray import serve
+
+    try:
+        serve.shutdown()
+    finally:
+        ray.shutdown()

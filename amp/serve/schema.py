@@ -1,0 +1,111 @@
+"""JSON bodies of the parser service, validated and bounded with pydantic (FastAPI's OpenAPI).
+
+Bounds come from :mod:`amp.parser.limits`, the same ones the library applies.  Result records
+travel as the ``to_dict()`` JSON of :mod:`amp.parser.results` (non-finite floats as strings).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from amp.parser import limits
+from amp.parser.backend import MAX_TOP_N
+
+Fmt = Literal["fol", "lisp"]
+Prompt = Annotated[str, Field(min_length=1, max_length=limits.MAX_PROMPT_CHARS)]
+LF = Annotated[str, Field(min_length=1, max_length=limits.MAX_LF_CHARS)]
+TopN = Annotated[int, Field(ge=0, le=MAX_TOP_N)]
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Search(Strict):
+    """Beam-search settings (:class:`amp.parser.backend.SearchSettings`)."""
+
+    beams: int = Field(5, ge=1, le=limits.MAX_BEAMS)
+    alpha: float = Field(0.7, ge=0.0, le=10.0, allow_inf_nan=False)
+    constrained: bool = True
+    max_new_tokens: int | None = Field(None, ge=1, le=limits.MAX_NEW_TOKENS)
+
+
+class ParseRequest(Strict):
+    """Constrained beam search after each prompt."""
+
+    prompts: list[Prompt] = Field(min_length=1, max_length=limits.MAX_BATCH_ITEMS)
+    fmt: Fmt = "fol"
+    top_n: TopN = 5
+    search: Search = Search()
+
+
+class JointRequest(Strict):
+    """Beam search and, where both LFs are given, P(LF0) — one prompt pass per item."""
+
+    items: list[tuple[Prompt, LF | None, LF | None]] = Field(min_length=1, max_length=limits.MAX_BATCH_ITEMS)
+    fmt: Fmt = "fol"
+    top_n: TopN = 5
+    search: Search = Search()
+
+
+class ForcedRequest(Strict):
+    """Forced decoding of each LF after one prompt."""
+
+    prompt: Prompt
+    lfs: list[LF] = Field(min_length=1, max_length=limits.MAX_FORCED_LFS)
+    fmt: Fmt = "fol"
+    top_n: TopN = 5
+
+
+class PairsRequest(Strict):
+    """P(LF0) of each ``(prompt, lf0, lf1)``."""
+
+    items: list[tuple[Prompt, LF, LF]] = Field(min_length=1, max_length=limits.MAX_BATCH_ITEMS)
+    fmt: Fmt = "fol"
+    top_n: TopN = 5
+
+
+class StepsRequest(Strict):
+    """Per-token detail of one beam (a :class:`~amp.parser.results.Beam` as JSON)."""
+
+    prompt: Prompt
+    beam: dict[str, Any]
+    fmt: Fmt = "fol"
+    top_n: TopN = 5
+    constrained: bool = True
+
+
+class SampleRequest(Strict):
+    """Grammar-constrained samples."""
+
+    prompt: Prompt
+    n: int = Field(20, ge=1, le=limits.MAX_SAMPLES)
+    temperature: float = Field(1.0, gt=0.0, le=100.0, allow_inf_nan=False)
+    seed: int = Field(0, ge=0, le=2**32 - 1)
+    fmt: Fmt = "fol"
+    max_new_tokens: int | None = Field(None, ge=1, le=limits.MAX_NEW_TOKENS)
+
+
+class JobItem(Strict):
+    """One sweep item (:class:`amp.parser.batch.BatchItem`)."""
+
+    id: str = Field(min_length=1, max_length=300)
+    prompt: Prompt
+    lf0: LF | None = None
+    lf1: LF | None = None
+    fmt: Fmt = "fol"
+    parse: bool = True
+    score: bool = True
+
+
+class JobRequest(Strict):
+    """A sweep to run as a job."""
+
+    items: list[JobItem] = Field(min_length=1, max_length=limits.MAX_JOB_ITEMS)
+    search: Search = Search()
+    top_n: TopN = 5
+    batch_size: int = Field(8, ge=1, le=limits.MAX_JOB_BATCH)
+    label: str = Field("", max_length=300)
+    meta: dict[str, Any] = Field(default_factory=dict)

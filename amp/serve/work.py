@@ -1,0 +1,193 @@
+"""What a parser replica does, without Ray: answer JSON calls with a cached :class:`Parser`.
+
+:class:`Work` is the plain core of :class:`amp.serve.worker.ParserWorker` (so it is testable
+without a cluster).  Each call is a JSON dict and each answer a JSON dict: results as the
+``to_dict()`` JSON of :mod:`amp.parser.results`, or ``{"error": {type, message, status}}`` —
+a bad LF, a prompt over the context or a model that cannot load becomes an error *answer*, never
+an exception, so the replica keeps serving.
+
+:meth:`Work.joint` and :meth:`Work.parse` take a *list* of calls: Serve's request batching hands
+over the calls that arrived together, and they are merged into shared batched forward passes
+(identical asks computed once), :data:`batch_size` items per model call.  If a merged pass
+fails, each call is retried on its own so that only the guilty call gets the error.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from amp.errors import AmpError, ModelLoadError
+from amp.parser.backend import SearchSettings
+
+
+@dataclass(frozen=True)
+class ServeConfig:
+    """How the service runs; validated once by :func:`amp.serve.launch.config_from_args`."""
+
+    spec: str = "default"
+    device: str | None = None
+    dtype: str | None = None
+    trust_remote_code: bool = False
+    replicas: int = 1
+    cpus_per_replica: float = 1.0
+    gpus_per_replica: float = 0.0
+    host: str = "127.0.0.1"
+    port: int = 8600
+    address: str | None = None
+    cache_dir: str | None = None
+    use_cache: bool = True
+    top_n: int = 5
+    batch_size: int = 8
+    threads: int = 1
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+def error_answer(exc: BaseException) -> dict[str, Any]:
+    """``{"error": {...}}`` for an exception: 400 for bad input, 503 for a model that cannot load."""
+    if isinstance(exc, ModelLoadError):
+        status = 503
+    elif isinstance(exc, (AmpError, ValueError, KeyError, TypeError)):
+        status = 400
+    else:
+        status = 500
+    message = " ".join(str(exc).split()) or type(exc).__name__
+    return {"error": {"type": type(exc).__name__, "message": message, "status": status}}
+
+
+def _safe(fn: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    try:
+        return fn()
+    except Exception as exc:  # noqa: BLE001 - every failure becomes an answer; the replica keeps serving
+        return error_answer(exc)
+
+
+class Work:
+    """A cached in-process parser answering the service's calls (see the module docstring)."""
+
+    def __init__(self, config: ServeConfig) -> None:
+        from amp.cache import ResultCache
+        from amp.parser.local import InProcessBackend
+
+        self.config = config
+        self.backend = InProcessBackend(config.spec, device=config.device, dtype=config.dtype,
+                                        trust_remote_code=config.trust_remote_code)
+        self.cache = ResultCache() if config.use_cache else None
+        self._parsers: dict[int, Any] = {}
+        #: Calls answered and merged passes run by :meth:`joint`/:meth:`parse` (``/v1/info`` shows them).
+        self.stats = {"merged_calls": 0, "merged_passes": 0}
+
+    def parser(self, top_n: int) -> Any:
+        """The facade for ``top_n`` (one per value; all share one backend and one cache)."""
+        from amp.parser.parser import Parser
+
+        if top_n not in self._parsers:
+            self._parsers[top_n] = Parser(backend=self.backend, cache=self.cache, top_n=top_n)
+        return self._parsers[top_n]
+
+    def info(self) -> dict[str, Any]:
+        from amp.parser import limits
+        from amp.parser.remote import API_VERSION, code_version
+
+        return {"api": API_VERSION, "code": code_version(), "spec": self.backend.spec,
+                "runtime": self.backend.runtime().to_dict(), "top_n": self.config.top_n,
+                "replicas": self.config.replicas, "loaded": self.backend.loaded, "stats": dict(self.stats),
+                "limits": {name.lower(): getattr(limits, name) for name in dir(limits) if name.startswith("MAX_")}}
+
+    # -- merged calls ----------------------------------------------------------------------------------
+
+    def joint(self, calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Parse-and-score calls, merged per (fmt, top_n, search)."""
+        def run(parser: Any, asks: list[tuple], fmt: str, search: SearchSettings) -> list[dict[str, Any]]:
+            out = []
+            for start in range(0, len(asks), self.config.batch_size):
+                part = parser.parse_and_score_many(asks[start:start + self.config.batch_size], fmt=fmt,
+                                                   **search.as_dict())
+                out += [{"parse": p.to_dict(), "pair": q.to_dict() if q is not None else None} for p, q in part]
+            return out
+
+        return self._merged(calls, lambda c: [tuple(i) for i in c["items"]], run)
+
+    def parse(self, calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Beam-search calls, merged per (fmt, top_n, search)."""
+        def run(parser: Any, prompts: list[str], fmt: str, search: SearchSettings) -> list[dict[str, Any]]:
+            out = []
+            for start in range(0, len(prompts), self.config.batch_size):
+                part = parser.parse_many(prompts[start:start + self.config.batch_size], fmt=fmt, **search.as_dict())
+                out += [r.to_dict() for r in part]
+            return out
+
+        return self._merged(calls, lambda c: list(c["prompts"]), run)
+
+    def _merged(self, calls: list[dict[str, Any]], inputs: Callable[[dict[str, Any]], list[Any]],
+                run: Callable[[Any, list[Any], str, SearchSettings], list[dict[str, Any]]]) -> list[dict[str, Any]]:
+        answers: list[dict[str, Any] | None] = [None] * len(calls)
+        groups: dict[str, list[int]] = {}
+        for i, call in enumerate(calls):
+            key = json.dumps([call.get("fmt", "fol"), call.get("top_n", 5), call.get("search", {})], sort_keys=True)
+            groups.setdefault(key, []).append(i)
+        for members in groups.values():
+            first = calls[members[0]]
+            try:
+                search = SearchSettings(**first.get("search", {}))
+                parser = self.parser(int(first.get("top_n", 5)))
+                fmt = first.get("fmt", "fol")
+                unique = list(dict.fromkeys(x for i in members for x in inputs(calls[i])))
+                done = dict(zip(unique, run(parser, unique, fmt, search), strict=True))
+                self.stats["merged_calls"] += len(members)
+                self.stats["merged_passes"] += 1
+                for i in members:
+                    answers[i] = {"results": [done[x] for x in inputs(calls[i])]}
+            except Exception:  # noqa: BLE001 - find the guilty call: each on its own
+                for i in members:
+                    answers[i] = _safe(lambda i=i: self._alone(calls[i], inputs, run))
+        return answers  # type: ignore[return-value]
+
+    def _alone(self, call: dict[str, Any], inputs: Callable[[dict[str, Any]], list[Any]],
+               run: Callable[[Any, list[Any], str, SearchSettings], list[dict[str, Any]]]) -> dict[str, Any]:
+        search = SearchSettings(**call.get("search", {}))
+        return {"results": run(self.parser(int(call.get("top_n", 5))), inputs(call), call.get("fmt", "fol"), search)}
+
+    # -- single calls -----------------------------------------------------------------------------------
+
+    def forced(self, call: dict[str, Any]) -> dict[str, Any]:
+        return _safe(lambda: {"results": [s.to_dict() for s in self.parser(call["top_n"]).score(
+            call["prompt"], call["lfs"], fmt=call["fmt"])]})
+
+    def pairs(self, call: dict[str, Any]) -> dict[str, Any]:
+        return _safe(lambda: {"results": [s.to_dict() for s in self.parser(call["top_n"]).score_pairs(
+            [tuple(i) for i in call["items"]], fmt=call["fmt"])]})
+
+    def steps(self, call: dict[str, Any]) -> dict[str, Any]:
+        from amp.parser.results import Beam
+
+        def go() -> dict[str, Any]:
+            beam = Beam.from_dict(call["beam"])
+            steps = self.parser(call["top_n"]).beam_steps(call["prompt"], beam, fmt=call["fmt"],
+                                                          constrained=call["constrained"])
+            return {"steps": [s.to_dict() for s in steps]}
+
+        return _safe(go)
+
+    def sample(self, call: dict[str, Any]) -> dict[str, Any]:
+        return _safe(lambda: {"samples": self.parser(self.config.top_n).sample(
+            call["prompt"], n=call["n"], temperature=call["temperature"], seed=call["seed"], fmt=call["fmt"],
+            max_new_tokens=call.get("max_new_tokens"))})
+
+    def chunk(self, call: dict[str, Any]) -> dict[str, Any]:
+        """Part of a job: its items, in order, through :func:`~amp.parser.batch.run_batch`."""
+        from amp.parser.batch import run_batch
+        from amp.parser.jobs import item_from_dict
+
+        def go() -> dict[str, Any]:
+            items = [item_from_dict(d) for d in call["items"]]
+            search = SearchSettings(**call["search"])
+            run = run_batch(self.parser(int(call["top_n"])), items, batch_size=len(items), ordered=True,
+                            **search.as_dict())
+            return {"results": [r.to_dict() for r in run]}
+
+        return _safe(go)

@@ -1,0 +1,45 @@
+"""A real parser service on a local Ray cluster (loopback only), with the tiny saved GPT-2.
+
+``service`` starts it once per module (two CPU replicas, its own cache folder) and stops Ray
+afterwards; ``free_port`` finds a loopback port.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@dataclasses.dataclass
+class Service:
+    url: str
+    model: Path
+    cache_dir: Path
+    config: Any
+
+
+@pytest.fixture(scope="module")
+def service(saved_tiny_model: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
+    pytest.importorskip("ray")
+    from amp.serve import launch
+
+    cache_dir = tmp_path_factory.mktemp("served-cache")
+    config = launch.config_from_args(spec=str(saved_tiny_model), device="cpu", dtype="float32", replicas=2,
+                                     host="127.0.0.1", port=free_port(), address=None, token=None, batch_size=2)
+    config = dataclasses.replace(config, cache_dir=str(cache_dir))
+    url = launch.start(config, None)
+    try:
+        yield Service(url=url, model=saved_tiny_model, cache_dir=cache_dir, config=config)
+    finally:
+        launch.stop()

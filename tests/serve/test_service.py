@@ -1,0 +1,219 @@
+"""The parser service on a local Ray cluster: same results as in-process, batching, jobs, faults.
+
+One service per module (``conftest.service``: the tiny GPT-2, two CPU replicas of one thread
+each).  In-process references run with one torch thread too, so that the float reductions —
+and therefore every number — are the same on both sides.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+import torch
+
+from amp.cache import ResultCache
+from amp.parser.backend import BackendError
+from amp.parser.batch import BatchItem, run_batch
+from amp.parser.jobs import attach
+from amp.parser.parser import Parser
+
+PROMPT = "Human: the man saw a girl\nComputer:"
+LF0 = "exists x . man(x)"
+LF1 = "exists y . man(y)"
+FAST = {"beams": 2, "max_new_tokens": 16}
+
+
+@pytest.fixture()
+def one_thread():
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+def remote(service, tmp_path: Path, name: str = "client") -> Parser:
+    return Parser.remote(service.url, cache=ResultCache(tmp_path / name))
+
+
+def local(service, tmp_path: Path) -> Parser:
+    return Parser(str(service.model), device="cpu", dtype="float32", cache=ResultCache(tmp_path / "local"))
+
+
+def items(n: int, tag: str = "") -> list[BatchItem]:
+    return [BatchItem(id=f"{tag}{k}", prompt=f"Human: the man saw girl {tag}{k}\nComputer:", lf0=LF0, lf1=LF1)
+            for k in range(n)]
+
+
+def dumps(x) -> str:
+    return json.dumps(x.to_dict(), sort_keys=True)
+
+
+def post(url: str, body: bytes, headers: dict[str, str] | None = None) -> tuple[int, dict]:
+    req = urllib.request.Request(url, data=body, method="POST",
+                                 headers={"Content-Type": "application/json", **(headers or {})})
+    try:
+        with urllib.request.urlopen(req, timeout=60) as r:
+            return r.status, json.loads(r.read())
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read())
+
+
+def test_results_and_keys_are_identical_to_in_process(service, tmp_path, one_thread):
+    far, near = remote(service, tmp_path), local(service, tmp_path)
+    assert far.runtime() == near.runtime()
+    assert far.cache_key("parse", prompt=PROMPT, fmt="fol") == near.cache_key("parse", prompt=PROMPT, fmt="fol")
+    assert dumps(far.parse(PROMPT, **FAST)) == dumps(near.parse(PROMPT, **FAST))
+    assert dumps(far.score_pair(PROMPT, LF0, LF1)) == dumps(near.score_pair(PROMPT, LF0, LF1))
+    assert [dumps(s) for s in far.score(PROMPT, [LF0])] == [dumps(s) for s in near.score(PROMPT, [LF0])]
+    assert dumps(far.inspect(PROMPT, LF0, LF1, **FAST)) == dumps(near.inspect(PROMPT, LF0, LF1, **FAST))
+    assert far.sample(PROMPT, n=3, seed=2, max_new_tokens=12) == near.sample(PROMPT, n=3, seed=2, max_new_tokens=12)
+    joint_far = far.parse_and_score_many([(PROMPT + " ", LF0, LF1)], **FAST)
+    joint_near = near.parse_and_score_many([(PROMPT + " ", LF0, LF1)], **FAST)
+    assert [(dumps(a), dumps(b)) for a, b in joint_far] == [(dumps(a), dumps(b)) for a, b in joint_near]
+
+
+def test_client_cache_answers_warm_reruns_even_with_the_server_gone(service, tmp_path):
+    first = remote(service, tmp_path)
+    result = first.parse(PROMPT, **FAST)
+    # A new client whose server URL is unreachable, over the same cache: the stored server info
+    # gives it the keys, and the result comes from this machine's cache.
+    from amp.parser.remote import RemoteBackend
+
+    cache = first.cache
+    stored = cache.get(first.backend._info_key())
+    dead = RemoteBackend("http://127.0.0.1:9", info_cache=cache)
+    cache.set(dead._info_key(), stored, model="server-info")
+    offline = Parser(backend=dead, cache=cache)
+    assert dumps(offline.parse(PROMPT, **FAST)) == dumps(result)
+    with pytest.raises(BackendError, match="cannot reach the parser server") as err:
+        offline.parse(PROMPT + " uncached", **FAST)
+    assert err.value.kind == "unreachable"
+
+
+def test_concurrent_requests_share_forward_passes(service, tmp_path):
+    far = Parser.remote(service.url, cache=None)
+    prompts = [f"Human: a boy saw the girl {k}\nComputer:" for k in range(6)]
+    out: dict[int, str] = {}
+    errors: list[BaseException] = []
+
+    def ask(k: int) -> None:
+        try:
+            out[k] = far.parse(prompts[k % 6], **FAST).beams[0].text  # every prompt asked twice
+        except BaseException as exc:  # noqa: BLE001
+            errors.append(exc)
+
+    threads = [threading.Thread(target=ask, args=(k,)) for k in range(12)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    assert not errors and len(out) == 12
+    assert all(out[k] == out[k + 6] for k in range(6))  # a repeated ask gets the same answer
+    # Some replica answered several calls with one merged pass (Serve request batching).
+    assert any(s["merged_calls"] > s["merged_passes"] for s in replica_stats(service))
+
+
+def replica_stats(service) -> list[dict]:
+    """The merge counters of the replicas (``/v1/info`` answers from one replica at a time)."""
+    seen: dict[str, dict] = {}
+    for _ in range(30):
+        with urllib.request.urlopen(service.url + "/v1/info", timeout=10) as r:
+            stats = json.loads(r.read())["stats"]
+        seen[json.dumps(stats, sort_keys=True)] = stats
+    return list(seen.values())
+
+
+def test_bad_requests_get_a_4xx_json_error_and_the_replica_keeps_serving(service, tmp_path):
+    far = Parser.remote(service.url, cache=None)
+    with pytest.raises(BackendError, match="outside the decoding grammar") as err:
+        far.score_pair(PROMPT, "exists x . notaword(x)", LF1)
+    assert err.value.status == 400
+    base = service.url
+    status, body = post(base + "/v1/parse", json.dumps({"prompts": [PROMPT], "search": {"beams": 10_000}}).encode())
+    assert status == 422 and "beams" in body["error"]["message"]
+    status, body = post(base + "/v1/parse", b"{not json")
+    assert status == 422 and body["error"]["type"] == "invalid"
+    huge = json.dumps({"prompts": ["x" * 300_000]}).encode()
+    status, body = post(base + "/v1/parse", huge)
+    assert status == 422  # over the prompt-length bound
+    status, body = post(base + "/v1/steps", json.dumps({"prompt": PROMPT, "beam": {"no": "beam"}}).encode())
+    assert status == 400
+    with pytest.raises(BackendError) as err:
+        far.backend.jobs.status("doesnotexist")
+    assert err.value.status == 404
+    assert far.parse(PROMPT, **FAST).beams  # still serving
+
+
+def test_a_sweep_runs_as_a_job_in_input_order_and_resumes_from_the_server_cache(service, tmp_path, one_thread):
+    far = remote(service, tmp_path)
+    todo = items(6, "job")
+    got = list(run_batch(far, todo, batch_size=2, label="unit", **FAST))
+    assert [r.id for r in got] == [it.id for it in todo] and all(r.ok for r in got)
+    near = local(service, tmp_path)
+    ref = list(run_batch(near, todo, batch_size=2, ordered=True, **FAST))
+    assert [dumps(r.parse) for r in got] == [dumps(r.parse) for r in ref]
+    assert [dumps(r.pair) for r in got] == [dumps(r.pair) for r in ref]
+    # Rerun from a fresh client: the server has every item cached and recomputes nothing.
+    again = list(run_batch(remote(service, tmp_path, "fresh"), todo, batch_size=2, **FAST))
+    assert all(r.cached for r in again)
+    # And the first client answers everything itself, without a job.
+    run = run_batch(far, todo, batch_size=2, **FAST)
+    assert all(r.cached for r in run) and run.job_id is None
+
+
+def test_a_job_outlives_its_client_and_can_be_reattached_or_cancelled(service, tmp_path):
+    far = remote(service, tmp_path)
+    todo = items(8, "attach")
+    run = run_batch(far, todo, batch_size=2, label="tab", meta={"page": "ratio"}, **FAST)
+    first = next(run)
+    job_id = run.job_id
+    run.close()  # the browser tab closed
+    listed = {s.id: s for s in far.backend.jobs.list()}
+    assert job_id in listed and listed[job_id].meta["page"] == "ratio"
+    again = attach(Parser.remote(service.url, cache=ResultCache(tmp_path / "other")), job_id)
+    results = list(again)
+    assert [r.id for r in results] == [it.id for it in todo] and results[0].parse == first.parse
+    assert far.backend.jobs.status(job_id).state == "done"
+
+    stop = far.backend.jobs.submit(items(40, "cancel"), far_search(), top_n=far.top_n, batch_size=1)
+    cancelled = far.backend.jobs.cancel(stop.id)
+    deadline = time.time() + 60
+    while not cancelled.final and time.time() < deadline:
+        time.sleep(0.2)
+        cancelled = far.backend.jobs.status(stop.id)
+    assert cancelled.state == "cancelled" and cancelled.done < cancelled.total
+
+
+def far_search():
+    from amp.parser.backend import SearchSettings
+
+    return SearchSettings(beams=2, max_new_tokens=16)
+
+
+def test_killing_a_replica_mid_job_loses_and_doubles_nothing(service, tmp_path, one_thread):
+    import ray
+
+    far = remote(service, tmp_path)
+    todo = items(16, "kill")
+    status = far.backend.jobs.submit(todo, far_search(), top_n=far.top_n, batch_size=1)
+    deadline = time.time() + 120
+    while far.backend.jobs.status(status.id).done < 2 and time.time() < deadline:
+        time.sleep(0.1)
+    replicas = [a for a in ray.util.list_named_actors(all_namespaces=True) if "ParserWorker" in a["name"]]
+    assert len(replicas) == 2
+    ray.kill(ray.get_actor(replicas[0]["name"], namespace=replicas[0]["namespace"]))
+    final = far.backend.jobs.status(status.id)
+    while not final.final and time.time() < deadline + 120:
+        time.sleep(0.3)
+        final = far.backend.jobs.status(status.id)
+    assert final.state == "done" and final.done == 16 and final.errors == 0
+    lines = (service.cache_dir / "jobs" / f"{status.id}.results.jsonl").read_text().splitlines()
+    assert sorted(json.loads(line)["index"] for line in lines) == list(range(16))  # each item once
+    results = list(attach(far, status.id))
+    ref = list(run_batch(local(service, tmp_path), todo, batch_size=1, ordered=True, **FAST))
+    assert [dumps(r.parse) for r in results] == [dumps(r.parse) for r in ref]
