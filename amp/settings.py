@@ -6,7 +6,10 @@ Everything the project writes at run time lives under one *cache root*:
 * ``<root>/results/`` — the on-disk result cache (:mod:`amp.cache`, JSON values only).
 
 The root is ``cache/`` at the repository root (git-ignored), or the folder named by the
-``AMP_CACHE_DIR`` environment variable.  Paths are computed on every call, so a test can
+``AMP_CACHE_DIR`` environment variable.  ``AMP_MODELS_DIR``, when set, moves only the models
+folder: converted weights are read-mostly and expensive to build (about 100 s for the default
+model), results and polls are cheap and per-run, so the test suite gives every test a fresh
+cache root but shares one models folder.  Paths are computed on every call, so a test can
 ``monkeypatch.setenv("AMP_CACHE_DIR", tmp_path)`` without reloading this module.
 """
 
@@ -18,21 +21,27 @@ from pathlib import Path
 #: The environment variable that overrides the cache root.
 CACHE_ENV_VAR = "AMP_CACHE_DIR"
 
+#: The environment variable that moves only the models folder (default ``<root>/models``).
+MODELS_ENV_VAR = "AMP_MODELS_DIR"
+
 #: The repository root (the folder holding the ``amp`` package).
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
+def _env_path(name: str) -> Path | None:
+    value = os.environ.get(name, "").strip()
+    return Path(value).expanduser().resolve() if value else None
+
+
 def cache_root() -> Path:
     """The cache root: ``$AMP_CACHE_DIR`` if set (and non-empty), else ``<repo>/cache``."""
-    override = os.environ.get(CACHE_ENV_VAR, "").strip()
-    if override:
-        return Path(override).expanduser().resolve()
-    return REPO_ROOT / "cache"
+    return _env_path(CACHE_ENV_VAR) or REPO_ROOT / "cache"
 
 
 def models_dir() -> Path:
-    """Folder of converted model weights (``<root>/models``); not created here."""
-    return cache_root() / "models"
+    """Folder of converted model weights: ``$AMP_MODELS_DIR`` if set (and non-empty), else
+    ``<root>/models``; not created here."""
+    return _env_path(MODELS_ENV_VAR) or cache_root() / "models"
 
 
 def results_dir() -> Path:

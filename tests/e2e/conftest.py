@@ -5,8 +5,10 @@
 * If Chromium is missing the tests **fail** with a message saying how to install it, unless
   ``AMP_SKIP_E2E=1`` (then they are skipped, visibly).
 * The server runs on the embedded default model unless ``AMP_E2E_MODEL`` names another spec
-  (it becomes the app's ``AMP_MODEL``); ``AMP_CACHE_DIR`` is passed through, so a warm cache
-  (converted model, cached parses) makes the run faster.
+  (it becomes the app's ``AMP_MODEL``).  Every server gets a fresh, empty ``AMP_CACHE_DIR`` of
+  its own (next to its log) unless the test passes one, so nothing it shows comes from an
+  earlier run; only the converted weights are shared, through the run's ``AMP_MODELS_DIR``
+  (``tests/conftest.py``).
 * Every page records console errors, page errors and every request URL; :func:`assert_clean`
   fails on any error or on any request that leaves the loopback interface.
 * Screenshots go to ``artifacts/`` (git-ignored) or ``$E2E_ARTIFACTS``.
@@ -71,7 +73,9 @@ def start_streamlit(log: Path, env_overrides: dict[str, str] | None = None) -> S
     """``streamlit run app.py`` on 127.0.0.1:<free port>, healthy on return (log in ``log``).
 
     ``env_overrides`` go on top of this process's environment (without its ``AMP_MODEL``; the
-    server's model is ``$AMP_E2E_MODEL`` unless an override sets ``AMP_MODEL``).  Stop it with
+    server's model is ``$AMP_E2E_MODEL`` unless an override sets ``AMP_MODEL``).  The server's
+    ``AMP_CACHE_DIR`` is a new empty folder next to ``log`` unless an override sets it;
+    ``AMP_MODELS_DIR`` (the run's shared converted weights) is passed through.  Stop it with
     :meth:`Server.stop`.
     """
     port = _free_port()
@@ -79,6 +83,9 @@ def start_streamlit(log: Path, env_overrides: dict[str, str] | None = None) -> S
     env.pop("AMP_MODEL", None)
     if os.environ.get("AMP_E2E_MODEL"):
         env["AMP_MODEL"] = os.environ["AMP_E2E_MODEL"]
+    fresh_cache = log.parent / "amp-cache"
+    fresh_cache.mkdir(parents=True, exist_ok=True)
+    env["AMP_CACHE_DIR"] = str(fresh_cache)
     env.update({"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "PYTHONUNBUFFERED": "1"})
     env.update(env_overrides or {})
     cmd = [sys.executable, "-m", "streamlit", "run", "app.py",
