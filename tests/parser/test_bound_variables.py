@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from parser_lm_helpers import amp_examples
 
-from amp import generate
+from amp import generate, lexicon
 from amp.errors import DecodingError
 from amp.logic.ast import free_variables
 from amp.logic.convert import convert
@@ -63,6 +63,28 @@ def test_double_quantification_excluded() -> None:
         assert "x" not in chars and "y" in chars
         assert a.step(state, "x") == DEAD
     assert not get_automaton("fol").accepts_text(" exists x . exists x . man(x)\n")
+
+
+@pytest.mark.parametrize("var", lexicon.VARIABLES)
+@pytest.mark.parametrize("fmt", ["fol", "lisp"])
+def test_double_quantification_excluded_for_every_variable(fmt: str, var: str) -> None:
+    """No variable may be quantified twice, whether the second binder follows at once or later."""
+    others = [v for v in lexicon.VARIABLES if v != var]
+    a = get_automaton(fmt)
+    for between in ([], others[:1], others[:3]):
+        if fmt == "fol":
+            prefix = "".join(f" exists {v} ." for v in [var, *between]) + " forall "
+        else:
+            prefix = "".join(f" ( exists {v}" for v in [var, *between]) + " ( forall "
+        state = a.advance(a.initial, prefix)
+        assert state, prefix
+        chars = set(a.next_chars(state))
+        assert var not in chars, (prefix, sorted(chars))
+        assert a.step(state, var) == DEAD
+        assert set(others) - set(between) <= chars  # the variables not yet bound stay available
+    twice = frame_lf(f"exists {var} . exists {others[0]} . exists {var} . man({var}) AND boy({others[0]})")
+    assert not get_automaton("fol").accepts_text(twice)
+    assert get_automaton("fol").binding_violation(twice) == (twice.rindex(f"exists {var}") + 7, var, "rebound")
 
 
 def test_lisp_binding_and_predicate_prefix() -> None:
