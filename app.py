@@ -63,7 +63,20 @@ def _clear_cache() -> None:
         st.toast(f"Could not clear the cache: {exc}", icon=":material/error:")
 
 
+def _connect() -> None:
+    ui_model.set_server(st.session_state.get("server_typed", ""))
+    st.session_state[ui_model.TOKEN_KEY] = st.session_state.get("token_typed", "")
+
+
 def _model_status() -> None:
+    server = ui_model.current_server()
+    if server:
+        parser = ui_model.loaded_parser()
+        if parser is None:
+            st.error(f"Parser server {server} is not usable (see the page).", icon=":material/cloud_off:")
+        else:
+            st.success(f"Server model **{parser.spec}** · {ui_model.describe(parser)}", icon=":material/cloud_done:")
+        return
     spec = ui_model.current_spec()
     st.caption(f"Using **{spec}**")
     parser = ui_model.loaded_parser(spec)
@@ -94,14 +107,30 @@ with st.sidebar:
                      else f"AMP_MODEL: {env_default}")
     st.session_state.setdefault(ui_model.CHOICE_KEY, ui_model.DEFAULT if spec == env_default else OTHER)
     st.markdown("**:material/memory: Model**")
-    st.radio("Model", [ui_model.DEFAULT, OTHER], key=ui_model.CHOICE_KEY, label_visibility="collapsed",
-             format_func=lambda o: default_label if o == ui_model.DEFAULT
-             else "Other: Hugging Face id, local folder or .gguf", on_change=_pick_model)
-    if st.session_state.get(ui_model.CHOICE_KEY) == OTHER:
+    server = ui_model.current_server()
+    ui_model.current_token()
+    if server:
+        st.caption("The model is the parser server's; clear the server URL below to run one in this app.")
+    else:
+        st.radio("Model", [ui_model.DEFAULT, OTHER], key=ui_model.CHOICE_KEY, label_visibility="collapsed",
+                 format_func=lambda o: default_label if o == ui_model.DEFAULT
+                 else "Other: Hugging Face id, local folder or .gguf", on_change=_pick_model)
+    if not server and st.session_state.get(ui_model.CHOICE_KEY) == OTHER:
         with st.form("model_form", border=False):
             st.text_input("Model id or path", value="" if spec == env_default else spec, key="model_typed",
                           placeholder="Qwen/Qwen2.5-0.5B, /models/my-model, ~/m.gguf")
             st.form_submit_button("Load this model", icon=":material/download:", on_click=_load_typed)
+    with st.expander("Parser server" + (" · connected" if server else ""), expanded=False,
+                     icon=":material/cloud:"):
+        with st.form("server_form", border=False):
+            st.text_input("Parser server URL", value=server, key="server_typed",
+                          placeholder="http://gpu-box:8600 (empty: the model runs in this app)",
+                          help="A parser service started with `python -m amp serve` (or `bash run.sh serve`). "
+                               "Its model, device and cache serve every page; sweeps run there as jobs.")
+            st.text_input("Token", value=st.session_state.get(ui_model.TOKEN_KEY, ""), key="token_typed",
+                          type="password", help="The server's AMP_TOKEN, if it has one.")
+            st.form_submit_button("Use this server" if not server else "Update", icon=":material/link:",
+                                  on_click=_connect)
     status_slot = st.empty()
     st.divider()
     st.markdown("**:material/database: Result cache**")

@@ -319,6 +319,22 @@ def plan_zeroshot(config: ZeroShotConfig) -> list[SweepItem]:
     return items
 
 
+def config_to_dict(config: FewShotConfig | ZeroShotConfig) -> dict[str, Any]:
+    """A sweep config as JSON data (kept with a server job so a page can rebuild its plan)."""
+    kind = "fewshot" if isinstance(config, FewShotConfig) else "zeroshot"
+    return {"kind": kind, **{k: list(v) if isinstance(v, tuple) else v for k, v in config.__dict__.items()}}
+
+
+def config_from_dict(d: dict[str, Any]) -> FewShotConfig | ZeroShotConfig:
+    """Inverse of :func:`config_to_dict` (raises :class:`ExperimentError` for anything else)."""
+    try:
+        fields = {k: tuple(v) if isinstance(v, list) else v for k, v in d.items() if k != "kind"}
+        cls = {"fewshot": FewShotConfig, "zeroshot": ZeroShotConfig}[d["kind"]]
+        return cls(**fields)  # type: ignore[arg-type]
+    except (KeyError, TypeError) as exc:
+        raise ExperimentError(f"not a sweep configuration: {exc}") from None
+
+
 def plan(config: FewShotConfig | ZeroShotConfig) -> list[SweepItem]:
     """:func:`plan_fewshot` or :func:`plan_zeroshot`, by the config's class."""
     if isinstance(config, FewShotConfig):
@@ -478,6 +494,8 @@ def run_items(
     on_progress: Progress | None = None,
     cancel: Cancel = None,
     batch_size: int | None = None,
+    label: str = "",
+    meta: dict[str, Any] | None = None,
 ) -> Iterator[SweepRecord]:
     """Run planned items through the parser, yielding one :class:`SweepRecord` per item as it ends.
 
@@ -505,7 +523,7 @@ def run_items(
     if batch_size is not None and (isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1):
         raise ExperimentError(f"batch_size must be a whole number of at least 1, not {batch_size!r}")
     return _stream(parser, planned, by_id, beams=beams, mode=mode, parse=parse, score=score,
-                   on_progress=on_progress, cancel=cancel, batch_size=batch_size)
+                   on_progress=on_progress, cancel=cancel, batch_size=batch_size, label=label, meta=meta)
 
 
 def _stream(
@@ -520,6 +538,8 @@ def _stream(
     on_progress: Progress | None,
     cancel: Cancel,
     batch_size: int | None = None,
+    label: str = "",
+    meta: dict[str, Any] | None = None,
 ) -> Iterator[SweepRecord]:
     # Imported here so that planning and summaries never import the parser stack.
     from amp.parser.batch import BatchItem, run_batch
@@ -532,7 +552,7 @@ def _stream(
         for it in planned
     )
     done = 0
-    stream = run_batch(parser, batch, beams=beams, cancel=cancel, batch_size=batch_size)
+    stream = run_batch(parser, batch, beams=beams, cancel=cancel, batch_size=batch_size, label=label, meta=meta)
     try:
         for result in stream:
             item = by_id.get(result.id)

@@ -128,7 +128,9 @@ def test_reproduce_cli_end_to_end_then_from_cache(tmp_path, monkeypatch, capsys)
         assert (tmp_path / "one" / name).is_file(), name
     manifest = json.loads((tmp_path / "cache" / "runs" / "tiny.json").read_text())
     assert len(manifest["zero_shot"]) == 1 and len(manifest["few_shot"]) == 11
-    assert manifest["settings"]["cached"] == "0/12"
+    # Paired design with k = 2: floor(2r) LF0 examples gives the same prompt at r = 0…0.4 and at
+    # r = 0.5…0.9, so 3 distinct few-shot prompts (+ 1 zero-shot) are computed and 8 are cache hits.
+    assert manifest["settings"]["cached"] == "8/12"
     capsys.readouterr()
     assert main([*args, "--out", str(tmp_path / "two")]) == 0
     err = capsys.readouterr().err

@@ -30,6 +30,7 @@ from typing import Any, TypeVar
 import streamlit as st
 
 from amp.errors import AmpError, ModelLoadError
+from amp.parser.backend import BackendError
 from ui.common import describe_error
 
 T = TypeVar("T")
@@ -45,6 +46,43 @@ OTHER = "other"
 DEFAULT = "default"
 #: The environment variable that sets the initial spec (the test hook; also handy on a GPU box).
 ENV_VAR = "AMP_MODEL"
+#: session_state keys of the parser service this session uses ("" = a model in this process) and its token.
+SERVER_KEY = "parser_server"
+TOKEN_KEY = "parser_token"
+
+
+def current_server() -> str:
+    """The parser service URL this session uses: the sidebar's, initially ``$AMP_PARSER_URL``; "" for none."""
+    if SERVER_KEY not in st.session_state:
+        st.session_state[SERVER_KEY] = os.environ.get("AMP_PARSER_URL", "").strip()
+    return st.session_state[SERVER_KEY]
+
+
+def current_token() -> str | None:
+    """The token sent to the parser service: the sidebar's, initially ``$AMP_TOKEN``."""
+    if TOKEN_KEY not in st.session_state:
+        st.session_state[TOKEN_KEY] = os.environ.get("AMP_TOKEN", "")
+    return st.session_state[TOKEN_KEY] or None
+
+
+def set_server(url: str) -> None:
+    """Use the parser service at ``url`` ("" = back to a model in this process)."""
+    st.session_state[SERVER_KEY] = (url or "").strip()
+
+
+@st.cache_resource(show_spinner=False, max_entries=3, ttl=600)
+def _load_remote(url: str, token: str | None) -> Any:
+    """A parser whose model is the service's at ``url`` (raises BackendError if it is not usable)."""
+    from amp.parser import Parser
+
+    return Parser.remote(url, token=token, cache=result_cache())
+
+
+def _remote_or_none() -> Any | None:
+    try:
+        return _load_remote(current_server(), current_token())
+    except Exception:  # noqa: BLE001 - a peek never fails a page
+        return None
 
 
 def default_spec() -> str:
@@ -90,6 +128,8 @@ def _load(spec: str) -> Any:
 
 def loaded_parser(spec: str | None = None) -> Any | None:
     """The parser of ``spec`` if this process already created it (creating nothing)."""
+    if current_server():
+        return _remote_or_none()
     spec = spec or current_spec()
     if spec in _READY and load_error(spec) is None:
         with contextlib.suppress(Exception):
@@ -106,6 +146,8 @@ def peek_parser() -> Any | None:
     Creating a parser is cheap (weights load lazily); a spec that fails gives ``None`` here and
     its error is shown when a page really needs the model (:func:`get_parser`).
     """
+    if current_server():
+        return _remote_or_none()
     spec = current_spec()
     if load_error(spec) is not None:
         return None
@@ -120,8 +162,18 @@ def get_parser(*, where: Any = None) -> Any | None:
 
     ``where`` is the container to draw an error in (default: the page).
     """
-    spec = current_spec()
     box = where if where is not None else st
+    server = current_server()
+    if server:
+        try:
+            return _load_remote(server, current_token())
+        except Exception as exc:  # noqa: BLE001 - unreachable, token, version: an error box, the app goes on
+            message = str(exc) if isinstance(exc, AmpError) else f"{type(exc).__name__}: {exc}"
+            box.error(f"The parser server {server} cannot be used. {message}", icon=":material/cloud_off:")
+            box.button("Use a model in this app instead", key="server_fallback", on_click=set_server, args=("",),
+                       icon=":material/undo:")
+            return None
+    spec = current_spec()
     failed = load_error(spec)
     if failed is not None:
         _show_failure(box, spec, failed)
@@ -160,6 +212,12 @@ def compute(parser: Any, label: str, fn: Callable[[Any], T], *, who: str | None 
         try:
             with using(parser):
                 value = fn(parser)
+        except BackendError as exc:
+            status.update(label=final("The parser server did not answer"), state="error")
+            st.error(str(exc), icon=":material/cloud_off:")
+            st.button("Use a model in this app instead", key=f"server_fallback_{label[:20]}", on_click=set_server,
+                      args=("",), icon=":material/undo:")
+            return None
         except ModelLoadError as exc:
             status.update(label=final("The model could not be loaded"), state="error")
             _fail(st, current_spec(), exc)
@@ -209,10 +267,11 @@ def using(parser: Any) -> Iterator[Any]:
 
 
 def describe(parser: Any) -> str:
-    """``"cpu · float32"``-style summary of where the model runs."""
-    device = getattr(parser, "device", "?")
-    dtype = getattr(parser, "dtype", "?")
-    return f"{device} · {dtype}"
+    """``"cpu · float32"``-style summary of where the model runs (``"server http://… · cuda · bfloat16"``)."""
+    try:
+        return parser.describe()
+    except (AttributeError, AmpError):
+        return f"{getattr(parser, 'device', '?')} · {getattr(parser, 'dtype', '?')}"
 
 
 def identity(parser: Any) -> str:
@@ -238,10 +297,12 @@ def clear_loaded() -> None:
     """Forget the loaded parsers of this process (tests use it between model specs)."""
     _READY.clear()
     _load.clear()
+    _load_remote.clear()
 
 
 __all__ = [
-    "DEFAULT", "ENV_VAR", "ERROR_KEY", "SPEC_KEY", "ModelLoadError", "current_spec", "default_spec",
+    "DEFAULT", "ENV_VAR", "ERROR_KEY", "SERVER_KEY", "SPEC_KEY", "TOKEN_KEY", "ModelLoadError", "current_server",
+    "current_spec", "current_token", "default_spec", "set_server",
     "describe", "get_parser", "identity", "load_error", "loaded_parser", "result_cache", "set_spec",
     "using",
 ]

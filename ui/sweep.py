@@ -107,19 +107,28 @@ def run(
     Holds the model's lock for one item at a time, so another session can interleave. Returns the
     final state (also stored in ``st.session_state[key]``), or ``None`` if no model could be loaded.
     """
-    from amp.experiments import run_items
+    from amp.experiments import config_to_dict, run_items
 
     parser = ui_model.get_parser()
     if parser is None:
         return None
+    meta = {"page": key, "config": config_to_dict(config)}
+    stream = run_items(parser, items, beams=beams, mode=mode, label=key, meta=meta)
+    return _follow(key, config, items, parser, stream, draw)
+
+
+def _follow(key: str, config: Any, items: Sequence[Any], parser: Any, stream: Any,
+            draw: Callable[[list[Any], bool], None]) -> SweepState:
+    """Draw a stream of records with a progress bar into a fresh :class:`SweepState`."""
     state = SweepState(config=config, total=len(items))
     st.session_state[key] = state
     first = "" if getattr(parser, "loaded", True) else " (the first one also loads the model)"
+    if parser.backend.jobs is not None:
+        first = " — running as a job on the parser server; it goes on if you close this tab"
     bar = st.progress(0.0, text=f"0 / {state.total} prompts{first}")
     started = time.perf_counter()
     uncached_time, uncached_units, uncached = 0.0, 0.0, 0
     examples = {it.id: len(it.prompt.examples) for it in items}
-    stream = run_items(parser, items, beams=beams, mode=mode)
     last_draw = 0.0
     try:
         while True:
@@ -141,6 +150,8 @@ def run(
                 last_draw = time.perf_counter()
     except AmpError as exc:
         state.status, state.error = "failed", describe_error(exc)
+    except Exception as exc:  # noqa: BLE001 - the page stays usable
+        state.status, state.error = "failed", f"{type(exc).__name__}: {exc}"
     finally:
         state.seconds = time.perf_counter() - started
         if uncached:
@@ -173,9 +184,72 @@ def show_status(state: SweepState | None) -> None:
         st.warning(f"{len(errors)} prompt(s) could not be run and are left out, e.g.: {errors[0].error}")
 
 
+def jobs_panel(key: str, draw: Callable[[list, bool], None]) -> bool:
+    """Sweeps of this page that run (or ran) as jobs on the parser server; reattach to one by id.
+
+    Shown only when the model is a parser service.  A job keeps running when its tab closes; a
+    reopened page lists it here, and "Show" follows it (finished results at once, the rest as
+    they come) with the settings it was started with.  Returns whether a job was reattached.
+    """
+    parser = ui_model.peek_parser()
+    jobs = getattr(getattr(parser, "backend", None), "jobs", None)
+    if jobs is None:
+        return False
+    try:
+        mine = [j for j in jobs.list() if j.meta.get("page") == key]
+    except AmpError as exc:
+        st.warning(f"Cannot list the parser server's jobs: {exc}", icon=":material/cloud_off:")
+        return False
+    if not mine:
+        return False
+    with st.expander(f"Sweeps on the parser server ({len(mine)})", icon=":material/cloud_sync:",
+                     expanded=any(not j.final for j in mine)):
+        rows = [{"job": j.id, "state": j.state, "done": f"{j.done}/{j.total}", "errors": j.errors,
+                 "started": time.strftime("%H:%M:%S", time.localtime(j.created)),
+                 "left": "" if j.eta_s is None else f"~{j.eta_s / 60:.1f} min"} for j in mine]
+        st.dataframe(rows, hide_index=True)
+        c1, c2, c3 = st.columns([2, 1, 1], vertical_alignment="bottom")
+        chosen = c1.selectbox("Job", [j.id for j in mine], key=f"{key}_job")
+        show = c2.button("Show", icon=":material/visibility:", key=f"{key}_attach")
+        stop = c3.button("Cancel job", icon=":material/stop:", key=f"{key}_cancel_job")
+    if stop and chosen:
+        try:
+            jobs.cancel(chosen)
+            st.toast(f"Job {chosen} cancelled.", icon=":material/stop:")
+        except AmpError as exc:
+            st.error(str(exc))
+    if show and chosen:
+        from amp.experiments import config_from_dict, plan
+        from amp.parser.jobs import attach
+
+        try:
+            status = jobs.status(chosen)
+            config = config_from_dict(status.meta["config"])
+            items = plan(config)
+            by_id = {it.id: it for it in items}
+            stream = _records(attach(parser, chosen), by_id, config.mode)
+        except (AmpError, KeyError) as exc:
+            st.error(f"Cannot reattach to job {chosen}: {exc}", icon=":material/error:")
+            return False
+        _follow(key, config, [by_id[i] for i in by_id], parser, stream, draw)
+        return True
+    return False
+
+
+def _records(run: Any, by_id: dict[str, Any], mode: str) -> Any:
+    from amp.experiments import record_from_result
+
+    for result in run:
+        if result.id in by_id:
+            yield record_from_result(by_id[result.id], result, mode=mode)
+
+
 def drive(key: str, config: Any, items: list, *, start: bool, cancel: bool, status_slot: Any,
           draw: Callable[[list, bool], None]) -> None:
     """The run / cancel / redraw cycle of a sweep page (ratio sweep and zero-shot share it)."""
+    if not start:
+        with status_slot:
+            jobs_panel(key, draw)
     state = st.session_state.get(key)
     if cancel and state is not None and state.status == "running":
         state.status = "cancelled"

@@ -40,7 +40,11 @@ def side(col, slot: int) -> None:
         zero = ex.rematch(run["zero_shot"], mode)
         few = ex.rematch(run["few_shot"], mode)
         k = int(settings.get("beams", 5) or 5)
-        tabs = research.tables(zero, few, k=k, mode=mode)
+        try:
+            tabs = research.tables(zero, few, k=k, mode=mode)
+        except AmpError as exc:  # e.g. a gold LF the paper's canonicaliser cannot read
+            st.error(f"This run cannot be summarised in {mode} mode: {exc}", icon=":material/error:")
+            return
         st.markdown(f"**Table 2 — ZM_{k} (%)**")
         st.dataframe(tabs["table2_zm"], hide_index=True, key=f"research_t2_{slot}")
         st.markdown("**Table 3 — FDM / FIM**")

@@ -13,7 +13,7 @@ import threading
 from collections.abc import Callable, Sequence
 from functools import lru_cache
 from importlib import metadata
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from amp.parser import models
 from amp.parser.backend import Ask, Runtime, SearchSettings

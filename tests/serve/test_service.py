@@ -217,3 +217,61 @@ def test_killing_a_replica_mid_job_loses_and_doubles_nothing(service, tmp_path, 
     results = list(attach(far, status.id))
     ref = list(run_batch(local(service, tmp_path), todo, batch_size=1, ordered=True, **FAST))
     assert [dumps(r.parse) for r in results] == [dumps(r.parse) for r in ref]
+
+
+# -- the app as a client -----------------------------------------------------------------------------
+
+APP = str(Path(__file__).resolve().parents[2] / "app.py")
+
+
+def _fresh_app(monkeypatch, url: str, cache: Path):
+    import streamlit as st
+    from streamlit.testing.v1 import AppTest
+
+    from ui import model as ui_model
+
+    monkeypatch.setenv("AMP_PARSER_URL", url)
+    monkeypatch.setenv("AMP_CACHE_DIR", str(cache))
+    st.cache_data.clear()
+    st.cache_resource.clear()
+    ui_model.clear_loaded()
+    at = AppTest.from_file(APP, default_timeout=180).run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def _small_sweep(at) -> None:
+    at.switch_page("views/ratio_sweep.py").run()
+    at.multiselect(key="fs_types").set_value(["pp"])
+    at.pills(key="fs_ratios").set_value([0.0, 1.0])
+    at.number_input(key="fs_n").set_value(1)
+    at.number_input(key="fs_k").set_value(2)
+    at.number_input(key="fs_beams").set_value(2).run()
+
+
+def test_app_sweep_runs_as_a_server_job_and_a_new_tab_reattaches(service, tmp_path, monkeypatch):
+    at = _fresh_app(monkeypatch, service.url, tmp_path / "tab1")
+    _small_sweep(at)
+    at.button(key="fs_run").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    state = at.session_state["fewshot_sweep"]
+    assert state.status == "done" and len(state.records) == 2, state.error
+    # Another browser tab with an empty cache of its own: the job is listed and reattached.
+    other = _fresh_app(monkeypatch, service.url, tmp_path / "tab2")
+    other.switch_page("views/ratio_sweep.py").run()
+    assert any("Sweeps on the parser server" in e.label for e in other.expander)
+    other.button(key="fewshot_sweep_attach").click().run()
+    assert not other.exception, [e.value for e in other.exception]
+    again = other.session_state["fewshot_sweep"]
+    assert again.status == "done"
+    assert [(r.id, r.beams, r.p_lf0) for r in again.records] == [(r.id, r.beams, r.p_lf0) for r in state.records]
+
+
+def test_app_with_an_unreachable_server_shows_an_error_and_stays_usable(tmp_path, monkeypatch):
+    at = _fresh_app(monkeypatch, "http://127.0.0.1:9", tmp_path / "dead")
+    _small_sweep(at)
+    at.button(key="fs_run").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("cannot be used" in str(e.value) and "cannot reach" in str(e.value) for e in at.error)
+    at.button(key="server_fallback").click().run()  # back to a model in this app
+    assert not at.exception and at.session_state["parser_server"] == ""
