@@ -17,6 +17,7 @@ prompt over the model's context), 404 for an unknown job; 503 if the model canno
 
 
 import hmac
+import os
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -31,8 +32,11 @@ from amp.serve import schema
 #: Paths answered without a token: liveness and the API's own description.
 OPEN_PATHS = frozenset({"/health", "/docs", "/openapi.json", "/docs/oauth2-redirect"})
 
-#: Set by :class:`Api` in its replica: the token (None: no token required) and the body limit.
-GUARD: dict[str, Any] = {"token": None, "max_body": limits.MAX_BODY_BYTES}
+#: The environment variable that carries the token into the ingress replica's process only
+#: (:func:`amp.serve.launch.start` sets it in that deployment's runtime environment).
+TOKEN_VAR = "AMP_SERVICE_TOKEN"
+#: The body limit.
+GUARD: dict[str, Any] = {"max_body": limits.MAX_BODY_BYTES}
 
 app = FastAPI(
     title="AmP Explorer parser service",
@@ -49,7 +53,7 @@ def refusal(status: int, kind: str, message: str) -> JSONResponse:
 
 @app.middleware("http")
 async def guard(request: Request, call_next: Any) -> Any:
-    token = GUARD["token"]
+    token = os.environ.get(TOKEN_VAR) or None
     if token and request.url.path not in OPEN_PATHS:
         header = request.headers.get("authorization", "")
         given = header[7:].strip() if header[:7].lower() == "bearer " else ""
@@ -90,8 +94,7 @@ def _missing(job_id: str) -> JSONResponse:
 class Api:
     """The ingress: checks, then hands each call to the worker replicas or the job manager."""
 
-    def __init__(self, worker: Any, jobs: Any, token: str | None) -> None:
-        GUARD["token"] = token or None
+    def __init__(self, worker: Any, jobs: Any) -> None:
         self.worker = worker
         self.jobs = jobs
 

@@ -102,7 +102,10 @@ def start(config: ServeConfig, token: str | None) -> str:
     worker = ParserWorker.options(num_replicas=config.replicas, ray_actor_options=actor).bind(config.to_dict())
     jobs = JobManager.options(ray_actor_options={"num_cpus": 0, "runtime_env": runtime_env}).bind(
         worker, config.to_dict())
-    api = Api.options(ray_actor_options={"num_cpus": 0, "runtime_env": runtime_env}).bind(worker, jobs, token)
+    from amp.serve.api import TOKEN_VAR
+
+    ingress_env = {**runtime_env, "env_vars": {**runtime_env["env_vars"], TOKEN_VAR: token or ""}}
+    api = Api.options(ray_actor_options={"num_cpus": 0, "runtime_env": ingress_env}).bind(worker, jobs)
     serve.run(api, name=APP_NAME, route_prefix="/", blocking=False)
     host = "127.0.0.1" if config.host in ("0.0.0.0", "::") else config.host
     return f"http://{host}:{config.port}"

@@ -1,0 +1,69 @@
+"""``python -m amp serve`` as a user starts it, with a token, and the CLI as its client."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+from conftest import free_port
+
+REPO = Path(__file__).resolve().parents[2]
+TOKEN = "a-test-token-of-enough-length"
+
+
+def amp(*args: str, env: dict[str, str], stdin: str | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "amp", *args], cwd=REPO, env=env, input=stdin, text=True,
+                          capture_output=True, timeout=300)
+
+
+def test_beyond_loopback_without_a_token_is_refused():
+    env = {k: v for k, v in os.environ.items() if k != "AMP_TOKEN"}
+    out = amp("serve", "--host", "0.0.0.0", env=env)
+    assert out.returncode == 2 and out.stderr.startswith("error: ") and "AMP_TOKEN" in out.stderr
+    assert "Traceback" not in out.stderr
+
+
+def test_serve_with_a_token_and_the_cli_as_client(saved_tiny_model, tmp_path):
+    pytest.importorskip("ray")
+    port = free_port()
+    env = {**os.environ, "AMP_CACHE_DIR": str(tmp_path / "server"), "AMP_TOKEN": TOKEN, "HF_HUB_OFFLINE": "1"}
+    server = subprocess.Popen([sys.executable, "-m", "amp", "serve", "--model", str(saved_tiny_model),
+                               "--device", "cpu", "--dtype", "float32", "--port", str(port)],
+                              cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.time() + 180
+        while time.time() < deadline:
+            try:
+                with urllib.request.urlopen(url + "/health", timeout=2) as r:
+                    if r.status == 200:
+                        break
+            except OSError:
+                time.sleep(1)
+        else:
+            pytest.fail("the service did not come up")
+        prompt = tmp_path / "p.txt"
+        prompt.write_text("Human: the man saw a girl\nComputer:")
+        client = {**os.environ, "AMP_CACHE_DIR": str(tmp_path / "client"), "AMP_TOKEN": TOKEN}
+        ok = amp("parse", "--server", url, "--prompt-file", str(prompt), "--beams", "2", "--max-new-tokens", "12",
+                 "--json", env=client)
+        assert ok.returncode == 0, ok.stderr
+        assert '"beams"' in ok.stdout
+        wrong = amp("parse", "--server", url, "--prompt-file", str(prompt), "--beams", "2",
+                    env={**client, "AMP_TOKEN": "not-the-token-at-all"})
+        assert wrong.returncode == 2 and wrong.stderr.count("\n") == 1 and "refused access (401)" in wrong.stderr
+        mixed = amp("parse", "--server", url, "--model", "other-model", "--prompt-file", str(prompt), env=client)
+        assert mixed.returncode == 2 and "cannot be combined with --server" in mixed.stderr
+    finally:
+        server.send_signal(signal.SIGINT)
+        try:
+            server.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            server.kill()
+    assert server.returncode == 0
