@@ -121,16 +121,15 @@ with st.sidebar:
                           placeholder="Qwen/Qwen2.5-0.5B, /models/my-model, ~/m.gguf")
             st.form_submit_button("Load this model", icon=":material/download:", on_click=_load_typed)
     with st.expander("Parser server" + (" · connected" if server else ""), expanded=False,
-                     icon=":material/cloud:"):
-        with st.form("server_form", border=False):
-            st.text_input("Parser server URL", value=server, key="server_typed",
-                          placeholder="http://gpu-box:8600 (empty: the model runs in this app)",
-                          help="A parser service started with `python -m amp serve` (or `bash run.sh serve`). "
-                               "Its model, device and cache serve every page; sweeps run there as jobs.")
-            st.text_input("Token", value=st.session_state.get(ui_model.TOKEN_KEY, ""), key="token_typed",
-                          type="password", help="The server's AMP_TOKEN, if it has one.")
-            st.form_submit_button("Use this server" if not server else "Update", icon=":material/link:",
-                                  on_click=_connect)
+                     icon=":material/cloud:"), st.form("server_form", border=False):
+        st.text_input("Parser server URL", value=server, key="server_typed",
+                      placeholder="http://gpu-box:8600 (empty: the model runs in this app)",
+                      help="A parser service started with `python -m amp serve` (or `bash run.sh serve`). "
+                           "Its model, device and cache serve every page; sweeps run there as jobs.")
+        st.text_input("Token", value=st.session_state.get(ui_model.TOKEN_KEY, ""), key="token_typed",
+                      type="password", help="The server's AMP_TOKEN, if it has one.")
+        st.form_submit_button("Use this server" if not server else "Update", icon=":material/link:",
+                              on_click=_connect)
     status_slot = st.empty()
     st.divider()
     st.markdown("**:material/database: Result cache**")

@@ -301,8 +301,24 @@ def clear_loaded() -> None:
 
 
 __all__ = [
-    "DEFAULT", "ENV_VAR", "ERROR_KEY", "SERVER_KEY", "SPEC_KEY", "TOKEN_KEY", "ModelLoadError", "current_server",
-    "current_spec", "current_token", "default_spec", "set_server",
-    "describe", "get_parser", "identity", "load_error", "loaded_parser", "result_cache", "set_spec",
+    "DEFAULT",
+    "ENV_VAR",
+    "ERROR_KEY",
+    "SERVER_KEY",
+    "SPEC_KEY",
+    "TOKEN_KEY",
+    "ModelLoadError",
+    "current_server",
+    "current_spec",
+    "current_token",
+    "default_spec",
+    "describe",
+    "get_parser",
+    "identity",
+    "load_error",
+    "loaded_parser",
+    "result_cache",
+    "set_server",
+    "set_spec",
     "using",
 ]
