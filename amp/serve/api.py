@@ -104,7 +104,7 @@ class Api:
 
     @app.get("/v1/info")
     async def info(self) -> Any:
-        return await self.worker.info.remote()
+        return answer(await self.worker.info.remote())
 
     @app.post("/v1/parse")
     async def parse(self, body: schema.ParseRequest) -> Any:

@@ -90,6 +90,10 @@ class Work:
         return self._parsers[top_n]
 
     def info(self) -> dict[str, Any]:
+        """``/v1/info``'s answer (an error answer, 503, if the model spec cannot be resolved)."""
+        return _safe(self._info)
+
+    def _info(self) -> dict[str, Any]:
         from amp.parser import limits
         from amp.parser.remote import API_VERSION, code_version
 
