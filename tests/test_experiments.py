@@ -286,7 +286,7 @@ class FResult:
     error: str | None = None
 
 
-def fake_run_batch(parser, items, *, beams, on_progress=None, cancel=None, batch_size=None):
+def fake_run_batch(parser, items, *, beams, on_progress=None, cancel=None, batch_size=None, label="", meta=None):
     """Sequential stand-in for amp.parser.batch.run_batch; items with an empty prompt fail."""
     for item in items:
         if cancel is not None and (cancel.is_set() if isinstance(cancel, threading.Event) else cancel()):
@@ -404,7 +404,7 @@ def test_run_items_stops_even_if_run_batch_ignores_cancel(monkeypatch, scope_swe
     _, items, table = scope_sweep
     module = types.ModuleType("amp.parser.batch")
     module.BatchItem = FBatchItem
-    module.run_batch = lambda parser, items, *, beams, on_progress=None, cancel=None, batch_size=None: fake_run_batch(
+    module.run_batch = lambda parser, items, *, beams, on_progress=None, cancel=None, batch_size=None, **_: fake_run_batch(
         parser, items, beams=beams
     )
     monkeypatch.setitem(sys.modules, "amp.parser.batch", module)
@@ -612,7 +612,7 @@ def test_run_items_passes_the_batch_size_on(monkeypatch, scope_sweep) -> None:
     _, items, table = scope_sweep
     seen = []
 
-    def spy(parser, items, *, beams, on_progress=None, cancel=None, batch_size=None):
+    def spy(parser, items, *, beams, on_progress=None, cancel=None, batch_size=None, label="", meta=None):
         seen.append(batch_size)
         return fake_run_batch(parser, items, beams=beams, cancel=cancel)
 
