@@ -7,6 +7,7 @@ packs from :mod:`amp.demo_pack`, the model from :mod:`ui.model`.
 
 from __future__ import annotations
 
+import html
 import tempfile
 import uuid
 from pathlib import Path
@@ -187,8 +188,9 @@ def student_link(query: str) -> str:
 
 
 def big(text: str, size: str = "3.2rem") -> None:
-    """Text in large type (projector-friendly)."""
-    st.markdown(f"<div style='font-size:{size};font-weight:700;line-height:1.15'>{text}</div>",
+    """Text in large type (projector-friendly); ``text`` is shown as plain text (escaped)."""
+    st.markdown(f"<div style='font-size:{html.escape(size)};font-weight:700;line-height:1.15'>"
+                f"{html.escape(text)}</div>",
                 unsafe_allow_html=True)
 
 

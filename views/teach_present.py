@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import html
+
 import streamlit as st
 
 from amp import generate as gen
@@ -56,12 +58,12 @@ nav[2].caption(f"{pos + 1} / {len(items)} · {TYPE_NAMES.get(item.type, item.typ
 reveal = nav[3].button("Reveal the model's choice", key=f"present_reveal_{pos}", type="primary",
                        icon=":material/smart_toy:")
 
-st.markdown(f"<div class='present-s'>“{item.surface}”</div>", unsafe_allow_html=True)
+st.markdown(f"<div class='present-s'>“{html.escape(item.surface)}”</div>", unsafe_allow_html=True)
 for idx in (0, 1):
     label = teach.reading_label(item.type, idx)
     color = teach.COLORS[idx]
-    st.markdown(f"<div class='present-r'><b style='color:{color}'>LF{idx} · {label}</b>: "
-                f"{item.paraphrase(idx)}</div>", unsafe_allow_html=True)
+    st.markdown(f"<div class='present-r'><b style='color:{html.escape(color)}'>LF{idx} · {html.escape(label)}</b>: "
+                f"{html.escape(item.paraphrase(idx))}</div>", unsafe_allow_html=True)
 if not teach.logic_hidden():
     with st.expander("The logic behind the two readings"):
         st.code(f"LF0: {item.lf0}\nLF1: {item.lf1}", language=None, wrap_lines=True)

@@ -152,6 +152,22 @@ def test_presentation_shows_poll_results(at):
     assert any("1 vote(s)" in c for c in texts(at, "caption"))
 
 
+def test_presentation_shows_poll_text_as_plain_text(at):
+    """A poll's sentence and readings (teacher-typed or imported) never become live HTML on the projector."""
+    import dataclasses
+
+    store, base = _poll(1)
+    item = dataclasses.replace(base.items[0], surface="<img src=x onerror=alert(1)> saw",
+                               paraphrase0="<b>bold</b> & <script>x()</script>")
+    poll = store.create_poll([item], "markup poll")
+    goto(at, "teach_present")
+    at.text_input(key="present_code").set_value(poll.code).run()
+    assert_ok(at)
+    html = " ".join(m.value for m in at.markdown if "present-" in m.value)
+    assert "<img" not in html and "<script>" not in html and "<b>bold" not in html
+    assert "&lt;img src=x onerror=alert(1)&gt; saw" in html and "&lt;b&gt;bold&lt;/b&gt; &amp;" in html
+
+
 def test_demo_pack_export_and_tampered_import(at):
     # fill the cache with one result: reveal the model's choice on the presentation page
     goto(at, "teach_present")
