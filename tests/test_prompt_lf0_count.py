@@ -16,7 +16,7 @@ from amp.generate import AMBIGUOUS_TYPES, sample_pairs
 from amp.prompts import lf0_count, mixed_prompt
 
 BUILDER_K = range(1, 21)  # views/prompt_builder.py: number_input("Examples k", 1, 20, ...)
-BUILDER_TENTHS = range(0, 11)  # its slider: 0.0 to 1.0 in steps of 0.1
+BUILDER_TENTHS = range(11)  # its slider: 0.0 to 1.0 in steps of 0.1
 
 
 def floor_count(k: int, numerator: int, denominator: int) -> int:

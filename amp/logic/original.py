@@ -96,8 +96,6 @@ def _tokenize(pieces: list[str]) -> list[str]:
             if state != "num" and buf:
                 output.append(buf)
                 buf = ""
-            if state != "num":
-                buf = ""
             state = "num"
             buf += piece
         elif piece in OPERATORS or piece in ("(", ")"):
@@ -108,8 +106,6 @@ def _tokenize(pieces: list[str]) -> list[str]:
         else:
             if state != "func" and buf:
                 output.append(buf)
-                buf = ""
-            if state != "func":
                 buf = ""
             state = "func"
             buf += piece

@@ -101,6 +101,15 @@ class BatchRun(Iterator[BatchItemResult]):
     def __next__(self) -> BatchItemResult:
         return next(self._gen)
 
+    def record(self, result: BatchItemResult, on_progress: Progress | None = None) -> BatchItemResult:
+        """Count ``result`` in this run's progress and report it (what every producer calls)."""
+        self.done += 1
+        self.errors += result.error is not None
+        self.cached += result.cached
+        if on_progress is not None:
+            on_progress(self.done, self.total, result)
+        return result
+
     def close(self) -> None:
         """Stop early (e.g. the consumer lost interest); the current model call finishes first."""
         self._gen.close()
@@ -144,31 +153,11 @@ def run_batch(
 
     def generate(run: BatchRun) -> Iterator[BatchItemResult]:
         def emit(result: BatchItemResult) -> BatchItemResult:
-            run.done += 1
-            run.errors += result.error is not None
-            run.cached += result.cached
-            if on_progress is not None:
-                on_progress(run.done, run.total, result)
-            return result
+            return run.record(result, on_progress)
 
         size = max(1, batch_size or default_batch_size(parser))
         n = len(todo)
-        if jobs is not None:
-            misses = []
-            for item in todo:
-                if cancelled():
-                    break
-                hit = _from_cache(parser, item, settings)
-                if hit is None:
-                    misses.append(item)
-                else:
-                    yield emit(hit)
-            else:
-                if misses:
-                    for result in run_as_job(parser, misses, search, batch_size=size, cancelled=cancelled, run=run,
-                                             label=label, meta=meta):
-                        yield emit(result)
-        elif ordered:
+        if ordered and jobs is None:
             i = 0
             while i < n:
                 if cancelled():
@@ -196,6 +185,11 @@ def run_batch(
                 else:
                     yield emit(hit)
             else:
+                if jobs is not None and misses:  # the service computes them, as one job
+                    for result in run_as_job(parser, [todo[k] for k in misses], search, batch_size=size,
+                                             cancelled=cancelled, run=run, label=label, meta=meta):
+                        yield emit(result)
+                    misses = []
                 for start in range(0, len(misses), size):
                     if cancelled():
                         break

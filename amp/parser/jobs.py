@@ -208,12 +208,7 @@ def attach(parser: Parser, job_id: str, *, cancel: Callable[[], bool] | None = N
     def generate(run: BatchRun) -> Iterator[BatchItemResult]:
         run.job_id = job_id
         for result in follow(parser, jobs, job_id, search_of(status), stop):
-            run.done += 1
-            run.errors += result.error is not None
-            run.cached += result.cached
-            if on_progress is not None:
-                on_progress(run.done, run.total, result)
-            yield result
+            yield run.record(result, on_progress)
         run.cancelled = run.done < run.total
 
     return BatchRun(generate, status.total)

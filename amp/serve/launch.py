@@ -50,19 +50,17 @@ def config_from_args(*, spec: str, device: str | None, dtype: str | None, replic
         raise ServeError(f"--batch-size must be 1-64, not {batch_size}")
     cpus = os.cpu_count() or 1
     gpu = (device or "").startswith("cuda")
+    n = replicas or 1
     if gpu:
         import torch
 
         if not torch.cuda.is_available():
             raise ServeError("--device cuda asked, but this machine has no CUDA device (or torch is a CPU build)")
         n = replicas or torch.cuda.device_count()
-        return ServeConfig(spec=spec, device="cuda", dtype=dtype, trust_remote_code=trust_remote_code, replicas=n,
-                           cpus_per_replica=1.0, gpus_per_replica=1.0, host=host, port=port, address=address,
-                           use_cache=use_cache, batch_size=batch_size, top_n=top_n, threads=max(1, cpus // n))
-    n = replicas or 1
-    return ServeConfig(spec=spec, device=device, dtype=dtype, trust_remote_code=trust_remote_code, replicas=n,
-                       cpus_per_replica=1.0, gpus_per_replica=0.0, host=host, port=port, address=address,
-                       use_cache=use_cache, batch_size=batch_size, top_n=top_n, threads=max(1, cpus // n))
+    return ServeConfig(spec=spec, device="cuda" if gpu else device, dtype=dtype, trust_remote_code=trust_remote_code,
+                       replicas=n, cpus_per_replica=1.0, gpus_per_replica=1.0 if gpu else 0.0, host=host, port=port,
+                       address=address, use_cache=use_cache, batch_size=batch_size, top_n=top_n,
+                       threads=max(1, cpus // n))
 
 
 def _runtime_env(config: ServeConfig) -> dict[str, Any]:
