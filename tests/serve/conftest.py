@@ -1,24 +1,18 @@
 """A real parser service on a local Ray cluster (loopback only), with the tiny saved GPT-2.
 
 ``service`` starts it once per module (two CPU replicas, its own cache folder) and stops Ray
-afterwards; ``free_port`` finds a loopback port.
+afterwards; ``service_helpers.free_port`` finds a loopback port.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import socket
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+from service_helpers import free_port
 
 
 @dataclasses.dataclass

@@ -11,7 +11,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from conftest import free_port
+from service_helpers import free_port
 
 REPO = Path(__file__).resolve().parents[2]
 TOKEN = "a-test-token-of-enough-length"
