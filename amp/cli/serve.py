@@ -38,10 +38,10 @@ def run(args: argparse.Namespace) -> int:
     except AmpError as exc:
         return fail(exc)
 
-    def stop_on_term(*_: Any) -> None:
+    def stop_on_signal(*_: Any) -> None:
         raise KeyboardInterrupt
 
-    signal.signal(signal.SIGTERM, stop_on_term)
+    signal.signal(signal.SIGTERM, stop_on_signal)
     try:
         url = launch.start(config, token)
     except KeyboardInterrupt:
@@ -50,6 +50,10 @@ def run(args: argparse.Namespace) -> int:
     except Exception as exc:  # noqa: BLE001 - Ray/Serve start-up failures: one line
         launch.stop()
         return fail(exc)
+    # Installed again after start-up: ray.init sets its own handlers, and a service started in the
+    # background of a script inherits an ignored SIGINT.  Both signals stop it cleanly.
+    signal.signal(signal.SIGTERM, stop_on_signal)
+    signal.signal(signal.SIGINT, stop_on_signal)
     where = f"{config.replicas} {'GPU' if config.gpus_per_replica else 'CPU'} replica(s)"
     print(f"AmP parser service ready at {url} — model {config.spec!r}, {where}"
           f"{', token required' if token else ''}; API docs at {url}/docs. Ctrl-C stops it.", flush=True)
