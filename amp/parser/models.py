@@ -625,7 +625,8 @@ def load_model(
     """Load (or return the already-loaded) model named by ``spec``; see the module docstring.
 
     Models are cached per process by (spec, device, dtype, trust_remote_code, gguf_file).
-    ``trust_remote_code`` is only passed to transformers when true.  Raises
+    ``trust_remote_code`` is always passed to transformers explicitly (never asked on stdin); a
+    model that needs its own code without it is refused.  Raises
     :class:`~amp.errors.ModelLoadError` on any failure.
     """
     spec = (spec or DEFAULT_SPEC).strip()
@@ -656,6 +657,32 @@ def unload_models() -> None:
     """Forget every loaded model (frees memory once no one else holds a reference)."""
     with _LOADED_LOCK:
         _LOADED.clear()
+
+
+#: Seconds to wait for a TCP connection to the Hub before giving up (instead of minutes of retries).
+HUB_PROBE_TIMEOUT_S = 3.0
+
+
+def _hub_reachable(timeout_s: float = HUB_PROBE_TIMEOUT_S) -> tuple[bool, str]:
+    """Whether the Hub endpoint (``$HF_ENDPOINT``, default huggingface.co) accepts a TCP connection
+    within ``timeout_s``; and its host, for messages."""
+    import socket
+    from urllib.parse import urlsplit
+
+    try:
+        from huggingface_hub import constants
+
+        endpoint = str(constants.ENDPOINT)
+    except Exception:  # noqa: BLE001 - no huggingface_hub: the default endpoint
+        endpoint = os.environ.get("HF_ENDPOINT") or "https://huggingface.co"
+    parts = urlsplit(endpoint)
+    host = parts.hostname or "huggingface.co"
+    port = parts.port or (80 if parts.scheme == "http" else 443)
+    try:
+        with socket.create_connection((host, port), timeout=timeout_s):
+            return True, host
+    except OSError:
+        return False, host
 
 
 def _offline() -> bool:
@@ -707,9 +734,9 @@ def _describe(src: ModelSource) -> str:
 def _from_pretrained(src: ModelSource, device: str, dtype: str, trust_remote_code: bool) -> tuple[Any, Any]:
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    kwargs: dict[str, Any] = {}
-    if trust_remote_code:
-        kwargs["trust_remote_code"] = True
+    # Always explicit: left unset, transformers asks "run the custom code? [y/N]" on stdin, and a
+    # "y" piped into the CLI would run a model folder's own Python.
+    kwargs: dict[str, Any] = {"trust_remote_code": bool(trust_remote_code)}
     if src.kind == "gguf":
         assert src.path is not None
         where, kwargs["gguf_file"] = str(src.path.parent), src.path.name
@@ -735,6 +762,14 @@ def _from_pretrained(src: ModelSource, device: str, dtype: str, trust_remote_cod
         except Exception:
             if _offline():
                 raise
+            reachable, host = _hub_reachable()
+            if not reachable:  # fail in seconds, not after a minute of download retries
+                raise ModelLoadError(
+                    f"{_describe(src)} is not in the local Hugging Face cache and the Hub ({host}) cannot be "
+                    f"reached within {HUB_PROBE_TIMEOUT_S:.0f} s (no network?). Download it on a machine with "
+                    f"access (huggingface-cli download {src.repo_id}), copy the folder here and pass its path, "
+                    "or set HF_HUB_OFFLINE=1 to use the local cache only"
+                ) from None
             tokenizer, model = both(False)
     else:
         tokenizer, model = both(False)
@@ -767,6 +802,11 @@ def _explain(exc: BaseException, src: ModelSource, what: str, device: str, dtype
         hint = ("use a smaller model or --dtype float16" if dtype == "float32"
                 else "use a smaller model, --dtype float16, or --device cpu")
         return ModelLoadError(f"out of memory loading {what} on {device} in {dtype}: {hint} ({text})")
+    if "trust_remote_code" in str(exc) or "custom code" in str(exc):
+        return ModelLoadError(
+            f"{what} contains its own Python code, which is not run without permission: pass "
+            "--trust-remote-code (CLI) or trust_remote_code=True only if you trust its author"
+        )
     if src.kind == "hub":
         offline = " (HF_HUB_OFFLINE is set)" if _offline() else ""
         return ModelLoadError(
@@ -775,8 +815,6 @@ def _explain(exc: BaseException, src: ModelSource, what: str, device: str, dtype
             f"(huggingface-cli download {src.repo_id}), copy the folder here and pass its path; "
             "also check the id's spelling, and pass --trust-remote-code only if the model needs it"
         )
-    if "trust_remote_code" in str(exc):
-        return ModelLoadError(f"{what} needs custom code: pass trust_remote_code=True only if you trust it ({text})")
     return ModelLoadError(
         f"could not load {what} as a causal language model on {device} in {dtype}: {text}. "
         "Check that it holds config.json, weights (safetensors/bin) and tokenizer files from "

@@ -186,7 +186,7 @@ def test_load_tiny_model_by_path(saved_tiny_model: Path) -> None:
     assert load_model(str(saved_tiny_model), device="cpu", dtype="bfloat16").dtype == "bfloat16"
 
 
-def test_trust_remote_code_only_passed_when_asked(monkeypatch: pytest.MonkeyPatch, saved_tiny_model: Path) -> None:
+def test_trust_remote_code_always_passed_explicitly(monkeypatch: pytest.MonkeyPatch, saved_tiny_model: Path) -> None:
     import transformers
 
     seen: list[dict] = []
@@ -200,7 +200,8 @@ def test_trust_remote_code_only_passed_when_asked(monkeypatch: pytest.MonkeyPatc
     models.unload_models()
     load_model(str(saved_tiny_model), device="cpu")
     load_model(str(saved_tiny_model), device="cpu", trust_remote_code=True)
-    assert "trust_remote_code" not in seen[0] and seen[1]["trust_remote_code"] is True
+    # explicit False: left unset, transformers would ask on stdin (issue #12)
+    assert seen[0]["trust_remote_code"] is False and seen[1]["trust_remote_code"] is True
 
 
 def test_out_of_memory_is_explained(monkeypatch: pytest.MonkeyPatch, saved_tiny_model: Path) -> None:
