@@ -3,11 +3,14 @@
 #
 #   bash run.sh app     install everything, then start the app (embedded default model, local cache;
 #                       with AMP_PARSER_URL=http://host:port it uses a parser service instead)
-#   bash run.sh test    install everything (Chromium too, for the browser tests), then run the whole suite
+#   bash run.sh test    install everything (Chromium too, for the browser tests), run the checks
+#                       (ruff, mypy), then the whole suite
 #   bash run.sh serve   install everything, then host the parser as a service on Ray Serve
 #                       (python -m amp serve; extra arguments go to it, e.g. --device cuda --port 8600)
 #
-# Everything goes into a project-local virtual environment (.venv, or $AMP_VENV).
+# Everything goes into a project-local virtual environment (.venv, or $AMP_VENV): the project
+# itself as an editable install (pip install -e ".[extras]", see pyproject.toml), which also gives
+# the `amp` command ($VENV/bin/amp).
 # On a GPU machine install a CUDA build of torch into that venv first (see README).
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -15,10 +18,25 @@ export PIP_DISABLE_PIP_VERSION_CHECK=1
 VENV=${AMP_VENV:-.venv}
 
 install_python() {
+  # The project itself, editable, with the extras the command needs (pyproject.toml declares them);
+  # skipped when this venv already holds an install from the same pyproject.toml.
+  local extras=$1 stamp="$VENV/.amp-install-stamp" want
   [ -x "$VENV/bin/python" ] || python3 -m venv "$VENV"
-  "$VENV/bin/python" -m pip install -q -r requirements.txt "$@" 2>&1 | grep -v "^WARNING: Location" || true
-  "$VENV/bin/python" -c "import torch, transformers, lark, streamlit, ray.serve" \
-    || { echo "run.sh: the Python install failed (see pip's output above)" >&2; exit 1; }
+  want="$extras $(sha256sum pyproject.toml | cut -c1-64)"
+  if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+    "$VENV/bin/python" -m pip install -q -e ".[$extras]" 2>&1 | grep -v "^WARNING: Location" || true
+    "$VENV/bin/python" -c "import torch, transformers, lark, streamlit, ray.serve" && "$VENV/bin/amp" --version >/dev/null \
+      || { echo "run.sh: the Python install failed (see pip's output above)" >&2; exit 1; }
+    echo "$want" > "$stamp"
+  fi
+}
+
+run_checks() {
+  # The checks CI enforces before the tests (configuration in pyproject.toml).
+  echo "run.sh: ruff check" >&2
+  "$VENV/bin/ruff" check .
+  echo "run.sh: mypy (amp/)" >&2
+  "$VENV/bin/mypy"
 }
 
 install_chromium() {
@@ -34,18 +52,19 @@ install_chromium() {
 case "${1:-}" in
   app)
     shift
-    install_python
+    install_python app,serve
     exec "$VENV/bin/python" -m streamlit run app.py --server.address "${AMP_ADDRESS:-127.0.0.1}" "$@"
     ;;
   serve)
     shift
-    install_python
+    install_python app,serve
     exec "$VENV/bin/python" -m amp serve "$@"
     ;;
   test)
     shift
-    install_python -r requirements-dev.txt
+    install_python dev
     install_chromium
+    run_checks
     export CHROMIUM=${CHROMIUM:-/usr/bin/chromium}
     exec "$VENV/bin/python" -m pytest -p no:cacheprovider --durations=10 "$@"
     ;;

@@ -193,7 +193,7 @@ def export_pack(
         "entries": entries,
     }
     target = Path(path)
-    _write_zip(target, manifest, [(e["file"], d) for e, (_, _, d) in zip(entries, records, strict=True)])
+    _write_zip(target, manifest, [(str(e["file"]), d) for e, (_, _, d) in zip(entries, records, strict=True)])
     return _info(target, manifest, missing=tuple(missing), skipped=tuple(skipped))
 
 

@@ -330,7 +330,7 @@ def config_from_dict(d: dict[str, Any]) -> FewShotConfig | ZeroShotConfig:
     try:
         fields = {k: tuple(v) if isinstance(v, list) else v for k, v in d.items() if k != "kind"}
         cls = {"fewshot": FewShotConfig, "zeroshot": ZeroShotConfig}[d["kind"]]
-        return cls(**fields)  # type: ignore[arg-type]
+        return cls(**fields)
     except (KeyError, TypeError) as exc:
         raise ExperimentError(f"not a sweep configuration: {exc}") from None
 
@@ -795,7 +795,8 @@ def zeroshot_summary(
             for b, lf0, lf1 in zip(predicted["beams"], predicted["lf0"], predicted["lf1"], strict=True)
         ]
         ok = sub[sub["error"].isna()] if "error" in sub.columns else sub
-        total = pd.to_numeric(ok["p_lf0_total"], errors="coerce").dropna() if "p_lf0_total" in ok else []
+        total = (pd.to_numeric(ok["p_lf0_total"], errors="coerce").dropna() if "p_lf0_total" in ok
+                 else pd.Series([], dtype=float))
         rows.append({
             "type": type_,
             "n": n,

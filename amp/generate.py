@@ -174,7 +174,7 @@ def pool(name: str, *, gender: str | None = None) -> list[Example]:
 def _pairs(name: str, gender: str | None, version: int) -> tuple[AmbiguousPair, ...]:
     out: list[AmbiguousPair] = []
     for t in templates(name, gender=gender):
-        if not t.is_ambiguous or len(t.lfs) != 2:
+        if t.ambiguity is None or len(t.lfs) != 2:
             raise DataError(f"pool {name!r} is not ambiguous (template {t.id!r} has no LF0/LF1)")
         records = _template_records(t, version)
         half = len(records) // 2

@@ -359,7 +359,7 @@ def _write_pngs(jobs: Sequence[tuple[Any, Path]], *, timeout: float = 120) -> tu
     if not jobs:
         return [], None
     if importlib.util.find_spec("kaleido") is None:
-        return [], "kaleido is not installed (pip install -r requirements.txt)"
+        return [], "kaleido is not installed (pip install 'amp-explorer[app]')"
     browser = _find_browser()
     if browser is None:
         return [], "no Chromium/Chrome found (install chromium, or set $BROWSER_PATH to a Chrome/Chromium)"

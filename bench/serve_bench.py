@@ -72,9 +72,13 @@ def main() -> int:
     far.parse(prompts[0], **search)
     t_near, t_far = [], []
     for p in prompts[1:4]:
-        t0 = time.perf_counter(); near.parse(p, **search); t_near.append(time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        near.parse(p, **search)
+        t_near.append(time.perf_counter() - t0)
         # the server has no cache hit for p (server cache on, but p is new to it)
-        t0 = time.perf_counter(); far.parse(p, **search); t_far.append(time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        far.parse(p, **search)
+        t_far.append(time.perf_counter() - t0)
     lat = statistics.median(t_far) / statistics.median(t_near)
     print(f"1. one parse, served / in-process latency: {lat:.3f} "
           f"(median {statistics.median(t_far):.2f} s vs {statistics.median(t_near):.2f} s)")

@@ -128,7 +128,7 @@ class PrefixChecker:
         for c in self.configs:
             if not c.partial:
                 return True
-            for name, lit in self._literals(c.parser):
+            for _name, lit in self._literals(c.parser):
                 if lit.startswith(c.partial) and self._complete(_Config(c.parser, lit, c.bound, c.after)):
                     return True
         return False

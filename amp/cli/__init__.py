@@ -9,19 +9,23 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 #: Command modules, in the order ``--help`` lists them.
 COMMAND_MODULES: tuple[str, ...] = (
-    "generate", "canon", "prompt", "metrics", "parse", "score", "v1_splits", "reproduce", "serve",
+    "generate", "canon", "prompt", "metrics", "parse", "score", "v1_splits", "reproduce", "serve", "app",
 )
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from amp.version import __version__
+
     parser = argparse.ArgumentParser(
-        prog="python -m amp",
+        prog=_prog(),
         description="AmP Explorer: ambiguity in semantic parsing with language models.",
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     for name in COMMAND_MODULES:
@@ -33,6 +37,12 @@ def build_parser() -> argparse.ArgumentParser:
             continue
         module.register(sub)
     return parser
+
+
+def _prog() -> str:
+    """``amp`` when started as the console command, ``python -m amp`` otherwise."""
+    name = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else ""
+    return "amp" if name in ("amp", "amp.exe") else "python -m amp"
 
 
 def main(argv: list[str] | None = None) -> int:

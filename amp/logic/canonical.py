@@ -39,6 +39,7 @@ from __future__ import annotations
 import itertools
 import re
 from functools import lru_cache
+from typing import Any
 
 from amp import lexicon
 from amp.errors import LFParseError
@@ -488,7 +489,7 @@ class _TieSearch:
     reordering children and renaming, hence the result is canonical.
     """
 
-    def __init__(self, ids: tuple[int, ...], body: tuple, env: dict[int, str], render_with) -> None:
+    def __init__(self, ids: tuple[int, ...], body: tuple, env: dict[int, str], render_with: Any) -> None:
         self.ids = ids
         self.render_with = render_with
         block = set(ids)

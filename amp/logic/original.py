@@ -33,6 +33,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from functools import lru_cache
+from typing import Any
 
 from amp.errors import AmpError
 
@@ -54,8 +55,8 @@ class _Graph:
     successor lists; removing a node drops its edges; a new edge goes to the end of the list."""
 
     def __init__(self) -> None:
-        self.name: dict[object, str] = {}
-        self.succ: dict[object, list[object]] = {}
+        self.name: dict[Any, str] = {}  # node ids: ints, as the original numbers them
+        self.succ: dict[Any, list[Any]] = {}
 
     def add_node(self, n: object, name: str) -> None:
         if n not in self.name:

@@ -35,6 +35,7 @@ import itertools
 import re
 from collections.abc import Callable, Iterator
 from functools import lru_cache
+from typing import Any
 
 from lark import Token, Transformer
 from lark.exceptions import (
@@ -103,9 +104,9 @@ class FolTransformer(_Common):
             op = conns[k]
             if chain_op == op:
                 assert isinstance(node, Junction)
-                node = Junction(op, (base, *node.children))  # type: ignore[arg-type]
+                node = Junction(op, (base, *node.children))
             else:
-                node = Junction(op, (base, node))  # type: ignore[arg-type]
+                node = Junction(op, (base, node))
             chain_op = op
             if quants:
                 node = _wrap(quants, node)
@@ -273,7 +274,7 @@ def _parse_text(text: str, fmt: str, strict: bool) -> Formula:
 END = "end of input"
 
 
-def _error(text: str, fmt: str, exc: UnexpectedInput, parser) -> LFParseError:
+def _error(text: str, fmt: str, exc: UnexpectedInput, parser: Any) -> LFParseError:
     position = exc.pos_in_stream if exc.pos_in_stream is not None else len(text)
     line = getattr(exc, "line", None) or 1
     column = getattr(exc, "column", None) or 1
@@ -312,7 +313,7 @@ def _column_of(text: str, position: int) -> int:
     return position - (text.rfind("\n", 0, position) + 1) + 1
 
 
-def _literals(names: set[str], parser) -> tuple[str, ...]:
+def _literals(names: set[str], parser: Any) -> tuple[str, ...]:
     """Terminal names → the literal strings they stand for (``$END`` → "end of input")."""
     out: set[str] = set()
     end = False

@@ -472,7 +472,7 @@ class GrammarAutomaton:
                 done = self._complete(stack, partial, bound) if partial else None
                 if done is not None:
                     tries.append((done[0], done[1], ch, i))
-                for st, bd, ext, start in tries:
+                for st, _bd, ext, start in tries:
                     names = [
                         lit
                         for lit, term in self._accepts(st)[0].items()

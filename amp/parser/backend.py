@@ -126,7 +126,9 @@ class Backend(Protocol):
     """
 
     kind: str
-    spec: str
+
+    @property
+    def spec(self) -> str: ...
 
     @property
     def loaded(self) -> bool: ...

@@ -11,6 +11,7 @@ job when the run is cancelled.  :func:`attach` reattaches to a job by id (a reop
 
 from __future__ import annotations
 
+import builtins
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -67,7 +68,9 @@ class JobStatus:
         state = str(d["state"])
         if state not in STATES:
             raise ValueError(f"unknown job state {state!r}")
-        opt = lambda v: None if v is None else float(v)
+        def opt(v: Any) -> float | None:
+            return None if v is None else float(v)
+
         return cls(id=str(d["id"]), label=str(d.get("label", "")), state=state, total=int(d["total"]),
                    done=int(d.get("done", 0)), cached=int(d.get("cached", 0)), errors=int(d.get("errors", 0)),
                    created=float(d.get("created", 0.0)), started=opt(d.get("started")),
@@ -94,7 +97,7 @@ class JobClient(Protocol):
 
     def list(self) -> list[JobStatus]: ...
 
-    def results(self, job_id: str, start: int = 0) -> list[JobResult]: ...
+    def results(self, job_id: str, start: int = 0) -> builtins.list[JobResult]: ...
 
     def cancel(self, job_id: str) -> JobStatus: ...
 
@@ -182,7 +185,7 @@ def search_of(status: JobStatus) -> SearchSettings | None:
         return None
 
 
-def run_as_job(parser: Parser, misses: list[BatchItem], search: SearchSettings, *, batch_size: int,
+def run_as_job(parser: Parser, misses: builtins.list[BatchItem], search: SearchSettings, *, batch_size: int,
                cancelled: Callable[[], bool], run: BatchRun, label: str = "",
                meta: dict[str, Any] | None = None) -> Iterator[BatchItemResult]:
     """Submit ``misses`` as one job and yield their results in input order (see the module doc)."""

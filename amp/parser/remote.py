@@ -17,6 +17,7 @@ The wire format is documented by the service itself (``/docs``, ``/openapi.json`
 
 from __future__ import annotations
 
+import builtins
 import json
 import os
 import urllib.error
@@ -189,7 +190,7 @@ class RemoteBackend:
         return self._info
 
     @property
-    def spec(self) -> str:  # type: ignore[override]
+    def spec(self) -> str:
         return self.info().spec
 
     @property
@@ -287,7 +288,7 @@ class RemoteJobs:
         d = self.backend.request("GET", "/v1/jobs", timeout_s=QUICK_TIMEOUT_S)
         return _each(d, "jobs", _status, None)
 
-    def results(self, job_id: str, start: int = 0) -> list[JobResult]:
+    def results(self, job_id: str, start: int = 0) -> builtins.list[JobResult]:
         d = self.backend.request("GET", f"/v1/jobs/{_jid(job_id)}/results?start={int(start)}",
                                  timeout_s=QUICK_TIMEOUT_S * 4)
         return _each(d, "results", lambda r: JobResult(int(r["index"]), item_from_dict(r["item"]),
@@ -310,7 +311,7 @@ def _status(d: Any) -> JobStatus:
         raise BackendError(f"the parser server sent an unreadable job status ({exc})", kind="protocol") from None
 
 
-def _each(d: Any, key: str, decode: Any, expected: int | None) -> list[Any]:
+def _each(d: Any, key: str, decode: Any, expected: int | None) -> builtins.list[Any]:
     try:
         values = [decode(v) for v in d[key]]
     except (KeyError, TypeError, ValueError, AttributeError) as exc:

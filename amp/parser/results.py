@@ -34,6 +34,14 @@ def dec_float(x: float | str | None) -> float | None:
     return float(x)
 
 
+def dec_req(x: float | str | None) -> float:
+    """Inverse of :func:`enc_float` for a value that must be present: ``None`` raises
+    ``TypeError`` (a cache reader treats the entry as corrupt)."""
+    if x is None:
+        raise TypeError("a required number is missing (null)")
+    return float(x)
+
+
 def _log(p: float) -> float:
     if math.isnan(p):
         return math.nan
@@ -53,7 +61,7 @@ class TokenAlternative:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> TokenAlternative:
-        return cls(token=d["token"], token_id=int(d["token_id"]), prob=dec_float(d["prob"]))
+        return cls(token=d["token"], token_id=int(d["token_id"]), prob=dec_req(d["prob"]))
 
 
 @dataclass(frozen=True)
@@ -96,8 +104,8 @@ class TokenStep:
         return cls(
             token=d["token"],
             token_id=int(d["token_id"]),
-            prob=dec_float(d["prob"]),
-            prob_grammar=dec_float(d["prob_grammar"]),
+            prob=dec_req(d["prob"]),
+            prob_grammar=dec_req(d["prob_grammar"]),
             alternatives=tuple(TokenAlternative.from_dict(a) for a in d.get("alternatives", ())),
             alternatives_grammar=tuple(
                 TokenAlternative.from_dict(a) for a in d.get("alternatives_grammar", ())
@@ -156,8 +164,8 @@ class Beam:
             raw_text=d["raw_text"],
             token_ids=tuple(int(i) for i in d["token_ids"]),
             tokens=tuple(d["tokens"]),
-            logprob=dec_float(d["logprob"]),
-            score=dec_float(d["score"]),
+            logprob=dec_req(d["logprob"]),
+            score=dec_req(d["score"]),
             finished=bool(d["finished"]),
             parses=bool(d["parses"]),
             steps=tuple(TokenStep.from_dict(s) for s in d.get("steps", ())),
@@ -252,11 +260,11 @@ class ForcedScore:
             token_ids=tuple(int(i) for i in d["token_ids"]),
             tokens=tuple(d["tokens"]),
             steps=tuple(TokenStep.from_dict(s) for s in d["steps"]),
-            sum_logprob=dec_float(d["sum_logprob"]),
-            mean_logprob=dec_float(d["mean_logprob"]),
-            sum_logprob_grammar=dec_float(d["sum_logprob_grammar"]),
-            min_prob=dec_float(d["min_prob"]),
-            min_prob_grammar=dec_float(d["min_prob_grammar"]),
+            sum_logprob=dec_req(d["sum_logprob"]),
+            mean_logprob=dec_req(d["mean_logprob"]),
+            sum_logprob_grammar=dec_req(d["sum_logprob_grammar"]),
+            min_prob=dec_req(d["min_prob"]),
+            min_prob_grammar=dec_req(d["min_prob_grammar"]),
         )
 
 
@@ -292,8 +300,8 @@ class PairScore:
         return cls(
             lf0=ForcedScore.from_dict(d["lf0"]),
             lf1=ForcedScore.from_dict(d["lf1"]),
-            p_lf0=dec_float(d["p_lf0"]),
-            p_lf0_total=dec_float(d["p_lf0_total"]),
+            p_lf0=dec_req(d["p_lf0"]),
+            p_lf0_total=dec_req(d["p_lf0_total"]),
         )
 
 
@@ -347,7 +355,7 @@ class Divergence:
             prob_b=dec_float(d["prob_b"]),
             prob_a_grammar=dec_float(d["prob_a_grammar"]),
             prob_b_grammar=dec_float(d["prob_b_grammar"]),
-            window_a=tuple(dec_float(p) for p in d.get("window_a", ())),
-            window_b=tuple(dec_float(p) for p in d.get("window_b", ())),
+            window_a=tuple(dec_req(p) for p in d.get("window_a", ())),
+            window_b=tuple(dec_req(p) for p in d.get("window_b", ())),
             window_start=int(d.get("window_start", 0)),
         )

@@ -17,6 +17,7 @@ the browser tab does not stop them; ``DELETE /v1/jobs/{id}`` does.
 from __future__ import annotations
 
 import asyncio
+import builtins
 import contextlib
 import json
 import time
@@ -168,7 +169,7 @@ class JobRunner:
         job = self.jobs.get(job_id)
         if job is None:
             return None
-        out = []
+        out: list[dict[str, Any]] = []
         i = max(0, start)
         while i in job.results and len(out) < PAGE:
             out.append({"index": i, "item": job.items[i], "result": job.results[i]})
@@ -248,7 +249,7 @@ class JobManager:
         job = self.runner.jobs.get(job_id)
         return job.status().to_dict() if job else None
 
-    async def results(self, job_id: str, start: int) -> list[dict[str, Any]] | None:
+    async def results(self, job_id: str, start: int) -> builtins.list[dict[str, Any]] | None:
         return self.runner.results(job_id, start)
 
     async def cancel(self, job_id: str) -> dict[str, Any] | None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import ipaddress
 import os
-from typing import Any
+from typing import Any, cast
 
 from amp.errors import AmpError
 from amp.serve.work import ServeConfig
@@ -97,13 +97,13 @@ def start(config: ServeConfig, token: str | None) -> str:
                      log_to_driver=False)
     serve.start(http_options={"host": config.host, "port": config.port})
     actor = {"num_cpus": config.cpus_per_replica, "num_gpus": config.gpus_per_replica, "runtime_env": runtime_env}
-    worker = ParserWorker.options(num_replicas=config.replicas, ray_actor_options=actor).bind(config.to_dict())
-    jobs = JobManager.options(ray_actor_options={"num_cpus": 0, "runtime_env": runtime_env}).bind(
+    worker = cast(Any, ParserWorker).options(num_replicas=config.replicas, ray_actor_options=actor).bind(config.to_dict())
+    jobs = cast(Any, JobManager).options(ray_actor_options={"num_cpus": 0, "runtime_env": runtime_env}).bind(
         worker, config.to_dict())
     from amp.serve.api import TOKEN_VAR
 
     ingress_env = {**runtime_env, "env_vars": {**runtime_env["env_vars"], TOKEN_VAR: token or ""}}
-    api = Api.options(ray_actor_options={"num_cpus": 0, "runtime_env": ingress_env}).bind(worker, jobs)
+    api = cast(Any, Api).options(ray_actor_options={"num_cpus": 0, "runtime_env": ingress_env}).bind(worker, jobs)
     serve.run(api, name=APP_NAME, route_prefix="/", blocking=False)
     host = "127.0.0.1" if config.host in ("0.0.0.0", "::") else config.host
     return f"http://{host}:{config.port}"

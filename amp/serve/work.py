@@ -14,6 +14,7 @@ fails, each call is retried on its own so that only the guilty call gets the err
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -148,7 +149,7 @@ class Work:
                     answers[i] = {"results": [done[x] for x in inputs(calls[i])]}
             except Exception:  # noqa: BLE001 - find the guilty call: each on its own
                 for i in members:
-                    answers[i] = _safe(lambda i=i: self._alone(calls[i], inputs, run))
+                    answers[i] = _safe(functools.partial(self._alone, calls[i], inputs, run))
         return answers  # type: ignore[return-value]
 
     def _alone(self, call: dict[str, Any], inputs: Callable[[dict[str, Any]], list[Any]],

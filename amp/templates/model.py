@@ -23,7 +23,7 @@ import re
 import string
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 from amp import lexicon
 from amp.errors import TemplateError
@@ -212,18 +212,28 @@ class Template:
             object.__setattr__(self, "paraphrases", texts)
         self._check_structure()
 
+    @property
+    def slot_records(self) -> tuple[Slot, ...]:
+        """The surface slots as :class:`Slot` records (``__post_init__`` normalises ``slots``)."""
+        return cast("tuple[Slot, ...]", self.slots)
+
+    @property
+    def lf_indices(self) -> tuple[int, ...]:
+        """The ``template_idx`` per LF (``__post_init__`` fills the default ``0, 1, …``)."""
+        return cast("tuple[int, ...]", self.template_idx)
+
     def _check_structure(self) -> None:
         if not self.slots:
             raise TemplateError(f"template {self.id!r} has no surface slots")
         if not self.lfs:
             raise TemplateError(f"template {self.id!r} has no LF template")
-        if len(self.template_idx) != len(self.lfs):
+        if len(self.lf_indices) != len(self.lfs):
             raise TemplateError(
                 f"template {self.id!r}: {len(self.lfs)} LF templates but "
-                f"{len(self.template_idx)} template_idx values"
+                f"{len(self.lf_indices)} template_idx values"
             )
         seen: set[str] = set()
-        for position, slot in enumerate(self.slots):
+        for position, slot in enumerate(self.slot_records):
             if slot.tag is None:
                 if not isinstance(slot.text, str) or not slot.text.strip():
                     raise TemplateError(f"template {self.id!r}: slot {position} is empty")
@@ -253,22 +263,22 @@ class Template:
     @property
     def tags(self) -> tuple[str | None, ...]:
         """The original ``template_tags``: one entry per slot, ``None`` for fixed strings."""
-        return tuple(slot.tag for slot in self.slots)  # type: ignore[union-attr]
+        return tuple(slot.tag for slot in self.slot_records)
 
     @property
     def spec(self) -> str:
         """The surface slots in slot-spec notation."""
-        return " ".join(slot.spec() for slot in self.slots)  # type: ignore[union-attr]
+        return " ".join(slot.spec() for slot in self.slot_records)
 
     def choices(self, word_lists: Mapping[str, Sequence[str]] | None = None) -> list[tuple[str, ...]]:
         """The candidate strings of each slot; unknown list names raise :class:`TemplateError`."""
         lists = WORD_LISTS if word_lists is None else word_lists
         out: list[tuple[str, ...]] = []
-        for slot in self.slots:  # type: ignore[union-attr]
+        for slot in self.slot_records:
             if slot.tag is None:
-                out.append((slot.text,))
+                out.append((slot.text or "",))
                 continue
-            if slot.words not in lists:
+            if slot.words is None or slot.words not in lists:
                 raise TemplateError(
                     f"template {self.id!r}: slot {slot.tag!r} names unknown word list "
                     f"{slot.words!r} (known: {', '.join(sorted(lists))})"
@@ -343,7 +353,7 @@ def expand(
     choices = template.choices(word_lists)
     tagged = [
         (i, slot.tag, {w: lexicon.denotation(w) for w in choices[i]})
-        for i, slot in enumerate(template.slots)  # type: ignore[arg-type]
+        for i, slot in enumerate(template.slot_records)
         if slot.tag is not None
     ]
     return [

@@ -23,8 +23,8 @@ REPO = Path(__file__).resolve().parents[2]
 if str(REPO) not in sys.path:  # AppTest adds the script's folder itself; the tests import ui/amp
     sys.path.insert(0, str(REPO))
 
-from app_helpers import APP, TIMEOUT, clear_streamlit_caches
-from tiny_models import build_tiny_model
+from app_helpers import APP, TIMEOUT, clear_streamlit_caches  # noqa: E402
+from tiny_models import build_tiny_model  # noqa: E402
 
 
 def build_long_context_tiny_model(folder: Path, *, seed: int = 0) -> Path:

@@ -94,7 +94,9 @@ def oracle(lf: str) -> str:
         if not re.match(r"\w+\([\w\d]+\)", body):
             raise Fail from None
         names, kids = {0: body.replace("(", "[").replace(")", "]")}, {0: []}
-    base = lambda n: names[n].split(":")[0]
+    def base(n: int) -> str:
+        return names[n].split(":")[0]
+
     for _ in range(len(names)):
         edge = next(((a, b) for a in names for b in kids[a] if base(a) == base(b) and base(a) in OPS), None)
         if edge:

@@ -1,0 +1,61 @@
+"""``amp app``: start the Streamlit app (the same as ``bash run.sh app``, without the install).
+
+    amp app                                   # http://127.0.0.1:8501
+    AMP_ADDRESS=0.0.0.0 amp app --port 8502   # a classroom network (set AMP_TEACHER_PASSWORD too)
+
+The app's pages (``app.py``, ``views/``, ``ui/``) live in the repository beside the ``amp``
+package, so the command works from any folder with a source checkout or an editable install
+(``pip install -e .``); an installed wheel holds the library and the CLI only, and the command
+then says so.  Arguments after ``--`` go to ``streamlit run``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import subprocess
+import sys
+
+from amp.settings import REPO_ROOT
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "app",
+        help="start the Streamlit app (from a source checkout or editable install)",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--address", default=os.environ.get("AMP_ADDRESS", "127.0.0.1"),
+                        help="address to listen on (default: $AMP_ADDRESS or 127.0.0.1)")
+    parser.add_argument("--port", type=int, default=8501, help="port (default: 8501)")
+    parser.add_argument("streamlit_args", nargs=argparse.REMAINDER,
+                        help="further arguments for `streamlit run` (after --)")
+    parser.set_defaults(func=run, _parser=parser)
+
+
+def command(address: str, port: int, extra: list[str]) -> list[str]:
+    """The ``streamlit run`` command line that starts the app."""
+    extra = extra[1:] if extra[:1] == ["--"] else extra
+    return [sys.executable, "-m", "streamlit", "run", str(REPO_ROOT / "app.py"),
+            "--server.address", address, "--server.port", str(port), *extra]
+
+
+def run(args: argparse.Namespace) -> int:
+    parser: argparse.ArgumentParser = args._parser
+    if not (REPO_ROOT / "app.py").is_file():
+        print(f"{parser.prog}: error: the app's pages are not installed with the package; start it from a "
+              "clone of the repository (bash run.sh app) or install that clone with pip install -e .",
+              file=sys.stderr)
+        return 1
+    if not 0 < args.port < 65536:
+        print(f"{parser.prog}: error: --port must be between 1 and 65535, not {args.port}", file=sys.stderr)
+        return 2
+    if importlib.util.find_spec("streamlit") is None:
+        print(f"{parser.prog}: error: streamlit is not installed: pip install 'amp-explorer[app]'", file=sys.stderr)
+        return 1
+    try:
+        return subprocess.call(command(args.address, args.port, list(args.streamlit_args)), cwd=REPO_ROOT)
+    except KeyboardInterrupt:
+        return 130
