@@ -187,9 +187,9 @@ class GrammarAutomaton:
                 f"(e.g. '{binder_rule} \" \" {var_rule}'), so binding positions are unknown"
             )
         for actions in self._table.values():
-            for sym, (kind, arg) in actions.items():
+            for term, (kind, arg) in actions.items():
                 if kind is Shift:
-                    self._access[arg] = sym
+                    self._access[arg] = term
         self.var_terminals = var_terms
         self._binders = tuple(sorted(binders))
         self.bound_variables = True

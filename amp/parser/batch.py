@@ -112,7 +112,9 @@ class BatchRun(Iterator[BatchItemResult]):
 
     def close(self) -> None:
         """Stop early (e.g. the consumer lost interest); the current model call finishes first."""
-        self._gen.close()
+        close = getattr(self._gen, "close", None)  # producers are generators
+        if close is not None:
+            close()
 
     def __repr__(self) -> str:
         state = "cancelled" if self.cancelled else "running" if self.done < self.total else "finished"

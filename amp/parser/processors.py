@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from typing import cast
 
 import torch
 from transformers import LogitsProcessor, StoppingCriteria
@@ -188,16 +189,16 @@ class GrammarLogitsProcessor(LogitsProcessor):
                 col_idx.append(cols)
         out = torch.full_like(scores, float("-inf"))
         if row_idx:
-            r = torch.cat(row_idx).to(scores.device)
-            c = torch.cat(col_idx).to(scores.device)
-            out[r, c] = scores[r, c]
+            ri = torch.cat(row_idx).to(scores.device)
+            ci = torch.cat(col_idx).to(scores.device)
+            out[ri, ci] = scores[ri, ci]
         for state, members in by_state.items():
             if state:
                 merge_end_groups(out, members, self.masker.end_groups(state))
         self.tracker.observe(rows, out)
         self.calls += 1
         self.seconds += time.perf_counter() - t0
-        return out
+        return cast(torch.FloatTensor, out)
 
 
 class GrammarStoppingCriteria(StoppingCriteria):
@@ -217,7 +218,7 @@ class GrammarStoppingCriteria(StoppingCriteria):
         self.tracker.candidates(rows)
         is_final = self.prefixes.automaton.is_final
         done = [is_final(self.prefixes.state(ids)) for ids in rows]
-        return torch.tensor(done, dtype=torch.bool, device=input_ids.device)
+        return cast(torch.BoolTensor, torch.tensor(done, dtype=torch.bool, device=input_ids.device))
 
 
 class NewlineStoppingCriteria(StoppingCriteria):
@@ -241,4 +242,4 @@ class NewlineStoppingCriteria(StoppingCriteria):
         rows = [tuple(r) for r in input_ids[:, self.prompt_len :].tolist()]
         self.tracker.candidates(rows)
         done = [any(self._newline(t) for t in ids) for ids in rows]
-        return torch.tensor(done, dtype=torch.bool, device=input_ids.device)
+        return cast(torch.BoolTensor, torch.tensor(done, dtype=torch.bool, device=input_ids.device))

@@ -106,7 +106,7 @@ def steps_from_logprobs(
     ids_t = torch.tensor(list(token_ids), dtype=torch.long, device=device)
     raw = logprobs[torch.arange(n, device=device), ids_t].double().tolist()
     k = max(0, min(top_n, logprobs.shape[-1]))
-    top_v, top_i = logprobs.topk(k, dim=-1) if k else (None, None)
+    top_v, top_i = logprobs.topk(k, dim=-1) if k else (logprobs[:, :0], logprobs[:, :0].long())
     state: State = automaton.initial
     steps: list[TokenStep] = []
     grammar: list[float] = []

@@ -175,7 +175,7 @@ class Vocabulary:
 
     def text_of(self, ids: list[int] | tuple[int, ...]) -> str:
         """The readable text of a token sequence (special tokens contribute nothing)."""
-        raw = b"".join(self.texts[i].encode("latin-1") for i in ids if 0 <= i < self.size and self.texts[i])
+        raw = b"".join((self.texts[i] or "").encode("latin-1") for i in ids if 0 <= i < self.size)
         return raw.decode("utf-8", errors="replace")
 
     def token_text(self, idx: int) -> str | None:
@@ -283,6 +283,7 @@ class VocabMasker:
             st, lo, hi, prefix = todo.pop()
             if prefix and texts[lo] == prefix:
                 out.extend(ids_of[lo])
+            moves: list[tuple[str, State | None]]
             if st is _TRAIL:
                 moves = [(ch, _TRAIL) for ch in trailing]
             else:
