@@ -168,3 +168,34 @@ def test_char_heatmap_aligns_two_tokenizations():
     z = fig.data[0].z
     assert len(z[0]) == len(z[1]) == 6
     assert list(z[0]) == [0.5] * 3 + [0.9] * 3 and list(z[1]) == [0.1] + [0.2] * 5
+
+
+def test_research_tables_read_beams_with_any_words():
+    """Issue 13 point 5: a run from an unconstrained model (other variable names, a word outside
+    the lexicon, as the paper's Table 1 ``swam``) is re-matched and summarised in both modes: the
+    renamed LF1 matches LF1, the ``swam`` beam is read (``neither``, not ``unparseable``)."""
+    lf0 = ("exists x . exists y . exists a . exists e . man(x) AND boy(y) AND saw(a) AND agent(a, x) AND "
+           "patient(a, y) AND have(e) AND agent(e, y) AND patient(e, x)")
+    lf1 = ("exists x . exists y . exists a . man(x) AND boy(y) AND saw(a) AND agent(a, x) AND "
+           "patient(a, y) AND instrument(a, x)")
+    renamed = ("exists w . exists q . exists ev . man(w) AND boy(q) AND saw(ev) AND agent(ev, w) AND "
+               "patient(ev, q) AND instrument(ev, w)")
+    swam = renamed.replace("saw(ev)", "swam(ev)")
+    def rec(id_: str, ratio: float | None, beams: tuple[str, ...], p: float) -> ex.SweepRecord:
+        return ex.SweepRecord(id=id_, type="pp", ratio=ratio, surface="s", lf0=lf0, lf1=lf1, beams=beams,
+                              p_lf0=p, **ex._match_fields(beams, lf0, lf1, "logical", "fol"))
+
+    few = [rec(f"f/pp/{r}/{i}", r, (beam,), r) for r in (0.0, 1.0) for i, beam in enumerate((renamed, swam))]
+    renamed0 = ("exists w . exists q . exists ev . exists h . man(w) AND boy(q) AND saw(ev) AND agent(ev, w) AND "
+                "patient(ev, q) AND have(h) AND agent(h, q) AND patient(h, w)")
+    zero = [rec("z/pp/0", None, (swam, renamed), 0.5), rec("z/pp/1", None, (renamed, renamed0), 0.5)]
+    for mode in ("logical", "paper"):
+        matched = ex.rematch(few, mode)
+        assert [r.match for r in matched] == ["lf1", "neither", "lf1", "neither"]
+        zmatched = ex.rematch(zero, mode)
+        assert [(r.match, r.lf0_rank, r.lf1_rank) for r in zmatched] == [("neither", None, 2), ("lf1", 2, 1)]
+        tabs = research.tables(zmatched, matched, k=2, mode=mode)
+        row = tabs["table3_fdm_fim"].iloc[0]
+        # acc LF0 = 0, acc LF1 = 0.5 at both ratios: d(0) = 0 + 0.5, d(1) = 1 + 0.5; FDM = 1.0
+        assert row["FDM"] == pytest.approx(1.0) and row["FIM"] == pytest.approx(0.0)
+        assert tabs["table2_zm"].iloc[0]["ZM_2"] == pytest.approx(50.0)  # both readings in the top 2: 1 of 2
