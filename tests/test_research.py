@@ -181,6 +181,7 @@ def test_research_tables_read_beams_with_any_words():
     renamed = ("exists w . exists q . exists ev . man(w) AND boy(q) AND saw(ev) AND agent(ev, w) AND "
                "patient(ev, q) AND instrument(ev, w)")
     swam = renamed.replace("saw(ev)", "swam(ev)")
+
     def rec(id_: str, ratio: float | None, beams: tuple[str, ...], p: float) -> ex.SweepRecord:
         return ex.SweepRecord(id=id_, type="pp", ratio=ratio, surface="s", lf0=lf0, lf1=lf1, beams=beams,
                               p_lf0=p, **ex._match_fields(beams, lf0, lf1, "logical", "fol"))
