@@ -57,5 +57,9 @@ class DecodingError(AmpError, RuntimeError):
     """Constrained decoding or forced scoring that cannot proceed (e.g. an LF outside the grammar)."""
 
 
+class SettingError(AmpError, ValueError):
+    """A setting outside its valid range (zero or negative counts, NaN, a temperature of 0, …)."""
+
+
 class CacheError(AmpError, RuntimeError):
     """The on-disk result cache cannot be opened or written."""

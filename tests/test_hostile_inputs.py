@@ -99,3 +99,206 @@ def test_unknown_hub_id_without_network_fails_fast(tmp_path: Path) -> None:
     line = assert_one_error_line(proc, 2)
     assert "cannot be reached" in line and "HF_HUB_OFFLINE=1" in line
     assert "Retrying" not in proc.stderr  # huggingface_hub's backoff loop (about a minute) never started
+
+
+# --------------------------------------------------------------------------------------------
+# 4 + 6. bounded work; every CLI error is one line
+
+
+def run_main(args: list[str], stdin: bytes = b"") -> tuple[int, str, str]:
+    """``python -m amp ARGS`` in this process: (exit status, stdout, stderr); stdin as raw bytes.
+
+    An exception escaping ``main`` is a traceback in a real process: it fails the test."""
+    import contextlib
+    import io
+
+    from amp.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    real_stdin = sys.stdin
+    sys.stdin = io.TextIOWrapper(io.BytesIO(stdin), encoding="utf-8")
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                code = main(args)
+            except SystemExit as exc:  # argparse's usage errors
+                code = int(exc.code or 0)
+    finally:
+        sys.stdin = real_stdin
+    return code, out.getvalue(), err.getvalue()
+
+
+DEEP_JSON = b"[" * 100_000 + b"]" * 100_000 + b"\n"
+LONG_PROMPT = "Human: a boy saw a cat\n" * 10_000  # 230,000 characters, over MAX_PROMPT_CHARS
+NOT_UTF8 = b"Human: \xff\xfe a boy\nComputer:\n"
+
+#: (id, argv with MODEL / PROMPT / NOT_UTF8_FILE / LONG_FILE / UNWRITABLE placeholders, stdin, exit, text in the error)
+BAD_ARGUMENTS: list[tuple[str, list[str], bytes, int, str]] = [
+    ("generate-seed", ["generate", "--type", "pp", "--n", "3", "--seed", "-1"], b"", 2, "--seed"),
+    ("generate-n", ["generate", "--type", "pp", "--n", "-3", "--seed", "0"], b"", 2, "--n"),
+    ("generate-type", ["generate", "--type", "nope", "--all"], b"", 2, "--type"),
+    ("generate-out", ["generate", "--type", "pp", "--all", "--out", "UNWRITABLE/x.jsonl"], b"", 2, "x.jsonl"),
+    ("canon-mode", ["canon", "--mode", "nope"], b"", 2, "--mode"),
+    ("prompt-seed", ["prompt", "zero-shot", "--type", "pp", "--seed", "-1"], b"", 2, "--seed"),
+    ("prompt-mixed-seed", ["prompt", "mixed", "--type", "pp", "--ratio", "0.5", "--seed", "-1"], b"", 2, "--seed"),
+    ("prompt-ratio", ["prompt", "mixed", "--type", "pp", "--ratio", "nan", "--seed", "0"], b"", 2, "--ratio"),
+    ("prompt-k", ["prompt", "mixed", "--type", "pp", "--ratio", "0.5", "--seed", "0", "--k", "100000"], b"", 2, "--k"),
+    ("metrics-deep-json", ["metrics", "--predictions", "-"], DEEP_JSON, 2, "line 1"),
+    ("metrics-bytes", ["metrics", "--predictions", "-"], b"\xff\xfe\n", 2, "UTF-8"),
+    ("metrics-missing", ["metrics", "--predictions", "no-such-file.jsonl"], b"", 2, "no-such-file"),
+    ("metrics-k", ["metrics", "--predictions", "-", "--k", "0"], b"", 2, "--k"),
+    ("parse-beams-huge", ["parse", "--model", "MODEL", "--prompt-file", "PROMPT", "--beams", "10000"], b"", 2, "beams"),
+    ("parse-beams-zero", ["parse", "--model", "MODEL", "--prompt-file", "PROMPT", "--beams", "0"], b"", 2, "beams"),
+    ("parse-max-new-negative", ["parse", "--model", "MODEL", "--prompt-file", "PROMPT", "--max-new-tokens", "-5"],
+     b"", 2, "max"),
+    ("parse-max-new-zero", ["parse", "--model", "MODEL", "--prompt-file", "PROMPT", "--max-new-tokens", "0"],
+     b"", 2, "max"),
+    ("parse-max-new-huge", ["parse", "--model", "MODEL", "--prompt-file", "PROMPT", "--max-new-tokens", "100000"],
+     b"", 2, "max"),
+    ("parse-alpha-nan", ["parse", "--model", "MODEL", "--prompt-file", "PROMPT", "--alpha", "nan"], b"", 2, "alpha"),
+    ("parse-alpha-nan-no-cache", ["parse", "--model", "MODEL", "--prompt-file", "PROMPT", "--alpha", "nan",
+                                  "--no-cache"], b"", 2, "alpha"),
+    ("parse-prompt-not-utf8", ["parse", "--model", "MODEL", "--prompt-file", "NOT_UTF8_FILE"], b"", 2, "UTF-8"),
+    ("parse-stdin-not-utf8", ["parse", "--model", "MODEL", "--prompt-file", "-"], NOT_UTF8, 2, "UTF-8"),
+    ("parse-prompt-too-long", ["parse", "--model", "MODEL", "--prompt-file", "LONG_FILE"], b"", 2, "characters"),
+    ("parse-prompt-folder", ["parse", "--model", "MODEL", "--prompt-file", "."], b"", 2, "prompt file"),
+    ("score-lf-bad-bytes", ["score", "--model", "MODEL", "--prompt-file", "PROMPT", "--lf", "exists x . m\udcff(x)"],
+     b"", 2, "--lf"),
+    ("score-lf-too-long", ["score", "--model", "MODEL", "--prompt-file", "PROMPT", "--lf", "man(x) AND " * 3000
+                           + "man(x)"], b"", 2, "characters"),
+    ("score-too-many-lfs", ["score", "--model", "MODEL", "--prompt-file", "PROMPT", *["--lf", LF0] * 65], b"", 2,
+     "LFs"),
+    ("v1-ratios", ["v1-splits", "--out", "out/x", "--ratios", "abc"], b"", 2, "--ratios"),
+    ("v1-formats", ["v1-splits", "--out", "out/x", "--formats", "xml"], b"", 2, "--formats"),
+    ("reproduce-seed", ["reproduce", "--model", "MODEL", "--n-zero", "1", "--n-few", "0", "--seed", "-1"], b"", 2, "--seed"),
+    ("reproduce-beams", ["reproduce", "--model", "MODEL", "--n-zero", "1", "--n-few", "0", "--beams", "10000"], b"", 2, "beams"),
+    ("reproduce-samples", ["reproduce", "--model", "MODEL", "--n-zero", "1", "--n-few", "0", "--method", "sampling", "--samples", "0"], b"", 2,
+     "samples"),
+    ("reproduce-temperature-zero", ["reproduce", "--model", "MODEL", "--n-zero", "1", "--n-few", "0", "--method", "sampling", "--temperature", "0"],
+     b"", 2, "temperature"),
+    ("reproduce-temperature-nan", ["reproduce", "--model", "MODEL", "--n-zero", "1", "--n-few", "0", "--method", "sampling", "--temperature", "nan"],
+     b"", 2, "temperature"),
+    ("reproduce-batch", ["reproduce", "--model", "MODEL", "--n-zero", "1", "--n-few", "0", "--batch-size", "0"], b"", 2, "batch"),
+    ("reproduce-batch-huge", ["reproduce", "--model", "MODEL", "--n-zero", "1", "--n-few", "0", "--batch-size", "100000"], b"", 2, "batch"),
+    ("reproduce-max-new", ["reproduce", "--model", "MODEL", "--n-zero", "1", "--n-few", "0", "--max-new-tokens", "-5"], b"", 2, "max"),
+    ("reproduce-width", ["reproduce", "--model", "MODEL", "--n-zero", "1", "--n-few", "0", "--method", "distinct", "--width", "100000"], b"", 2,
+     "width"),
+    ("reproduce-k", ["reproduce", "--model", "MODEL", "--n-zero", "1", "--n-few", "0", "--k", "-1"], b"", 2, "--k"),
+    ("reproduce-types", ["reproduce", "--model", "MODEL", "--n-zero", "1", "--n-few", "0", "--types", "nope"], b"", 2, "nope"),
+    ("reproduce-out", ["reproduce", "--model", "MODEL", "--n-zero", "1", "--n-few", "0", "--out",
+                       "UNWRITABLE/report"], b"", 2, "report"),
+    ("serve-port", ["serve", "--port", "70000"], b"", 2, "port"),
+    ("serve-replicas", ["serve", "--replicas", "0"], b"", 2, "replicas"),
+    ("serve-batch", ["serve", "--batch-size", "0"], b"", 2, "batch"),
+]
+
+
+@pytest.mark.parametrize(("argv", "stdin", "code", "needle"), [row[1:] for row in BAD_ARGUMENTS],
+                         ids=[row[0] for row in BAD_ARGUMENTS])
+def test_cli_bad_arguments_give_one_error_line(argv: list[str], stdin: bytes, code: int, needle: str,
+                                               saved_tiny_model: Path, tmp_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "prompt.txt").write_text(PROMPT, encoding="utf-8")
+    (tmp_path / "not-utf8.txt").write_bytes(NOT_UTF8)
+    (tmp_path / "long.txt").write_text(LONG_PROMPT, encoding="utf-8")
+    blocker = tmp_path / "a-file"  # a path under a regular file cannot be created, even by root
+    blocker.write_text("x", encoding="utf-8")
+    swap = {"MODEL": str(saved_tiny_model), "PROMPT": "prompt.txt", "NOT_UTF8_FILE": "not-utf8.txt",
+            "LONG_FILE": "long.txt"}
+    args = [swap.get(a, a).replace("UNWRITABLE", str(blocker)) for a in argv]
+    if argv[0] == "v1-splits":
+        args[args.index("--out") + 1] = str(tmp_path / "v1")
+    rc, out, err = run_main(args, stdin)
+    assert "Traceback" not in err
+    errors = [line for line in err.splitlines() if "error:" in line]
+    assert len(errors) == 1, err
+    assert rc == code, (rc, err)
+    assert needle in errors[0], errors[0]
+    if argv[0] == "reproduce":
+        assert not list(tmp_path.glob("reproduce-*")) and "zero-shot:" not in err  # refused before running
+
+
+# --------------------------------------------------------------------------------------------
+# 5. deep or huge LFs
+
+
+def _deep_lfs(levels: int) -> dict[str, tuple[str, str]]:
+    """LFs nested ``levels`` deep, by brackets, by quantifiers and in Lisp: {name: (text, fmt)}."""
+    quantified = " ".join(f"exists v{i} ." for i in range(levels - 1)) + " man(v0)"
+    return {
+        "brackets": ("exists x . " + "( man(x) AND " * (levels - 2) + "boy(x)" + " )" * (levels - 2), "fol"),
+        "quantifiers": (quantified, "fol"),
+        "lisp": ("( exists x " + "( AND ( man x ) " * (levels - 2) + "( boy x )" + " )" * (levels - 2) + " )",
+                 "lisp"),
+    }
+
+
+@pytest.mark.parametrize("shape", ["brackets", "quantifiers", "lisp"])
+def test_too_deep_lf_is_a_typed_error(shape: str) -> None:
+    from amp.errors import LFParseError
+    from amp.logic.parse import parse_lf
+
+    text, fmt = _deep_lfs(200)[shape]
+    with pytest.raises(LFParseError, match="nested more than 100 levels"):
+        parse_lf(text, fmt)
+
+
+def _with_stack_in_use(frames: int, work):  # noqa: ANN001, ANN202 - a test helper
+    """Run ``work()`` below ``frames`` frames of the caller (a Streamlit script runs deep in a thread)."""
+    return work() if frames == 0 else _with_stack_in_use(frames - 1, work)
+
+
+@pytest.mark.parametrize("shape", ["brackets", "quantifiers", "lisp"])
+def test_every_lf_the_reader_accepts_survives_the_recursive_functions(shape: str) -> None:
+    """The deepest LF the reader accepts goes through rendering, conversion and every canonical
+    mode without RecursionError, with 200 frames of the stack already in use."""
+    from amp.logic.canonical import MODES, canonical
+    from amp.logic.parse import depth, parse_lf
+    from amp.logic.render import render
+    from amp.parser.limits import MAX_LF_DEPTH
+
+    text, fmt = _deep_lfs(MAX_LF_DEPTH)[shape]
+    tree = parse_lf(text, fmt)
+    assert depth(tree) == MAX_LF_DEPTH
+
+    def work() -> None:
+        for out_fmt in ("fol", "lisp"):
+            again = parse_lf(render(tree, out_fmt), out_fmt)
+            assert depth(again) <= MAX_LF_DEPTH
+        for mode in MODES:
+            assert canonical(text, mode, fmt)
+
+    _with_stack_in_use(200, work)
+
+
+def test_long_chain_is_one_junction() -> None:
+    """A 30,000-atom chain (352 kB) is read as one n-ary conjunction (no tuple copied per atom)."""
+    from amp.logic.ast import Junction
+    from amp.logic.parse import parse_lf
+
+    text = "exists x . " + " AND ".join(f"man(x{i % 7}) AND boy(x)" for i in range(15_000))
+    tree = parse_lf(text.replace("exists x . ", ""), "fol")
+    assert isinstance(tree, Junction) and len(tree.children) == 30_000
+
+
+def test_canon_keeps_processing_after_a_deep_or_undecodable_line(tmp_path: Path) -> None:
+    deep, _ = _deep_lfs(200)["brackets"]
+    stdin = (deep + "\n\xff\xfe\nexists x . man(x)\n").encode("utf-8").replace("\xff\xfe".encode(), b"\xff\xfe")
+    proc = amp_cli(["canon"], tmp_path, stdin=stdin)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert len(lines) == 3
+    assert lines[0].startswith("ERROR: ") and "nested more than" in lines[0]
+    assert lines[1].startswith("ERROR: ") and "UTF-8" in lines[1]
+    assert lines[2] == "exists v0 . man(v0)"
+
+
+def test_metrics_with_a_deep_gold_lf_is_one_error_line(tmp_path: Path) -> None:
+    deep, _ = _deep_lfs(200)["brackets"]
+    row = json.dumps({"type": "pp", "predictions": [deep], "lf0": deep, "lf1": LF0})
+    code, out, err = run_main(["metrics", "--predictions", "-"], (row + "\n").encode())
+    assert code == 2 and "Traceback" not in err
+    assert [line for line in err.splitlines() if "error:" in line] == [
+        next(line for line in err.splitlines() if "error:" in line)]
+    assert "line 1" in err and "nested more than" in err

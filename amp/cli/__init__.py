@@ -45,15 +45,45 @@ def _prog() -> str:
     return "amp" if name in ("amp", "amp.exe") else "python -m amp"
 
 
+def _undecodable_argument(args: argparse.Namespace) -> str | None:
+    """The option whose value holds bytes that are not UTF-8 (Python keeps them as surrogates)."""
+    for name, value in vars(args).items():
+        values = value if isinstance(value, list) else [value]
+        if any(isinstance(v, str) and any("\udc80" <= ch <= "\udcff" for ch in v) for v in values):
+            return "--" + name.replace("_", "-")
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
+    """Run one command.  Every failure is one ``error:`` line on stderr, never a traceback:
+    usage errors exit 2 (argparse), data errors 1 unless the command says otherwise.
+    ``AMP_DEBUG=1`` re-raises unexpected exceptions (for a traceback)."""
+    from amp.cli.common import printable
+    from amp.errors import AmpError
+
     parser = build_parser()
     args = parser.parse_args(argv)
+    bad = _undecodable_argument(args)
+    if bad is not None:
+        parser.error(f"{bad}: the value is not valid UTF-8 text")
     try:
         return int(args.func(args) or 0)
     except BrokenPipeError:  # e.g. `python -m amp generate --all | head`
         return 0
     except KeyboardInterrupt:
         return 130
+    except AmpError as exc:
+        print(f"error: {printable(str(exc)) or type(exc).__name__}", file=sys.stderr)
+        return 1
+    except UnicodeDecodeError:
+        print("error: the input is not UTF-8 text", file=sys.stderr)
+        return 1
+    except Exception as exc:  # noqa: BLE001 - last resort: one line, the traceback only on request
+        if os.environ.get("AMP_DEBUG"):
+            raise
+        print(f"error: unexpected {type(exc).__name__}: {printable(str(exc))} (AMP_DEBUG=1 shows the traceback)",
+              file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":  # pragma: no cover

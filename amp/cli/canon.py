@@ -11,8 +11,11 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Iterator
+from typing import TextIO
 
-from amp.errors import LFParseError
+from amp.cli.common import printable
+from amp.errors import AmpError
 
 _DESCRIPTION = """\
 Read one logical form per line on stdin and print its canonical form (FOL) per line.
@@ -48,15 +51,33 @@ def run(args: argparse.Namespace) -> int:
 
     failed = False
     out = sys.stdout
-    for line in sys.stdin:
+    for number, line in enumerate(_lines(sys.stdin), start=1):
+        if line is None:
+            out.write(f"ERROR: line {number} is not UTF-8 text\n")
+            failed = True
+            continue
         text = line.rstrip("\r\n")
         if not text.strip():
             out.write("\n")
             continue
         try:
             out.write(canonical(text, args.mode, args.fmt) + "\n")
-        except LFParseError as exc:
-            out.write(f"ERROR: {exc}\n")
+        except AmpError as exc:  # LFParseError, a too-deep LF, …: this line only
+            out.write(f"ERROR: {printable(str(exc))}\n")
             failed = True
     out.flush()
     return 1 if failed else 0
+
+
+def _lines(stream: TextIO) -> Iterator[str | None]:
+    """The lines of ``stream``, each decoded on its own (None for a line that is not UTF-8), so one
+    bad line does not end the run; a text stream without a byte buffer is read as it is."""
+    buffer = getattr(stream, "buffer", None)
+    if buffer is None:
+        yield from stream
+        return
+    for raw in buffer:
+        try:
+            yield raw.decode("utf-8")
+        except UnicodeDecodeError:
+            yield None

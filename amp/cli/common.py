@@ -1,13 +1,65 @@
-"""Helpers shared by the command modules."""
+"""Helpers shared by the command modules: argparse-style errors and checked argument types.
+
+The argument types turn a bad value into argparse's usage error (one ``error:`` line, exit 2)
+using the bounds of :mod:`amp.parser.limits`, so the CLI refuses what the library would.
+"""
 
 from __future__ import annotations
 
 import argparse
+import math
 import sys
+from collections.abc import Callable
+
+from amp.parser import limits
 
 
 def fail(parser: argparse.ArgumentParser, message: str) -> int:
     """argparse-style error: usage and ``prog: error: message`` on stderr, exit code 2."""
     parser.print_usage(sys.stderr)
-    print(f"{parser.prog}: error: {message}", file=sys.stderr)
+    print(f"{parser.prog}: error: {printable(message)}", file=sys.stderr)
     return 2
+
+
+def printable(text: str) -> str:
+    """``text`` on one line, with undecodable bytes (surrogates) shown as escapes, never raising."""
+    one_line = " ".join(str(text).split())
+    return one_line.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def count(minimum: int, maximum: int) -> Callable[[str], int]:
+    """An argparse type: a whole number in ``minimum … maximum``."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be a whole number, not {text!r}") from None
+        if not minimum <= value <= maximum:
+            raise argparse.ArgumentTypeError(f"must be from {minimum} to {maximum}, not {value}")
+        return value
+
+    return parse
+
+
+def finite(*, positive: bool = False) -> Callable[[str], float]:
+    """An argparse type: a finite number (``> 0`` with ``positive``)."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be a number, not {text!r}") from None
+        if not math.isfinite(value) or (positive and not value > 0):
+            raise argparse.ArgumentTypeError(f"must be a finite number{' > 0' if positive else ''}, not {text}")
+        return value
+
+    return parse
+
+
+#: ``--seed``: 0 … limits.MAX_SEED.
+seed = count(0, limits.MAX_SEED)
+#: ``--beams``: 1 … limits.MAX_BEAMS.
+beams = count(1, limits.MAX_BEAMS)
+#: ``--max-new-tokens``: 1 … limits.MAX_NEW_TOKENS.
+max_new_tokens = count(1, limits.MAX_NEW_TOKENS)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from amp.cli import common
 from amp.cli.common import fail as _fail
 from amp.errors import AmpError
 
@@ -27,7 +28,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     which = parser.add_mutually_exclusive_group(required=True)
     which.add_argument("--all", action="store_true", help="every record of the pool")
     which.add_argument("--n", type=int, metavar="N", help="records of N sampled surfaces")
-    parser.add_argument("--seed", type=int, help="seed of the sample (required with --n)")
+    parser.add_argument("--seed", type=common.seed, help="seed of the sample (required with --n)")
     parser.add_argument("--template", metavar="ID", help="keep one template id (or id prefix)")
     parser.add_argument("--word", metavar="W", help="keep surfaces containing W or binding it")
     parser.add_argument("--gender", choices=GENDERS, help="one gender of the bound sets")

@@ -107,6 +107,8 @@ def read_items(lines: Iterable[str], *, mode: str = "logical", fmt: str = "fol")
             obj = json.loads(raw)
         except json.JSONDecodeError as exc:
             raise bad(f"not valid JSON ({exc.msg} at column {exc.colno})") from None
+        except RecursionError:
+            raise bad("JSON nested too deeply") from None
         if not isinstance(obj, dict):
             raise bad("expected a JSON object")
         for name in ("type", "predictions", "lf0", "lf1"):

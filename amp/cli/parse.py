@@ -20,6 +20,7 @@ import os
 import sys
 from typing import Any
 
+from amp.cli import common
 from amp.errors import AmpError
 from amp.parser.models import DTYPES
 from amp.parser.results import ParseResult, TokenStep
@@ -54,13 +55,18 @@ def add_server_argument(parser: argparse.ArgumentParser) -> None:
 def read_prompt(path: str) -> str:
     """The prompt text from ``path`` (``-`` = stdin), without its trailing line break."""
     if path == "-":
-        text = sys.stdin.read()
+        try:
+            text = sys.stdin.read()
+        except UnicodeDecodeError as exc:
+            raise AmpError(f"the prompt on stdin is not UTF-8 text (byte {exc.start})") from None
     else:
         try:
             with open(path, encoding="utf-8") as fh:
                 text = fh.read()
         except OSError as exc:
             raise AmpError(f"cannot read the prompt file {path!r}: {exc.strerror or exc}") from exc
+        except UnicodeDecodeError as exc:
+            raise AmpError(f"the prompt file {path!r} is not UTF-8 text (byte {exc.start})") from None
     text = text.rstrip("\r\n")
     if not text.strip():
         raise AmpError(f"the prompt file {path!r} is empty")
@@ -91,7 +97,7 @@ def make_parser(args: argparse.Namespace) -> Any:
 
 def fail(exc: BaseException) -> int:
     """Print one ``error:`` line (no traceback) and return the error exit status."""
-    message = " ".join(str(exc).split()) or type(exc).__name__
+    message = common.printable(str(exc)) or type(exc).__name__
     print(f"error: {message}", file=sys.stderr)
     return EXIT_ERROR
 
@@ -146,8 +152,8 @@ def register(subparsers: Any) -> None:
     p = subparsers.add_parser("parse", help="constrained beam search for one prompt",
                               description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_model_arguments(p)
-    p.add_argument("--beams", type=int, default=5, help="beam size (default 5)")
-    p.add_argument("--alpha", type=float, default=0.7, help="GNMT length-penalty alpha (default 0.7)")
+    p.add_argument("--beams", type=common.beams, default=5, help="beam size (default 5)")
+    p.add_argument("--alpha", type=common.finite(), default=0.7, help="GNMT length-penalty alpha (default 0.7)")
     p.add_argument("--unconstrained", action="store_true", help="plain beam search without the grammar")
-    p.add_argument("--max-new-tokens", type=int, default=None, help="generation budget (default: from the prompt)")
+    p.add_argument("--max-new-tokens", type=common.max_new_tokens, default=None, help="generation budget (default: from the prompt)")
     p.set_defaults(func=run)

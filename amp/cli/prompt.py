@@ -19,12 +19,14 @@ import json
 import math
 import sys
 
+from amp.cli import common as argtypes
 from amp.cli.common import fail as _fail
 from amp.errors import AmpError
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     from amp.generate import AMBIGUOUS_TYPES, GENDERS
+    from amp.parser.limits import MAX_PROMPT_EXAMPLES
 
     parser = subparsers.add_parser("prompt", help="build a zero-shot or mixed prompt",
                                    description="Build a zero-shot (§10) or mixed (§11) prompt.")
@@ -34,7 +36,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     def common(p: argparse.ArgumentParser) -> None:
         p.add_argument("--type", choices=AMBIGUOUS_TYPES,
                        help="ambiguity type (needed unless --sentence is given)")
-        p.add_argument("--seed", type=int, required=True, help="seed of all random choices")
+        p.add_argument("--seed", type=argtypes.seed, required=True, help="seed of all random choices")
         p.add_argument("--sentence", help="the test sentence (default: a seeded sample)")
         p.add_argument("--gender", choices=GENDERS, help="bound only: gender of the sample")
         p.add_argument("--json", action="store_true", help="print the prompt as JSON")
@@ -50,7 +52,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                              description="Mixed prompt: k same-type examples, int(k*ratio) with LF0.")
     common(mixed)
     mixed.add_argument("--ratio", type=float, required=True, help="fraction of LF0 examples, 0..1")
-    mixed.add_argument("--k", type=int, default=10, help="number of examples (default 10)")
+    mixed.add_argument("--k", type=argtypes.count(0, MAX_PROMPT_EXAMPLES), default=10, help="number of examples (default 10)")
     mixed.add_argument("--format", dest="fmt", choices=("fol", "lisp"), default="fol")
     mixed.add_argument("--independent-draws", action="store_true",
                        help="draw other example sentences at every ratio (default: the paired design "

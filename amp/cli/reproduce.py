@@ -23,10 +23,12 @@ import sys
 import time
 from typing import Any
 
+from amp.cli import common as argtypes
 from amp.cli.parse import add_server_argument, fail, make_parser
 from amp.errors import AmpError
 from amp.generate import AMBIGUOUS_TYPES
 from amp.interpretations import METHODS
+from amp.parser import limits
 
 
 def _progress(label: str) -> Any:
@@ -51,6 +53,19 @@ def _duration(seconds: float) -> str:
     return f"{seconds:.0f} s" if seconds < 90 else f"{seconds / 60:.1f} min"
 
 
+def _check_writable(out: str) -> None:
+    """Create the report folder ``out`` and write a probe file there (raises AmpError if impossible)."""
+    import os
+    import tempfile
+
+    try:
+        os.makedirs(out, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=out, prefix=".amp-probe-"):
+            pass
+    except OSError as exc:
+        raise AmpError(f"cannot write the report to {out!r}: {exc.strerror or exc}") from None
+
+
 def run(args: argparse.Namespace) -> int:
     from amp import experiments as ex
     from amp import research
@@ -64,6 +79,10 @@ def run(args: argparse.Namespace) -> int:
         few_cfg = ex.FewShotConfig(types=tuple(args.types), n_per_ratio=args.n_few or 1, seed=args.seed, k=args.k,
                                    beams=args.beams, mode=args.mode, independent_draws=args.independent_draws)
         parser = make_parser(args)
+        name = args.name or (f"{parser.identity.replace('/', '_')}-{args.method}-{args.mode}"
+                             f"-z{args.n_zero}-f{args.n_few}")
+        out = args.out or f"reproduce-{name}"
+        _check_writable(out)  # before the run, not after hours of it
         common = {"method": args.method, "beams": args.beams, "mode": args.mode, "width": args.width,
                   "n_samples": args.samples, "temperature": args.temperature, "seed": args.seed,
                   "max_new_tokens": args.max_new_tokens, "batch_size": args.batch_size}
@@ -73,7 +92,6 @@ def run(args: argparse.Namespace) -> int:
                                        on_progress=_progress("few-shot"))) if args.n_few else []
     except AmpError as exc:
         return fail(exc)
-    name = args.name or f"{parser.identity.replace('/', '_')}-{args.method}-{args.mode}-z{args.n_zero}-f{args.n_few}"
     settings = {"model": args.model, "identity": parser.identity, "method": args.method, "mode": args.mode,
                 "types": ",".join(zero_cfg.types), "n_zero": args.n_zero, "n_few": args.n_few,
                 "examples_per_prompt": args.k, "ratios": len(few_cfg.ratios), "beams": args.beams,
@@ -83,7 +101,6 @@ def run(args: argparse.Namespace) -> int:
     if args.method == "sampling":
         settings.update(samples=args.samples, temperature=args.temperature)
     settings["cached"] = f"{sum(r.cached for r in zero + few)}/{len(zero) + len(few)}"
-    out = args.out or f"reproduce-{name}"
     written = research.write_report(zero, few, out, settings)
     manifest = research.save_manifest(name, settings, zero, few)
     errors = sum(r.error is not None for r in zero + few)
@@ -96,22 +113,22 @@ def register(subparsers: Any) -> None:
     p = subparsers.add_parser("reproduce", help="rerun the paper's experiments and write tables, figures, report",
                               description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--model", default="default", help="'default', a Hugging Face id, a model folder or a .gguf")
-    p.add_argument("--n-zero", type=int, default=200, help="zero-shot sentences per type (paper: 200; 0 = skip)")
-    p.add_argument("--n-few", type=int, default=100, help="few-shot sentences per type and ratio (0 = skip)")
-    p.add_argument("--types", nargs="+", default=list(AMBIGUOUS_TYPES), help="ambiguity types (default: all 5)")
+    p.add_argument("--n-zero", type=argtypes.count(0, limits.MAX_JOB_ITEMS), default=200, help="zero-shot sentences per type (paper: 200; 0 = skip)")
+    p.add_argument("--n-few", type=argtypes.count(0, limits.MAX_JOB_ITEMS), default=100, help="few-shot sentences per type and ratio (0 = skip)")
+    p.add_argument("--types", nargs="+", choices=AMBIGUOUS_TYPES, default=list(AMBIGUOUS_TYPES), help="ambiguity types (default: all 5)")
     p.add_argument("--method", choices=METHODS, default="beam", help="how the top-k list is made (default beam)")
     p.add_argument("--mode", choices=("logical", "paper"), default="logical", help="canonicaliser for matching")
-    p.add_argument("--beams", type=int, default=5, help="beam size / interpretations kept (k of ZM_k; default 5)")
-    p.add_argument("--width", type=int, default=20, help="beam width for --method distinct (default 20)")
-    p.add_argument("--samples", type=int, default=20, help="samples per prompt for --method sampling")
-    p.add_argument("--temperature", type=float, default=1.0, help="sampling temperature")
-    p.add_argument("--k", type=int, default=10, help="examples per few-shot prompt (paper: 10)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the test sentences and prompts")
+    p.add_argument("--beams", type=argtypes.beams, default=5, help="beam size / interpretations kept (k of ZM_k; default 5)")
+    p.add_argument("--width", type=argtypes.count(1, limits.MAX_WIDTH), default=20, help="beam width for --method distinct (default 20)")
+    p.add_argument("--samples", type=argtypes.count(1, limits.MAX_SAMPLES), default=20, help="samples per prompt for --method sampling")
+    p.add_argument("--temperature", type=argtypes.finite(positive=True), default=1.0, help="sampling temperature")
+    p.add_argument("--k", type=argtypes.count(0, limits.MAX_PROMPT_EXAMPLES), default=10, help="examples per few-shot prompt (paper: 10)")
+    p.add_argument("--seed", type=argtypes.seed, default=0, help="seed of the test sentences and prompts")
     p.add_argument("--independent-draws", action="store_true",
                    help="few-shot: other example sentences at every ratio (default: the original's "
                         "paired design, the same sentences in the same positions at every ratio)")
-    p.add_argument("--max-new-tokens", type=int, default=None, help="generation budget (default: from the prompt)")
-    p.add_argument("--batch-size", type=int, default=None,
+    p.add_argument("--max-new-tokens", type=argtypes.max_new_tokens, default=None, help="generation budget (default: from the prompt)")
+    p.add_argument("--batch-size", type=argtypes.count(1, limits.MAX_JOB_BATCH), default=None,
                    help="items per model call (default: 8 on CPU and GPU; one prompt pass per item either way)")
     p.add_argument("--out", default=None, help="output folder (default reproduce-<name>)")
     p.add_argument("--name", default=None, help="run name for the manifest (default from model and settings)")

@@ -37,13 +37,14 @@ from collections.abc import Callable, Iterator
 from functools import lru_cache
 from typing import Any
 
-from lark import Token, Transformer
+from lark import Token
 from lark.exceptions import (
     UnexpectedCharacters,
     UnexpectedEOF,
     UnexpectedInput,
     UnexpectedToken,
 )
+from lark.visitors import Transformer_NonRecursive
 
 from amp import lexicon
 from amp.errors import LFParseError
@@ -56,7 +57,7 @@ FORMATS: tuple[str, ...] = ("fol", "lisp")
 # parse tree → AST
 
 
-class _Common(Transformer):
+class _Common(Transformer_NonRecursive):
     """Leaf rules shared by both formats: every named token becomes a plain ``str``."""
 
     def pred(self, children: list[Token]) -> str:
@@ -98,19 +99,23 @@ class FolTransformer(_Common):
         conns = children[1::2]
         quants, base = items[-1]
         node = _wrap(quants, base)
-        chain_op: str | None = None  # op of `node` when the chain itself built it
+        # A run of the same connective is collected (in reverse) and becomes one n-ary Junction
+        # when the run ends: linear in the chain's length (extending a tuple per item was quadratic).
+        run: list[Formula] = []
+        run_op = conns[-1] if conns else "AND"
         for k in range(len(items) - 2, -1, -1):
             quants, base = items[k]
             op = conns[k]
-            if chain_op == op:
-                assert isinstance(node, Junction)
-                node = Junction(op, (base, *node.children))
-            else:
-                node = Junction(op, (base, node))
-            chain_op = op
+            if run and op != run_op:
+                node = Junction(run_op, (*reversed(run), node))
+                run = []
+            run.append(base)
+            run_op = op
             if quants:
-                node = _wrap(quants, node)
-                chain_op = None
+                node = _wrap(quants, Junction(op, (*reversed(run), node)))
+                run = []
+        if run:
+            node = Junction(run_op, (*reversed(run), node))
         return node
 
 
@@ -263,12 +268,70 @@ def _fill(f: Formula, names: Iterator[str]) -> Formula:
 
 
 def _parse_text(text: str, fmt: str, strict: bool) -> Formula:
+    limit = _max_depth()
+    # Before lark, a cheap bound on the tree it would build (redundant brackets add no AST depth,
+    # hence the slack); the tree → AST transform itself is iterative.
+    _check_brackets(text, fmt, limit, BRACKET_SLACK * limit)
     parser = lark_parser(fmt, "strict" if strict else "lenient")  # type: ignore[arg-type]
     try:
         tree = parser.parse(text)
     except UnexpectedInput as exc:
         raise _error(text, fmt, exc, parser) from None
-    return _TRANSFORMERS[fmt].transform(tree)
+    formula = _TRANSFORMERS[fmt].transform(tree)
+    if depth(formula) > limit:  # e.g. a long chain of quantifiers between connectives
+        raise _too_deep(text, fmt, len(text), limit)
+    return formula
+
+
+@lru_cache(maxsize=1)
+def _max_depth() -> int:
+    """:data:`amp.parser.limits.MAX_LF_DEPTH` (imported on first use: ``amp.parser`` imports this module)."""
+    from amp.parser.limits import MAX_LF_DEPTH
+
+    return MAX_LF_DEPTH
+
+
+def depth(f: Formula) -> int:
+    """Nesting depth of an AST (an atom is 1), computed without recursion."""
+    deepest = 0
+    stack: list[tuple[Formula, int]] = [(f, 1)]
+    while stack:
+        node, level = stack.pop()
+        deepest = max(deepest, level)
+        if isinstance(node, Junction):
+            stack.extend((child, level + 1) for child in node.children)
+        elif isinstance(node, Quantified):
+            stack.append((node.body, level + 1))
+    return deepest
+
+
+#: Bracket nesting allowed per level of AST depth (atoms' own brackets, redundant groups).
+BRACKET_SLACK = 4
+
+
+def _check_brackets(text: str, fmt: str, limit: int, brackets: int) -> None:
+    """Refuse bracket nesting deeper than ``brackets`` in one pass over the text."""
+    level = 0
+    for match in _BRACKET.finditer(text):
+        if match.group() == "(":
+            level += 1
+            if level > brackets:
+                raise _too_deep(text, fmt, match.start(), limit)
+        else:
+            level -= 1
+
+
+_BRACKET = re.compile(r"[()]")
+
+
+def _too_deep(text: str, fmt: str, position: int, limit: int) -> LFParseError:
+    line, column = _line_of(text, position), _column_of(text, position)
+    return LFParseError(
+        f"cannot parse {fmt.upper()}: the logical form is nested more than {limit} levels deep "
+        f"(at line {line}, column {column})",
+        text=text, position=position, line=line, column=column, found=text[position:position + 1],
+        expected=(), fmt=fmt,
+    )
 
 
 END = "end of input"

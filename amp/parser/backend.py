@@ -21,7 +21,6 @@ Every method takes plain values and returns the plain result records of
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
@@ -66,19 +65,12 @@ class SearchSettings:
     max_new_tokens: int | None = None
 
     def __post_init__(self) -> None:
-        if isinstance(self.beams, bool) or not isinstance(self.beams, int) or self.beams < 1:
-            raise AmpError(f"beams must be a whole number >= 1, not {self.beams!r}")
-        try:
-            alpha = float(self.alpha)
-        except (TypeError, ValueError):
-            raise AmpError(f"alpha must be a number, not {self.alpha!r}") from None
-        if not math.isfinite(alpha):
-            raise AmpError(f"alpha must be a finite number, not {self.alpha!r}")
-        object.__setattr__(self, "alpha", alpha)
+        from amp.parser import limits  # the bounds every front end shares
+
+        limits.check_beams(self.beams)
+        object.__setattr__(self, "alpha", limits.check_alpha(self.alpha))
         object.__setattr__(self, "constrained", bool(self.constrained))
-        mnt = self.max_new_tokens
-        if mnt is not None and (isinstance(mnt, bool) or not isinstance(mnt, int) or mnt < 1):
-            raise AmpError(f"max_new_tokens must be a whole number >= 1 (or unset), not {mnt!r}")
+        limits.check_max_new_tokens(self.max_new_tokens)
 
     def as_dict(self) -> dict[str, Any]:
         """The settings as cache-key parts and call keywords."""

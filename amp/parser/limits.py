@@ -1,12 +1,18 @@
 """Bounds on one request, shared by the library, the CLI, the app and the parser service.
 
-One declaration each; :func:`check_search` and friends raise :class:`RequestTooLarge` with a
-message naming the bound, so every front end shows the same sentence.
+One declaration each; :func:`check_beams` and friends raise :class:`RequestTooLarge` (over a
+bound) or :class:`~amp.errors.SettingError` (not a valid value at all: zero, negative, NaN) with
+a message naming the setting and its range, so every front end shows the same sentence.  The
+:class:`~amp.parser.Parser` facade applies them before any tokenising or model work.
 """
 
 from __future__ import annotations
 
-from amp.errors import AmpError
+import math
+from collections.abc import Sized
+from typing import Any
+
+from amp.errors import AmpError, SettingError
 
 #: Beams of one search (the distinct top-k method uses up to this width).
 MAX_BEAMS = 64
@@ -28,7 +34,99 @@ MAX_JOB_ITEMS = 50_000
 MAX_JOB_BATCH = 64
 #: Bytes of one request body to the parser service.
 MAX_BODY_BYTES = 64 * 2**20
+#: Nesting depth of one LF (brackets, quantifiers, connectives): deeper LFs are refused by the
+#: reader, so every recursive function over the AST has room on the stack.
+MAX_LF_DEPTH = 100
+#: Beam width of the distinct-interpretations method.
+MAX_WIDTH = MAX_BEAMS
+#: Examples in one few-shot prompt.
+MAX_PROMPT_EXAMPLES = 100
+#: Largest seed (seeds are 0 … MAX_SEED, as numpy's generators take them).
+MAX_SEED = 2**32 - 1
 
 
 class RequestTooLarge(AmpError, ValueError):
     """A request over one of the bounds of this module."""
+
+
+def _whole(value: Any, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise SettingError(f"{name} must be a whole number, not {value!r}")
+    return value
+
+
+def check_count(value: Any, name: str, maximum: int, *, minimum: int = 1) -> int:
+    """A whole number in ``minimum … maximum``: ``RequestTooLarge`` above, ``SettingError`` else."""
+    value = _whole(value, name)
+    if value < minimum:
+        raise SettingError(f"{name} must be a whole number from {minimum} to {maximum}, not {value}")
+    if value > maximum:
+        raise RequestTooLarge(f"{name} is {value}, over the limit of {maximum}")
+    return value
+
+
+def check_beams(beams: Any, name: str = "beams") -> int:
+    """Beam size 1 … :data:`MAX_BEAMS`."""
+    return check_count(beams, name, MAX_BEAMS)
+
+
+def check_max_new_tokens(value: Any, name: str = "max_new_tokens") -> int | None:
+    """Generation budget 1 … :data:`MAX_NEW_TOKENS`, or None (derived from the prompt)."""
+    return None if value is None else check_count(value, name, MAX_NEW_TOKENS)
+
+
+def check_alpha(value: Any, name: str = "alpha") -> float:
+    """The GNMT length-penalty alpha: a finite number."""
+    try:
+        alpha = float(value)
+    except (TypeError, ValueError):
+        raise SettingError(f"{name} must be a number, not {value!r}") from None
+    if not math.isfinite(alpha):
+        raise SettingError(f"{name} must be a finite number, not {value!r}")
+    return alpha
+
+
+def check_temperature(value: Any, name: str = "temperature") -> float:
+    """A sampling temperature: a finite number > 0."""
+    try:
+        temperature = float(value)
+    except (TypeError, ValueError):
+        raise SettingError(f"{name} must be a number, not {value!r}") from None
+    if not (math.isfinite(temperature) and temperature > 0):
+        raise SettingError(f"{name} must be a finite number > 0, not {value!r}")
+    return temperature
+
+
+def check_samples(n: Any, name: str = "samples") -> int:
+    """Samples of one sampling call: 1 … :data:`MAX_SAMPLES`."""
+    return check_count(n, name, MAX_SAMPLES)
+
+
+def check_seed(seed: Any, name: str = "seed") -> int:
+    """A seed: 0 … :data:`MAX_SEED`."""
+    return check_count(seed, name, MAX_SEED, minimum=0)
+
+
+def check_text(text: Any, name: str, maximum: int) -> str:
+    """A string of at most ``maximum`` characters (checked before any tokenising or parsing)."""
+    if not isinstance(text, str):
+        raise SettingError(f"{name} must be text, not {type(text).__name__}")
+    if len(text) > maximum:
+        raise RequestTooLarge(f"{name} has {len(text):,} characters, over the limit of {maximum:,}")
+    return text
+
+
+def check_prompt(prompt: Any) -> str:
+    """One prompt: at most :data:`MAX_PROMPT_CHARS` characters."""
+    return check_text(prompt, "the prompt", MAX_PROMPT_CHARS)
+
+
+def check_lf(lf: Any) -> str:
+    """One LF: at most :data:`MAX_LF_CHARS` characters."""
+    return check_text(lf, "the LF", MAX_LF_CHARS)
+
+
+def check_items(items: Sized, name: str = "batch", maximum: int = MAX_BATCH_ITEMS) -> None:
+    """At most ``maximum`` items in one call."""
+    if len(items) > maximum:
+        raise RequestTooLarge(f"the {name} has {len(items)} items, over the limit of {maximum}")

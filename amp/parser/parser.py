@@ -23,7 +23,7 @@ from typing import Any, TypeVar
 
 from amp.cache import CacheWarning, ResultCache
 from amp.errors import AmpError, CacheError
-from amp.parser import models
+from amp.parser import limits, models
 from amp.parser.backend import (
     MAX_TOP_N,
     Ask,
@@ -257,6 +257,7 @@ class Parser:
     ) -> list[ParseResult]:
         """``parse`` for several prompts; the uncached ones go through one batched decode."""
         search = SearchSettings(beams, alpha, constrained, max_new_tokens)
+        _check_asks([(p, None, None) for p in prompts])
         return self._cached_many(
             "parse", ParseResult.from_dict, ParseResult.to_dict,
             lambda todo: self.backend.parse(todo, fmt=fmt, top_n=self.top_n, search=search),
@@ -282,6 +283,7 @@ class Parser:
         """
         search = SearchSettings(beams, alpha, constrained, max_new_tokens)
         items = [(p, a, b) if a is not None and b is not None else (p, None, None) for p, a, b in items]
+        _check_asks(items)
 
         def parse_parts(i: int) -> dict[str, Any]:
             return {"prompt": items[i][0], "fmt": fmt, **search.as_dict()}
@@ -319,6 +321,8 @@ class Parser:
     def score(self, prompt: str, lfs: Sequence[str], *, fmt: str = "fol") -> list[ForcedScore]:
         """Forced decoding of each LF after ``prompt``; each LF is cached on its own."""
         lfs = list(lfs)
+        limits.check_items(lfs, "list of LFs to score", limits.MAX_FORCED_LFS)
+        _check_asks([(prompt, lf, None) for lf in lfs], batch=False)
         return self._cached_many(
             "forced", ForcedScore.from_dict, ForcedScore.to_dict,
             lambda todo: self.backend.forced(prompt, todo, fmt=fmt, top_n=self.top_n),
@@ -331,6 +335,7 @@ class Parser:
 
     def score_pairs(self, items: Sequence[tuple[str, str, str]], *, fmt: str = "fol") -> list[PairScore]:
         """``score_pair`` for several ``(prompt, lf0, lf1)``; the uncached ones in one call."""
+        _check_asks(items)
         return self._cached_many(
             "pair", PairScore.from_dict, PairScore.to_dict,
             lambda todo: self.backend.score_pairs(todo, fmt=fmt, top_n=self.top_n),
@@ -347,6 +352,7 @@ class Parser:
         """
         if beam.steps:
             return beam.steps
+        limits.check_prompt(prompt)
         return self._cached_many(
             "steps", lambda d: tuple(TokenStep.from_dict(s) for s in d["steps"]),
             lambda steps: {"steps": [s.to_dict() for s in steps]},
@@ -363,11 +369,11 @@ class Parser:
         dtype, grammar and library versions (:mod:`amp.interpretations` builds distributions
         from these samples).
         """
-        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-            raise AmpError(f"the number of samples must be a whole number >= 1, not {n!r}")
-        temperature = float(temperature)
-        if not temperature > 0 or temperature == float("inf"):
-            raise AmpError(f"temperature must be a finite number > 0, not {temperature!r}")
+        limits.check_samples(n, "the number of samples")
+        temperature = limits.check_temperature(temperature)
+        limits.check_seed(int(seed))
+        limits.check_max_new_tokens(max_new_tokens)
+        limits.check_prompt(prompt)
 
         def decode(d: dict[str, Any]) -> list[str | None]:
             samples = d["samples"]
@@ -541,6 +547,17 @@ class Parser:
 
 
 # -- helpers ------------------------------------------------------------------------------------------
+
+
+def _check_asks(items: Sequence[tuple[str, str | None, str | None]], *, batch: bool = True) -> None:
+    """The request bounds of :mod:`amp.parser.limits`, before any tokenising or model work."""
+    if batch:
+        limits.check_items(items)
+    for prompt, lf0, lf1 in items:
+        limits.check_prompt(prompt)
+        for lf in (lf0, lf1):
+            if lf is not None:
+                limits.check_lf(lf)
 
 
 def match_lf(text: str, lf0: str, lf1: str, *, fmt: str = "fol", mode: str = "logical") -> str:
