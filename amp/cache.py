@@ -58,6 +58,7 @@ CODE_MODULES: tuple[str, ...] = (
     "parser/batch.py",
     "parser/decode.py",
     "parser/divergence.py",
+    "parser/fastsearch.py",
     "parser/local.py",
     "parser/parser.py",
     "parser/prefix.py",

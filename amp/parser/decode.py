@@ -31,6 +31,7 @@ by float rounding.
 from __future__ import annotations
 
 import math
+import os
 import re
 from collections.abc import Sequence
 from dataclasses import replace
@@ -42,6 +43,7 @@ from transformers import LogitsProcessorList, StoppingCriteriaList
 
 from amp.errors import DecodingError
 from amp.logic.grammar import lark_parser
+from amp.parser.fastsearch import SearchStats, fast_beam_search, supported
 from amp.parser.prefix import (
     cache_kwarg,
     prefill,
@@ -78,6 +80,20 @@ MAX_NEW_TOKENS = 256
 _EXAMPLE_LF = re.compile(r"^Computer: ?(\S.*)$", re.MULTILINE)
 #: Sums below this are filler rows (transformers pads beam scores with -1e9; masked rows are -inf).
 _FILLER = -1e8
+
+#: Environment variable choosing the constrained search: ``fast`` (default: forced-token jumps and
+#: early exits, :mod:`amp.parser.fastsearch`), ``stepwise`` (the same loop, one token per pass) or
+#: ``generate`` (transformers' ``generate``, the reference).  Results are the same in all three.
+SEARCH_ENV = "AMP_SEARCH"
+SEARCH_MODES = ("fast", "stepwise", "generate")
+
+
+def search_mode(mode: str | None = None) -> str:
+    """The constrained search to run: ``mode`` if given, else ``$AMP_SEARCH``, else ``fast``."""
+    chosen = (mode or os.environ.get(SEARCH_ENV, "") or "fast").strip().lower()
+    if chosen not in SEARCH_MODES:
+        raise DecodingError(f"unknown search {chosen!r}; use one of {', '.join(SEARCH_MODES)}")
+    return chosen
 
 
 def gnmt_score(logprob: float, length: int, alpha: float = 0.7) -> float:
@@ -206,8 +222,11 @@ def beam_search_batch(
     max_new_tokens: int | None = None,
     top_n: int = 5,
     steps_for: int = 1,
+    search: str | None = None,
+    cancel: Any = None,
+    stats: SearchStats | None = None,
 ) -> list[ParseResult]:
-    """Beam search for several prompts in one ``generate`` call (left padding).
+    """Beam search for several prompts in one search (left padding); ``search`` see :func:`search_mode`.
 
     ``steps_for``: how many top-ranked beams per prompt get per-token ``steps``
     (probabilities and top-``top_n`` alternatives) from one forced pass (0 = none).
@@ -218,6 +237,7 @@ def beam_search_batch(
         for parse, _pair in parse_and_score_batch(
             model, tokenizer, [(p, None, None) for p in prompts], fmt=fmt, beams=beams, alpha=alpha,
             constrained=constrained, max_new_tokens=max_new_tokens, top_n=top_n, steps_for=steps_for,
+            search=search, cancel=cancel, stats=stats,
         )
     ]
 
@@ -234,6 +254,9 @@ def parse_and_score_batch(
     max_new_tokens: int | None = None,
     top_n: int = 5,
     steps_for: int = 1,
+    search: str | None = None,
+    cancel: Any = None,
+    stats: SearchStats | None = None,
 ) -> list[tuple[ParseResult, PairScore | None]]:
     """Beam search after each ``(prompt, lf0, lf1)`` and, where both LFs are given, their P(LF0).
 
@@ -263,12 +286,30 @@ def parse_and_score_batch(
     width = max(len(p) for p in prompt_ids)
     budget = max_new_tokens or max(default_max_new_tokens(tokenizer, p) for p in prompts)
     check_context(model, width, budget)
-    prefix = prefill(model, prompt_ids, pad_id)
-    if constrained:
+    mode = search_mode(search)
+    if constrained and mode != "generate" and supported(model):
+        prefix = prefill(model, prompt_ids, pad_id, full_cache=True)
         processor = GrammarLogitsProcessor(masker, width, eos, batch_size=len(prompts))
+        found = fast_beam_search(model, prefix, processor, beams=beams, budget=budget, eos=eos, pad_id=pad_id,
+                                 jump=mode == "fast", cancel=cancel, stats=stats)
+        sequences = [list(seq) for per_prompt in found for seq in per_prompt]
+    else:
+        prefix = prefill(model, prompt_ids, pad_id)
+        processor, sequences = _generate(model, masker, prefix, width, eos, pad_id, beams=beams, budget=budget,
+                                         constrained=constrained, batch=len(prompts))
+    return _finish(model, masker, prompts, prompt_ids, pairs, prefix, processor, sequences, beams=beams,
+                   alpha=alpha, constrained=constrained, budget=budget, top_n=top_n, steps_for=steps_for, fmt=fmt)
+
+
+def _generate(model: Any, masker: Any, prefix: Any, width: int, eos: list[int], pad_id: int, *, beams: int,
+              budget: int, constrained: bool, batch: int) -> tuple[Any, list[list[int]]]:
+    """The reference search: transformers' ``generate`` with the grammar processor."""
+    vocab = masker.vocab
+    if constrained:
+        processor = GrammarLogitsProcessor(masker, width, eos, batch_size=batch)
         stop = GrammarStoppingCriteria(processor)
     else:
-        processor = RecordingProcessor(width, batch_size=len(prompts))
+        processor = RecordingProcessor(width, batch_size=batch)
         stop = NewlineStoppingCriteria(vocab, processor)
     cache = prefix.cache_for([b for b in range(prefix.size) for _ in range(beams)])
     if cache is not None:
@@ -293,6 +334,14 @@ def parse_and_score_batch(
         )
     sequences = out.sequences[:, width:].tolist()
     del out, cache
+    return processor, sequences
+
+
+def _finish(model: Any, masker: Any, prompts: Sequence[str], prompt_ids: list[list[int]], pairs: list, prefix: Any,
+            processor: Any, sequences: list[list[int]], *, beams: int, alpha: float, constrained: bool, budget: int,
+            top_n: int, steps_for: int, fmt: str) -> list[tuple[ParseResult, PairScore | None]]:
+    """Beams from the searched sequences, and the forced pass for the top beams' steps and the LF pairs."""
+    vocab = masker.vocab
     settings = {
         "beams": beams,
         "alpha": alpha,

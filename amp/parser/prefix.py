@@ -169,8 +169,12 @@ def reorder_only_after(cache: Any, shared: int) -> Any:
 
 
 @torch.inference_mode()
-def prefill(model: Any, prompt_ids: Sequence[Sequence[int]], pad_id: int) -> PromptPrefix:
-    """Run the prompts minus their last token once; see the module docstring."""
+def prefill(model: Any, prompt_ids: Sequence[Sequence[int]], pad_id: int, *, full_cache: bool = False) -> PromptPrefix:
+    """Run the prompts minus their last token once; see the module docstring.
+
+    ``full_cache``: keep every token in every layer (no sliding-window truncation), as the fast
+    search (:mod:`amp.parser.fastsearch`) needs; masks still give sliding layers their window.
+    """
     if not prompt_ids or any(len(p) == 0 for p in prompt_ids):
         raise DecodingError("every prompt needs at least one token")
     device = device_of(model)
@@ -180,6 +184,10 @@ def prefill(model: Any, prompt_ids: Sequence[Sequence[int]], pad_id: int) -> Pro
     if ids.shape[1] > 1:
         head_mask = mask[:, :-1]
         inputs: dict[str, Any] = {"input_ids": ids[:, :-1], "logits_to_keep": 1}
+        if full_cache:
+            from transformers import DynamicCache
+
+            inputs["cache"] = DynamicCache()
         if bool((head_mask == 0).any()):
             inputs["attention_mask"] = head_mask
             inputs["position_ids"] = positions(head_mask)
