@@ -102,7 +102,7 @@ class FolTransformer(_Common):
         # A run of the same connective is collected (in reverse) and becomes one n-ary Junction
         # when the run ends: linear in the chain's length (extending a tuple per item was quadratic).
         run: list[Formula] = []
-        run_op = conns[-1] if conns else "AND"
+        run_op: Any = conns[-1] if conns else "AND"
         for k in range(len(items) - 2, -1, -1):
             quants, base = items[k]
             op = conns[k]

@@ -305,12 +305,14 @@ def _generate(model: Any, masker: Any, prefix: Any, width: int, eos: list[int], 
               budget: int, constrained: bool, batch: int) -> tuple[Any, list[list[int]]]:
     """The reference search: transformers' ``generate`` with the grammar processor."""
     vocab = masker.vocab
+    processor: GrammarLogitsProcessor | RecordingProcessor
+    stop: GrammarStoppingCriteria | NewlineStoppingCriteria
     if constrained:
         processor = GrammarLogitsProcessor(masker, width, eos, batch_size=batch)
         stop = GrammarStoppingCriteria(processor)
     else:
-        processor = RecordingProcessor(width, batch_size=batch)
-        stop = NewlineStoppingCriteria(vocab, processor)
+        recorder = RecordingProcessor(width, batch_size=batch)
+        processor, stop = recorder, NewlineStoppingCriteria(vocab, recorder)
     cache = prefix.cache_for([b for b in range(prefix.size) for _ in range(beams)])
     if cache is not None:
         reorder_only_after(cache, prefix.width - 1)
@@ -365,7 +367,7 @@ def _finish(model: Any, masker: Any, prompts: Sequence[str], prompt_ids: list[li
                 requests.append((b, beam.token_ids))
                 owners.append(("beam", b, i))
         if pairs[b] is not None:
-            _lf0, _lf1, ids0, ids1 = pairs[b]  # type: ignore[misc]
+            _lf0, _lf1, ids0, ids1 = pairs[b]
             requests += [(b, ids0), (b, ids1)]
             owners += [("lf0", b, 0), ("lf1", b, 0)]
     forced: dict[tuple[str, int], ForcedScore] = {}
@@ -375,7 +377,7 @@ def _finish(model: Any, masker: Any, prompts: Sequence[str], prompt_ids: list[li
             fs = forced_from_logprobs(masker, text, ids, lp, top_n, False, constrained)
             ranked_all[b][i] = replace(ranked_all[b][i], steps=fs.steps)
         else:
-            lf = pairs[b][0] if kind == "lf0" else pairs[b][1]  # type: ignore[index]
+            lf = pairs[b][0] if kind == "lf0" else pairs[b][1]
             forced[(kind, b)] = forced_from_logprobs(masker, lf, ids, lp, top_n, True)
     results: list[tuple[ParseResult, PairScore | None]] = []
     for b in range(len(prompts)):

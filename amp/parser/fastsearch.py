@@ -45,7 +45,7 @@ import inspect
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import torch
@@ -92,7 +92,7 @@ def _mask_layout(model: Any) -> str | None:
     if types == {"full_attention"}:
         return "plain"
     if types <= {"full_attention", "sliding_attention"} and window:
-        base = getattr(model, "base_model", None)
+        base: Any = getattr(model, "base_model", None)
         try:
             source = inspect.getsource(type(base).forward)
         except (TypeError, OSError):
@@ -170,7 +170,7 @@ def _cache_class() -> type:
 
         def sync(self) -> None:
             for layer in self.layers:
-                layer._sync()
+                cast(Any, layer)._sync()
 
     return GrowCache
 
@@ -296,6 +296,7 @@ class _Rows:
         full = torch.zeros(ok.shape, dtype=dtype, device=self.device).masked_fill_(~ok, low)[:, None]
         if self.layout == "plain":
             return full
+        assert self.window is not None  # a sliding layout is chosen only for a model with a window
         near = ok & (qpos[:, :, None] - kpos[:, None, :] < self.window)
         sliding = torch.zeros(near.shape, dtype=dtype, device=self.device).masked_fill_(~near, low)[:, None]
         return {"full_attention": full, "sliding_attention": sliding}
@@ -330,65 +331,24 @@ class _Rows:
 
     @torch.inference_mode()
     def run(self, feeds: dict[int, list[int]], starts: dict[int, int]) -> tuple[dict[int, torch.Tensor], int]:
-        """Feed ``feeds[row]`` (from position ``starts[row]``); log-probs per fed position, row-tokens run.
-
-        Every row takes one token (a hole where it has none) in one forward over the whole cache;
-        the rows with more (forced runs) then take the rest in a second forward over a copy of
-        just their rows, whose new keys/values are written back (other rows get hole columns):
-        no row computes a hole for another row's run.
-        """
+        """Feed ``feeds[row]`` (from position ``starts[row]``) in one forward over every row (rows
+        with fewer tokens get holes); log-probs per fed position, and the row-tokens computed."""
         n = self.size
-        first = [feeds.get(r, [])[:1] for r in range(n)]
-        hidden, qvalid, qpos = self._forward(self.cache, self.valid, self.pos, first, [starts[r] for r in range(n)])
+        toks = [feeds.get(r, []) for r in range(n)]
+        hidden, qvalid, qpos = self._forward(self.cache, self.valid, self.pos, toks, [starts[r] for r in range(n)])
         base_col = self.width
         self.valid = torch.cat([self.valid, qvalid], dim=1)
         self.pos = torch.cat([self.pos, qpos], dim=1)
-        where = [(r, 0) for r in range(n) if first[r]]
-        lp_first = self._logprobs(hidden, where)
-        out: dict[int, list[torch.Tensor]] = {}
-        for k, (r, _j) in enumerate(where):
-            out[r] = [lp_first[k : k + 1]]
-            self.cols[r].append(base_col)
-        row_tokens = n
-        ext = [r for r in range(n) if len(feeds.get(r, [])) > 1]
-        if ext:
-            m = max(len(feeds[r]) - 1 for r in ext)
-            idx = torch.tensor(ext, dtype=torch.long, device=self.device)
-            subs = []
-            if self.cache is not None:
-                for st in self.cache.stores:
-                    subs.append(_GrowLayer(st.k[:, :, : st.n].index_select(0, idx),
-                                           st.v[:, :, : st.n].index_select(0, idx), m))
-            sub_cache = _cache_class()(subs) if subs else None
-            rest = [feeds[r][1:] for r in ext]
-            hidden2, qvalid2, qpos2 = self._forward(sub_cache, self.valid.index_select(0, idx),
-                                                    self.pos.index_select(0, idx), rest,
-                                                    [starts[r] + 1 for r in ext])
-            width2 = int(qvalid2.shape[1])
-            if self.cache is not None:
-                for st, sub in zip(self.cache.stores, subs, strict=True):
-                    st.ensure(width2)
-                    for buf, src in ((st.k, sub.k), (st.v, sub.v)):
-                        buf[:, :, st.n : st.n + width2] = 0
-                        buf[idx, :, st.n : st.n + width2] = src[:, :, sub.n - width2 : sub.n]
-                    st.n += width2
-                self.cache.sync()
-            col0 = self.width
-            add_valid = torch.zeros((n, width2), dtype=torch.bool, device=self.device)
-            add_pos = torch.zeros((n, width2), dtype=torch.long, device=self.device)
-            add_valid[idx] = qvalid2
-            add_pos[idx] = qpos2
-            self.valid = torch.cat([self.valid, add_valid], dim=1)
-            self.pos = torch.cat([self.pos, add_pos], dim=1)
-            where2 = [(i, j) for i, r in enumerate(ext) for j in range(len(rest[i]))]
-            lp_rest = self._logprobs(hidden2, where2)
-            k = 0
-            for i, r in enumerate(ext):
-                out[r].append(lp_rest[k : k + len(rest[i])])
-                k += len(rest[i])
-                self.cols[r].extend(col0 + j for j in range(len(rest[i])))
-            row_tokens += len(ext) * width2
-        return {r: torch.cat(parts) for r, parts in out.items()}, row_tokens
+        where = [(r, j) for r in range(n) for j in range(len(toks[r]))]
+        logp = self._logprobs(hidden, where)
+        out: dict[int, torch.Tensor] = {}
+        k = 0
+        for r in range(n):
+            if toks[r]:
+                out[r] = logp[k : k + len(toks[r])]
+                k += len(toks[r])
+                self.cols[r].extend(base_col + j for j in range(len(toks[r])))
+        return out, n * int(qvalid.shape[1])
 
     prompt_width: int = 0
 
@@ -404,14 +364,21 @@ def fast_beam_search(
     eos: Sequence[int],
     pad_id: int,
     jump: bool = True,
+    jump_rows: int | None = None,
     cancel: Callable[[], bool] | None = None,
     stats: SearchStats | None = None,
 ) -> list[list[tuple[int, ...]]]:
     """The ``k`` returned sequences (generated ids, finished slots first by sum) per prompt.
 
     ``processor.tracker`` receives every candidate's summed log-prob, as under ``generate``.
-    ``jump=False`` feeds one token per pass (the same search, for comparison).
+    ``jump=False`` feeds one token per pass (the same search, for comparison).  Runs are fed
+    ahead only while the cache holds at most ``jump_rows`` rows (default ``2 · beams``): a pass is
+    one forward over every row, so a run makes the other rows compute holes, which pays where
+    the pass is bound by streaming the weights (few rows) and not where it is bound by
+    arithmetic (a full batch on a CPU).
     """
+    if jump_rows is None:
+        jump_rows = 2 * beams
     layout = _mask_layout(model)
     if layout is None:
         raise DecodingError("this model's attention layout is not supported by the fast search")
@@ -423,8 +390,9 @@ def fast_beam_search(
     vocab_size = int(model.get_output_embeddings().weight.shape[0])
     items = []
     for b in range(prefix.size):
-        running = [((), np.float32(0.0))] + [((), np.float32(-np.inf))] * (beams - 1)
-        finished = [((), _NEG, False)] * beams
+        running: list[tuple[tuple[int, ...], np.float32]] = [((), np.float32(0.0))]
+        running += [((), np.float32(-np.inf))] * (beams - 1)
+        finished: list[tuple[tuple[int, ...], np.float32, bool]] = [((), _NEG, False)] * beams
         items.append(_Item(b, prefix.lengths[b], int(prefix.ids[b, -1]), running, finished))
     rows = _Rows(model, prefix, items, beams, pad_id, layout)
     rows.prompt_width = int(prefix.ids.shape[1]) - 1
@@ -462,7 +430,7 @@ def fast_beam_search(
         if state and not automaton.is_final(state):
             ids = [i for i in processor.allowed(state).tolist() if i < vocab_size and texts[i]]
             if ids:
-                longest = max(ids, key=lambda i: (len(texts[i]), i))
+                longest = max(ids, key=lambda i: (len(texts[i] or ""), i))
                 if all(texts[longest].startswith(texts[i]) for i in ids):
                     choice = longest
         spoken[state] = choice
@@ -470,7 +438,7 @@ def fast_beam_search(
 
     def forced_run(p: tuple[int, ...]) -> list[int]:
         run: list[int] = []
-        if not jump:
+        if not jump or rows.size > jump_rows:
             return run
         state = prefixes.state(p)
         while len(p) + len(run) < budget - 1:
@@ -613,8 +581,8 @@ def _advance(it: _Item, dists: dict, tracker: ScoreTracker, prefixes: Any, autom
         hits.append(len(p) >= budget or automaton.is_final(prefixes.state(p)))
     # running: top k of the candidates with finished ones pushed down by 1e9
     pen = [np.float32(s + _NEG) if h else s for (p, s), h in zip(cands, hits, strict=True)]
-    order = sorted(range(len(cands)), key=lambda i: (-float(pen[i]), i))[:beams]
-    it.running = [(cands[i][0], pen[i]) for i in order]
+    ranked = sorted(range(len(cands)), key=lambda i: (-float(pen[i]), i))[:beams]
+    it.running = [(cands[i][0], pen[i]) for i in ranked]
     # finished: merge the eligible new ones
     full = all(f for _p, _s, f in it.finished)
     merged = list(it.finished)
@@ -628,8 +596,8 @@ def _advance(it: _Item, dists: dict, tracker: ScoreTracker, prefixes: Any, autom
         if not eligible:
             v = np.float32(v + _NEG)
         merged.append((p, v, eligible))
-    order = sorted(range(len(merged)), key=lambda i: (-float(merged[i][1]), i))[:beams]
-    it.finished = [merged[i] for i in order]
+    ranked = sorted(range(len(merged)), key=lambda i: (-float(merged[i][1]), i))[:beams]
+    it.finished = [merged[i] for i in ranked]
     # heuristic: can the best running beam still beat the worst finished one?
     all_done = all(f for _p, _s, f in it.finished)
     lowest = min(s for _p, s, _f in it.finished)
