@@ -17,6 +17,7 @@ from pathlib import Path
 import streamlit as st
 
 from amp.errors import AmpError
+from ui import auth as ui_auth
 from ui import model as ui_model
 from ui.common import PageHalt
 
@@ -41,6 +42,8 @@ if "poll" in st.query_params:  # a student's link ?poll=<CODE>: the student page
                             position="hidden")
     with contextlib.suppress(PageHalt):
         student.run()
+    st.stop()
+if not ui_auth.teacher_signed_in():  # reachable from a classroom network: the teacher signs in first
     st.stop()
 page = st.navigation(PAGES)
 
@@ -93,8 +96,11 @@ def _model_status() -> None:
 
 def _cache_status() -> None:
     try:
-        stats = ui_model.result_cache().stats()
+        cache = ui_model.result_cache()
+        stats = cache.stats()
         st.caption(f"**{stats['entries']:,}** cached results, {stats['bytes'] / 1e6:.1f} MB on disk")
+        if cache.read_only:
+            st.warning(cache.hint()[:1].upper() + cache.hint()[1:] + ".", icon=":material/lock:")
     except AmpError as exc:
         st.error(f"Result cache unavailable: {exc}")
 

@@ -22,10 +22,14 @@ entries simply stop being found; nobody has to remember to bump a constant.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import sqlite3
+import stat
+import threading
+import time
 import warnings
 from collections.abc import Mapping
 from functools import lru_cache
@@ -166,9 +170,7 @@ class JSONTextDisk(diskcache.Disk):
                 raise UnsafeEntryError(f"stored value is {type(value).__name__}, not text")
             return value
         if mode == MODE_TEXT and filename:
-            path = self._checked_path(filename)
-            with open(path, encoding="utf-8") as reader:
-                return reader.read()
+            return _read_regular_text(self._checked_path(filename))
         raise UnsafeEntryError(f"refusing a value stored in diskcache mode {mode} (not JSON text)")
 
     def remove(self, file_path: str) -> None:
@@ -186,6 +188,85 @@ class JSONTextDisk(diskcache.Disk):
         return full
 
 
+def _read_regular_text(path: str) -> str:
+    """The UTF-8 text of the regular file at ``path``, opened without blocking: a FIFO, device or
+    other non-regular file planted as a value file is refused (:class:`UnsafeEntryError`) instead
+    of hanging the reader."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise UnsafeEntryError("the value file is not a regular file")
+        with os.fdopen(fd, encoding="utf-8", closefd=True) as reader:
+            fd = -1
+            return reader.read()
+    finally:
+        if fd >= 0:
+            os.close(fd)
+
+
+class _ReadOnlyStore:
+    """The read side of a :class:`diskcache.Cache` whose folder cannot be written.
+
+    diskcache itself cannot open such a folder (it creates tables and a WAL journal); this opens
+    its SQLite file read-only and immutable and reads value files through :class:`JSONTextDisk`,
+    with the same refusals.  Writes raise ``sqlite3.OperationalError``; deletes do nothing.
+    """
+
+    def __init__(self, directory: Path) -> None:
+        db = directory / diskcache.core.DBNAME
+        if not db.is_file():
+            raise sqlite3.OperationalError(f"no {diskcache.core.DBNAME} in {directory}")
+        self._uri = f"{db.resolve().as_uri()}?mode=ro&immutable=1"
+        self._disk = JSONTextDisk(str(directory))
+        self._local = threading.local()
+        self._one("SELECT COUNT(*) FROM Cache")  # a folder that is not a cache fails here
+
+    def _one(self, sql: str, params: tuple[Any, ...] = ()) -> tuple[Any, ...] | None:
+        con = getattr(self._local, "con", None)
+        if con is None:
+            con = self._local.con = sqlite3.connect(self._uri, uri=True)
+        row: tuple[Any, ...] | None = con.execute(sql, params).fetchone()
+        return row
+
+    def get(self, key: str, default: Any = None) -> Any:
+        row = self._one("SELECT mode, filename, value FROM Cache WHERE key = ? AND raw = 1 "
+                        "AND (expire_time IS NULL OR expire_time > ?)", (key, time.time()))
+        if row is None:
+            return default
+        mode, filename, value = row
+        return self._disk.fetch(mode, filename, value, False)
+
+    def __contains__(self, key: object) -> bool:
+        return self._one("SELECT 1 FROM Cache WHERE key = ? AND raw = 1", (key,)) is not None
+
+    def __len__(self) -> int:
+        row = self._one("SELECT COUNT(*) FROM Cache")
+        return int(row[0]) if row else 0
+
+    def volume(self) -> int:
+        pages = self._one("PRAGMA page_count")
+        size = self._one("PRAGMA page_size")
+        files = self._one("SELECT COALESCE(SUM(size), 0) FROM Cache WHERE filename IS NOT NULL")
+        return int(pages[0] * size[0] + files[0]) if pages and size and files else 0
+
+    def set(self, *_: Any, **__: Any) -> None:
+        raise sqlite3.OperationalError("the cache folder is read-only")
+
+    def delete(self, *_: Any, **__: Any) -> bool:
+        return False
+
+    def clear(self, *_: Any, **__: Any) -> int:
+        raise sqlite3.OperationalError("the cache folder is read-only")
+
+    evict = clear
+
+    def close(self) -> None:
+        con = getattr(self._local, "con", None)
+        if con is not None:
+            con.close()
+            self._local.con = None
+
+
 class ResultCache:
     """A JSON-only result store over :class:`diskcache.Cache`, tagged by model identity.
 
@@ -197,6 +278,9 @@ class ResultCache:
 
     def __init__(self, directory: str | os.PathLike[str] | None = None) -> None:
         self.directory = Path(directory) if directory is not None else results_dir()
+        #: True when the folder could only be opened for reading (see :class:`_ReadOnlyStore`).
+        self.read_only = False
+        self._cache: Any
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
             self._cache = diskcache.Cache(
@@ -208,10 +292,22 @@ class ResultCache:
                 statistics=False,
             )
         except (OSError, sqlite3.Error, ValueError, TypeError) as exc:
-            raise CacheError(
-                f"cannot open the result cache in {self.directory}: {exc}. "
-                "Delete that folder (it only holds cached results) or point AMP_CACHE_DIR elsewhere."
-            ) from exc
+            try:  # a read-only folder (a shared or mounted cache) is still worth reading
+                self._cache = _ReadOnlyStore(self.directory)
+            except (OSError, sqlite3.Error, ValueError) as read_exc:
+                raise CacheError(
+                    f"cannot open the result cache in {self.directory}: {exc}. "
+                    "Delete that folder (it only holds cached results) or point AMP_CACHE_DIR elsewhere."
+                ) from read_exc
+            self.read_only = True
+            warnings.warn(self.hint(), CacheWarning, stacklevel=2)
+
+    def hint(self) -> str:
+        """What a user should know about this cache's folder (empty when it is an ordinary one)."""
+        if not self.read_only:
+            return ""
+        return (f"the result cache in {self.directory} is read-only: cached results are read from it, new "
+                "results are not stored (make the folder writable, or point AMP_CACHE_DIR at a writable folder)")
 
     # -- keys --------------------------------------------------------------------------------
 
@@ -273,6 +369,46 @@ class ResultCache:
             self._cache.set(key, text, tag=model)
         except (OSError, sqlite3.Error) as exc:
             raise CacheError(f"cannot write to the result cache in {self.directory}: {exc}") from exc
+
+    def set_many(self, items: list[tuple[str, Mapping[str, Any], str | None]]) -> None:
+        """Store every ``(key, value, model)`` or none: one SQLite transaction, rolled back on any
+        failure (disk full), and the value files it wrote removed again.  Keys already present
+        are the caller's business (:func:`amp.demo_pack.import_pack` never replaces them).
+
+        Raises :class:`~amp.errors.CacheError` (the cache is then as it was), ``TypeError`` /
+        ``ValueError`` for a value that is not strict JSON (checked before anything is written).
+        """
+        texts = [(key, canonical_json({"schema": SCHEMA, "model": model, "value": dict(value)}), model)
+                 for key, value, model in items]
+        if self.read_only:
+            raise CacheError(self.hint())
+        files_before = self._value_files()
+        try:
+            with self._cache.transact(retry=True):
+                for key, text, model in texts:
+                    self._cache.set(key, text, tag=model)
+        except (OSError, sqlite3.Error) as exc:
+            for name in self._value_files() - files_before:  # written for rows that were rolled back
+                with contextlib.suppress(OSError):
+                    os.remove(self.directory / name)
+            raise CacheError(f"cannot write to the result cache in {self.directory}: {exc}; nothing was stored") \
+                from exc
+
+    def volume(self) -> int:
+        """Bytes the cache occupies (SQLite file plus value files), as diskcache's eviction counts."""
+        try:
+            return int(self._cache.volume())
+        except (OSError, sqlite3.Error):
+            return 0
+
+    def _value_files(self) -> set[str]:
+        """Relative paths of the value files under the folder (not the SQLite files)."""
+        out: set[str] = set()
+        for root, _dirs, files in os.walk(self.directory):
+            for name in files:
+                if not name.startswith(diskcache.core.DBNAME):
+                    out.add(os.path.relpath(os.path.join(root, name), self.directory))
+        return out
 
     def delete(self, key: str) -> bool:
         """Remove one entry; ``True`` if it existed."""
@@ -336,7 +472,8 @@ class ResultCache:
         """Run a read-only query on diskcache's ``Cache`` table (its own API cannot list tags)."""
         db = self.directory / diskcache.core.DBNAME
         try:
-            con = sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True)
+            con = sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro{'&immutable=1' if self.read_only else ''}",
+                                  uri=True)
             try:
                 return con.execute(sql).fetchall()
             finally:

@@ -37,7 +37,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from amp.cache import ResultCache, canonical_json
+from amp.cache import SIZE_LIMIT_BYTES, ResultCache, canonical_json
 from amp.errors import AmpError, CacheError
 
 __all__ = [
@@ -74,13 +74,19 @@ class DemoPackError(AmpError, ValueError):
 
 @dataclass(frozen=True)
 class PackLimits:
-    """Bounds checked before anything is decompressed or written (zip-bomb safety)."""
+    """Bounds checked before anything is decompressed or written (zip-bomb safety).
+
+    ``max_total_bytes`` (uncompressed entries) is well below the result cache's own size limit
+    (:data:`amp.cache.SIZE_LIMIT_BYTES`, an eighth of it), and ``max_expansion`` bounds how much
+    larger the entries are than the zip file, so a small pack cannot flood the cache.
+    """
 
     max_entries: int = 100_000
     max_entry_bytes: int = 16 * 2**20
-    max_total_bytes: int = 2**30
+    max_total_bytes: int = SIZE_LIMIT_BYTES // 8
     max_manifest_bytes: int = 64 * 2**20
-    max_file_bytes: int = 2**30
+    max_file_bytes: int = SIZE_LIMIT_BYTES // 8
+    max_expansion: int = 100
 
 
 @dataclass(frozen=True)
@@ -377,6 +383,10 @@ def _validate(path: Path, limits: PackLimits) -> tuple[dict[str, Any], list[tupl
             by_name[name] = info
         if total > limits.max_total_bytes + limits.max_manifest_bytes:
             raise _fail(path, f"the files declare {total} bytes in all, over the limit")
+        packed = max(path.stat().st_size, 1)
+        if total > limits.max_expansion * packed:
+            raise _fail(path, f"the files expand to {total} bytes from a {packed}-byte zip, over the limit of "
+                        f"{limits.max_expansion} times its size")
         if MANIFEST_NAME not in by_name:
             raise _fail(path, "there is no manifest.json")
         manifest = _strict_json(
@@ -431,26 +441,25 @@ def import_pack(
 ) -> PackInfo:
     """Validate the pack at ``path`` completely, then store every entry in ``cache``.
 
-    Nothing is written unless the whole pack is valid (see the module docstring).  Should a
-    write fail midway (disk full), the entries written so far are undone and
-    :class:`DemoPackError` is raised.
+    Nothing is written unless the whole pack is valid (see the module docstring).  Results the
+    cache already holds are kept, never replaced (a pack cannot overwrite a local result; they
+    are counted in :attr:`PackInfo.replaced` as "already present").  The new entries are stored
+    in one transaction (:meth:`ResultCache.set_many`): a write that fails midway (disk full)
+    leaves the cache exactly as it was.  An import that would push the cache past its size
+    limit — evicting earlier results, the teacher's included — is refused, saying so.
     """
     cache = _check_cache(cache)
     target = Path(path)
     manifest, records = _validate(target, limits or PackLimits())
     present = _tagged_keys(cache)
-    previous = {k: (cache.get(k), present[k]) for k, _, _ in records if k in present}
-    written: list[str] = []
+    new = [(key, value, model) for key, model, value in records if key not in present]
+    adding = sum(len(canonical_json(value)) for _, value, _ in new)
+    if new and cache.volume() + adding > SIZE_LIMIT_BYTES:
+        raise _fail(target, f"its {adding:,} bytes would push the result cache past its {SIZE_LIMIT_BYTES:,}-byte "
+                    f"limit ({cache.volume():,} used) and evict earlier results; clear some cached results first")
     try:
-        for key, model, value in records:
-            cache.set(key, value, model=model)
-            written.append(key)
+        cache.set_many(new)
     except (AmpError, OSError, sqlite3.Error, TypeError, ValueError) as exc:
-        for key in written:
-            old = previous.get(key)
-            if old is not None and old[0] is not None:
-                cache.set(key, old[0], model=old[1])
-            else:
-                cache.delete(key)
-        raise DemoPackError(f"demo pack {target.name}: writing to {cache.directory} failed ({exc}); undone") from exc
-    return _info(target, manifest, replaced=len(previous))
+        raise DemoPackError(f"demo pack {target.name}: writing to {cache.directory} failed ({exc}); "
+                            "nothing was imported") from exc
+    return _info(target, manifest, replaced=len(records) - len(new))

@@ -251,18 +251,21 @@ def test_oversize_entry_and_zip_bomb_are_refused_before_reading(
 
 
 def test_failed_write_is_undone(pack: Path, target: ResultCache, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The disk fills up on the third value written and stays full: nothing of the pack is kept."""
+    from amp.cache import JSONTextDisk
+
     before = _snapshot(target)
-    real_set = ResultCache.set
+    real_store = JSONTextDisk.store
     calls = {"n": 0}
 
-    def flaky_set(self: ResultCache, key: str, value: dict, *, model: str | None = None) -> None:
+    def full_disk(self: JSONTextDisk, value: object, read: bool, key: object = None) -> tuple:
         calls["n"] += 1
-        if calls["n"] == 3:
-            raise OSError("disk full")
-        real_set(self, key, value, model=model)
+        if calls["n"] >= 3:
+            raise OSError(28, "No space left on device")
+        return real_store(self, value, read, key=key)
 
-    monkeypatch.setattr(ResultCache, "set", flaky_set)
-    with pytest.raises(DemoPackError, match="disk full"):
+    monkeypatch.setattr(JSONTextDisk, "store", full_disk)
+    with pytest.raises(DemoPackError, match="No space left"):
         import_pack(pack, target)
-    monkeypatch.setattr(ResultCache, "set", real_set)
+    monkeypatch.setattr(JSONTextDisk, "store", real_store)
     assert _snapshot(target) == before

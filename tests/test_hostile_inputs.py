@@ -7,6 +7,7 @@ Python code is never run without ``--trust-remote-code``, whatever stdin says.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -302,3 +303,247 @@ def test_metrics_with_a_deep_gold_lf_is_one_error_line(tmp_path: Path) -> None:
     assert [line for line in err.splitlines() if "error:" in line] == [
         next(line for line in err.splitlines() if "error:" in line)]
     assert "line 1" in err and "nested more than" in err
+
+
+# --------------------------------------------------------------------------------------------
+# 1. teacher sign-in (the pure part; the app's form is tested in tests/app/test_app_hostile.py)
+
+
+@pytest.mark.parametrize(("address", "loopback"), [
+    ("127.0.0.1", True), ("127.5.5.5", True), ("::1", True), ("[::1]", True), ("localhost", True),
+    ("0.0.0.0", False), ("::", False), ("", False), (None, False), ("192.168.1.20", False),
+    ("classroom-box", False),
+])
+def test_which_addresses_are_loopback(address: str | None, loopback: bool) -> None:
+    from amp.teacher_auth import listens_on_loopback
+
+    assert listens_on_loopback(address) is loopback
+
+
+def test_required_passphrase() -> None:
+    from amp.teacher_auth import ENV, generated_passphrase, passphrase_matches, required_passphrase
+
+    assert required_passphrase("127.0.0.1", {}) is None  # the laptop case: open
+    assert required_passphrase("127.0.0.1", {ENV: "s3cret phrase"}) == "s3cret phrase"
+    assert required_passphrase("0.0.0.0", {ENV: "s3cret phrase"}) == "s3cret phrase"
+    generated = required_passphrase("0.0.0.0", {})
+    assert generated == generated_passphrase() and len(generated) >= 20  # one per process
+    assert passphrase_matches("s3cret phrase", "s3cret phrase")
+    assert not passphrase_matches("s3cret phras", "s3cret phrase") and not passphrase_matches("", "x")
+
+
+def test_model_folder_error_never_lists_the_folder(tmp_path: Path) -> None:
+    from amp.errors import ModelLoadError
+    from amp.parser.models import resolve_spec
+
+    (tmp_path / ".bashrc").write_text("x", encoding="utf-8")
+    (tmp_path / "secret-notes.txt").write_text("x", encoding="utf-8")
+    with pytest.raises(ModelLoadError) as caught:
+        resolve_spec(str(tmp_path))
+    assert "no config.json" in str(caught.value)
+    assert ".bashrc" not in str(caught.value) and "secret-notes" not in str(caught.value)
+
+
+# --------------------------------------------------------------------------------------------
+# 8. models unload
+
+
+def test_model_memo_is_bounded_and_evicted_models_are_freed(saved_tiny_model: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """Three parsers of three models, a memo of two: the first model's weights are freed (its
+    weak reference dies after gc) although its Parser is still alive, and it reloads on demand."""
+    import gc
+    import weakref
+
+    from amp.parser import Parser, models
+
+    monkeypatch.setenv("AMP_MAX_MODELS", "2")
+    models.unload_models()
+    parsers = [Parser(str(saved_tiny_model), device="cpu", dtype=dt, cache=False)
+               for dt in ("float32", "bfloat16", "float16")]
+    first = parsers[0].load()
+    assert first is not None
+    weights = weakref.ref(first.model)
+    del first
+    for p in parsers[1:]:
+        p.load()
+    gc.collect()
+    assert len(models.loaded_models()) == 2
+    assert weights() is None, "an evicted model stayed in memory"
+    assert not parsers[0].loaded
+    assert parsers[0].parse(PROMPT, beams=1, max_new_tokens=2).beams  # loads again when needed
+    assert len(models.loaded_models()) == 2
+    models.unload_models()
+
+
+# --------------------------------------------------------------------------------------------
+# 9. cache edge cases
+
+_FIFO_READER = """
+import json, os, sys, warnings
+from amp.cache import ResultCache
+cache = ResultCache(sys.argv[1])
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    print(json.dumps({"value": cache.get("k"), "warned": [str(w.message) for w in caught]}))
+"""
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+def test_fifo_value_file_is_a_miss_not_a_hang(tmp_path: Path) -> None:
+    import sqlite3
+
+    from amp.cache import ResultCache
+
+    folder = tmp_path / "results"
+    cache = ResultCache(folder)
+    cache.set("k", {"blob": "y" * 100_000}, model="m1")  # large: stored in a value file
+    cache.close()
+    with sqlite3.connect(folder / "cache.db") as con:
+        (filename,) = con.execute("SELECT filename FROM Cache WHERE key = 'k'").fetchone()
+    (folder / filename).unlink()
+    os.mkfifo(folder / filename)
+    proc = subprocess.run([sys.executable, "-c", _FIFO_READER, str(folder)], capture_output=True, text=True,
+                          timeout=60, check=False, env={**os.environ, "PYTHONPATH": str(REPO_ROOT)})
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout)
+    assert result["value"] is None and any("not a regular file" in w for w in result["warned"])
+
+
+_READ_ONLY_READER = """
+import json, sys, warnings
+from amp.cache import ResultCache
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    cache = ResultCache(sys.argv[1])
+    value = cache.get("k")
+    big = cache.get("big")
+    try:
+        cache.set("new", {"x": 1})
+        wrote = "stored"
+    except Exception as exc:
+        wrote = type(exc).__name__
+print(json.dumps({"value": value, "big": len(big["blob"]) if big else 0, "entries": len(cache), "wrote": wrote,
+                  "read_only": cache.read_only, "hint": cache.hint(), "warned": [str(w.message) for w in caught]}))
+"""
+
+
+def test_read_only_cache_is_still_read(tmp_path: Path) -> None:
+    """A cache folder on a read-only mount (a private mount namespace: root ignores file modes) is
+    read — small and large values — and says why nothing new is stored."""
+    from amp.cache import ResultCache
+
+    folder = tmp_path / "results"
+    cache = ResultCache(folder)
+    cache.set("k", {"a": 1}, model="m1")
+    cache.set("big", {"blob": "y" * 100_000}, model="m1")
+    cache.close()
+    if shutil.which("unshare") is None:
+        pytest.skip("needs unshare(1) for a read-only mount")
+    script = tmp_path / "reader.py"
+    script.write_text(_READ_ONLY_READER, encoding="utf-8")
+    command = (f"mount --bind -o ro '{folder}' '{folder}' && touch '{folder}/probe' 2>/dev/null && exit 9; "
+               f"exec '{sys.executable}' '{script}' '{folder}'")
+    proc = subprocess.run(["unshare", "-m", "sh", "-c", command], capture_output=True, text=True, timeout=120,
+                          check=False, env={**os.environ, "PYTHONPATH": str(REPO_ROOT)})
+    if proc.returncode != 0 and "mount" in proc.stderr:
+        pytest.skip(f"no private read-only mount here: {proc.stderr.strip()}")
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout)
+    assert result["value"] == {"a": 1} and result["big"] == 100_000 and result["entries"] == 2
+    assert result["read_only"] and result["wrote"] == "CacheError"
+    assert "read-only" in result["hint"] and "are read" in result["hint"]
+    assert any("read-only" in w for w in result["warned"])
+
+
+# --------------------------------------------------------------------------------------------
+# 7. demo packs
+
+
+def _pack_with_overlap(tmp_path: Path) -> tuple[Path, object, list[str]]:
+    """A pack of ten results (four large: value files) and a target cache that already holds two
+    of its keys with the teacher's own values, plus one more result."""
+    from amp.cache import ResultCache
+    from amp.demo_pack import export_pack
+
+    keys = [ResultCache.key("parse", prompt=f"Human: s{i}\nComputer:", model="m") for i in range(11)]
+    source = ResultCache(tmp_path / "source")
+    for i, key in enumerate(keys[:10]):
+        noise = "".join(hashlib.sha256(f"{i}/{j}".encode()).hexdigest() for j in range(1_600))  # ~100 kB, incompressible
+        source.set(key, {"blob": noise if i % 3 == 0 else f"pack {i}"}, model="m")
+    pack = tmp_path / "pack.zip"
+    export_pack(source, None, pack)
+    target = ResultCache(tmp_path / "target")
+    for key in (keys[1], keys[3], keys[10]):
+        target.set(key, {"blob": "the teacher's own result"}, model="m")
+    return pack, target, keys
+
+
+def _state(cache, keys: list[str]) -> tuple:  # noqa: ANN001
+    files = sorted(str(p.relative_to(cache.directory)) for p in cache.directory.rglob("*.val"))
+    return {k: cache.get(k) for k in keys}, cache.tagged_keys(), files
+
+
+def test_demo_pack_import_failing_half_way_leaves_the_cache_exactly_as_before(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from amp.cache import JSONTextDisk
+    from amp.demo_pack import import_pack
+    from amp.errors import AmpError
+
+    pack, target, keys = _pack_with_overlap(tmp_path)
+    before = _state(target, keys)
+    real_store = JSONTextDisk.store
+    calls = {"n": 0}
+
+    def disk_full_from_the_sixth_write(self: JSONTextDisk, value: object, read: bool, key: object = None) -> tuple:
+        calls["n"] += 1
+        if calls["n"] >= 6:  # and it stays full: an undo that writes fails too
+            raise OSError(28, "No space left on device")
+        return real_store(self, value, read, key=key)
+
+    monkeypatch.setattr(JSONTextDisk, "store", disk_full_from_the_sixth_write)
+    with pytest.raises(AmpError):
+        import_pack(pack, target)
+    monkeypatch.setattr(JSONTextDisk, "store", real_store)
+    assert _state(target, keys) == before
+
+
+def test_demo_pack_never_replaces_local_results(tmp_path: Path) -> None:
+    from amp.demo_pack import import_pack
+
+    pack, target, keys = _pack_with_overlap(tmp_path)
+    info = import_pack(pack, target)
+    assert info.replaced == 2  # already present: kept
+    assert target.get(keys[1]) == target.get(keys[3]) == {"blob": "the teacher's own result"}
+    assert target.get(keys[2]) == {"blob": "pack 2"} and len(target) == 11
+
+
+def test_demo_pack_that_expands_a_hundredfold_is_refused(tmp_path: Path) -> None:
+    """1 MB of zip must not become 1 GB of cache: the expansion ratio is bounded."""
+    from amp.cache import ResultCache
+    from amp.demo_pack import DemoPackError, export_pack, import_pack
+
+    source = ResultCache(tmp_path / "source")
+    for i in range(20):
+        source.set(ResultCache.key("parse", prompt=str(i)), {"padding": " " * 1_000_000}, model="m")
+    pack = tmp_path / "bomb.zip"
+    export_pack(source, None, pack)
+    target = ResultCache(tmp_path / "target")
+    with pytest.raises(DemoPackError, match="times its size"):
+        import_pack(pack, target)
+    assert len(target) == 0
+
+
+def test_demo_pack_that_would_evict_earlier_results_is_refused(tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    from amp import demo_pack
+    from amp.cache import ResultCache
+    from amp.demo_pack import DemoPackError, import_pack
+
+    pack, target, keys = _pack_with_overlap(tmp_path)
+    monkeypatch.setattr(demo_pack, "SIZE_LIMIT_BYTES", target.volume() + 50_000)  # room for less than the pack
+    before = _state(target, keys)
+    with pytest.raises(DemoPackError, match="evict earlier results"):
+        import_pack(pack, target)
+    assert _state(target, keys) == before
+    assert isinstance(target, ResultCache)

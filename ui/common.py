@@ -19,6 +19,18 @@ from amp.errors import AmpError, LFParseError
 T = TypeVar("T")
 
 
+#: Characters that Markdown (links, images, emphasis, code, headings, tables, LaTeX, icons) or HTML
+#: would interpret; :func:`plain` backslash-escapes each (CommonMark shows an escaped one as itself).
+_MARKUP = re.compile(r"([\\`*_{}\[\]()<>#+\-.!|~:$&=\"'])")
+
+
+def plain(text: object) -> str:
+    """``text`` for an element that renders Markdown, shown as plain text: no live link, no image
+    fetch, no HTML, no emphasis — whatever a URL or a student typed (issue #12).  Line breaks
+    become spaces (a heading or list cannot start mid-text)."""
+    return _MARKUP.sub(r"\\\1", " ".join(str(text).split()))
+
+
 class PageHalt(Exception):
     """Raised by :func:`halt`; ``app.py`` catches it around ``page.run()``."""
 
@@ -80,10 +92,11 @@ def csv_download(df: pd.DataFrame, filename: str, *, label: str = "Download CSV"
 
 
 def describe_error(exc: BaseException) -> str:
-    """A user-facing message for a library error (column/expected for unparseable LFs)."""
+    """A user-facing message for a library error (column/expected for unparseable LFs), as
+    Markdown in which the error's own text is plain (it may quote what a user typed)."""
     if isinstance(exc, LFParseError):
         return lf_error_text(exc)
-    return str(exc) or exc.__class__.__name__
+    return plain(str(exc) or exc.__class__.__name__)
 
 
 def lf_error_text(exc: LFParseError) -> str:
@@ -94,8 +107,8 @@ def lf_error_text(exc: LFParseError) -> str:
     lines = text.splitlines() or [text]
     line = lines[line_no - 1] if 0 < line_no <= len(lines) else text
     message = str(exc)
-    message = message[:1].upper() + message[1:]
-    caret = f"{line}\n{' ' * max(col - 1, 0)}^ column {col}"
+    message = plain(message[:1].upper() + message[1:])
+    caret = f"{line}\n{' ' * max(col - 1, 0)}^ column {col}".replace("```", "` ` `")
     return f"**This LF does not parse.** {message}.\n\n```text\n{caret}\n```"
 
 

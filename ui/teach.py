@@ -20,7 +20,7 @@ from amp.errors import AmpError
 from amp.plots import LF0_COLOR, LF1_COLOR
 from amp.poll import CONFIDENCE_LABELS, ItemResult, PollItem, PollStore
 from ui import model as ui_model
-from ui.common import chart, describe_error, fmt_prob
+from ui.common import chart, describe_error, fmt_prob, plain
 
 #: session_state key of the "Hide the logic" toggle (shared by every page that shows LFs).
 HIDE_LOGIC_KEY = "teach_hide_logic"
@@ -210,7 +210,7 @@ def item_chart(item: PollItem, result: ItemResult, *, key: str, height: int = 24
 
 def item_results(item: PollItem, result: ItemResult, model_p: float | None, *, key: str) -> None:
     """One item: its sentence, the vote bars, the class's and the model's P(LF0)."""
-    st.markdown(f"**{result.index + 1}. *{item.surface}*** · {result.n_voters} vote(s)")
+    st.markdown(f"**{result.index + 1}. *{plain(item.surface)}*** · {result.n_voters} vote(s)")
     left, right = st.columns([2, 1])
     with left:
         item_chart(item, result, key=key)

@@ -8,7 +8,7 @@ from amp import generate as gen
 from amp.errors import AmpError
 from amp.poll import PollItem, PollStore
 from ui import teach
-from ui.common import describe_error, halt, type_label
+from ui.common import describe_error, halt, plain, type_label
 
 st.title("Class poll")
 st.caption("Students open the link (or type the code after `?poll=`), pick the reading they prefer and say how "
@@ -78,7 +78,7 @@ with head:
     teach.big(poll.code, "4rem")
 with link:
     st.markdown(f"**Student link:** `{teach.student_link(poll.query)}`")
-    st.caption(f"{poll.title or 'Untitled poll'} · {len(poll.items)} item(s) · "
+    st.caption(f"{plain(poll.title) or 'Untitled poll'} · {len(poll.items)} item(s) · "
                + ("**closed** — votes kept, no new ones" if poll.closed else "open"))
 live = st.toggle("Live results (refresh every 2 s)", value=True, key="tp_live")
 

@@ -10,7 +10,7 @@ from amp import generate as gen
 from amp.errors import AmpError
 from amp.poll import PollItem
 from ui import teach
-from ui.common import TYPE_NAMES, fmt_prob, halt, type_label
+from ui.common import TYPE_NAMES, describe_error, fmt_prob, halt, plain, type_label
 
 POS = "present_pos"
 st.markdown("<style>.block-container{padding-top:1.2rem} .present-s{font-size:3rem;font-weight:700;"
@@ -33,7 +33,7 @@ if code:
         poll = teach.store().get_poll(code)
         items = list(poll.items)
     except AmpError as exc:
-        st.error(f"Poll {code}: {exc}", icon=":material/error:")
+        st.error(f"Poll {plain(code)}: {describe_error(exc)}", icon=":material/error:")
         halt()
 else:
     items = [PollItem.from_pair(p) for p in teach.guard_sample(type_, int(n), int(seed))]

@@ -12,14 +12,14 @@ from amp.poll import (
     PollNotFoundError,
 )
 from ui import teach
-from ui.common import describe_error, halt
+from ui.common import describe_error, halt, plain
 
 raw = st.query_params.get("poll", "")
 st.title("Class poll")
 try:
     poll = teach.store().get_poll(raw)
 except PollNotFoundError:
-    st.error(f"There is no poll with the code **{raw or '(empty)'}**. Check the link or ask your teacher for "
+    st.error(f"There is no poll with the code **{plain(raw) or '(empty)'}**. Check the link or ask your teacher for "
              "the code.", icon=":material/error:")
     halt()
 except AmpError as exc:
@@ -36,7 +36,7 @@ pos = st.session_state.setdefault(POS, 0)
 done: set = st.session_state.setdefault(DONE, set())
 n = len(poll.items)
 if poll.title:
-    st.caption(poll.title)
+    st.caption(plain(poll.title))
 if pos >= n:
     st.success("All done — thank you for taking part!", icon=":material/celebration:")
     halt()
@@ -48,9 +48,9 @@ def _next() -> None:
 
 item = poll.items[pos]
 st.progress(pos / n, text=f"Sentence {pos + 1} of {n}")
-st.markdown(f"## *{item.surface}*")
+st.markdown(f"## *{plain(item.surface)}*")
 choice = st.radio("Which meaning do you understand?", [0, 1], index=None, key=f"stu_choice_{poll.code}_{pos}",
-                  format_func=item.paraphrase)
+                  format_func=lambda c: plain(item.paraphrase(c)))
 confidence = st.select_slider("How confident are you?", options=[1, 2, 3], value=2,
                               format_func=lambda c: CONFIDENCE_LABELS[c], key=f"stu_conf_{poll.code}_{pos}")
 if st.button("Submit", type="primary", key=f"stu_submit_{poll.code}_{pos}", icon=":material/send:"):

@@ -10,6 +10,7 @@ from the spec and file hashes, so :meth:`runtime` never loads the model.
 from __future__ import annotations
 
 import threading
+import weakref
 from collections.abc import Callable, Sequence
 from functools import lru_cache
 from importlib import metadata
@@ -50,12 +51,19 @@ class InProcessBackend:
         self._dtype_arg = dtype
         self.trust_remote_code = bool(trust_remote_code)
         self.gguf_file = gguf_file
-        self._lm: models.LoadedModel | None = None
+        # Weak: the process-wide memo (models.load_model) decides how long a model stays loaded;
+        # an evicted model is freed even while this backend lives, and reloaded on its next call.
+        self._lm_ref: Callable[[], models.LoadedModel | None] = lambda: None
+        self._adopted: models.LoadedModel | None = None
         self._load_lock = threading.Lock()
         self._ids: tuple[str, str] | None = None
         self._resolved: tuple[str, str] | None = None
 
     # -- what it computes with ----------------------------------------------------------------------
+
+    @property
+    def _lm(self) -> models.LoadedModel | None:
+        return self._adopted or self._lm_ref()
 
     @property
     def loaded(self) -> bool:
@@ -101,19 +109,22 @@ class InProcessBackend:
 
     def loaded_model(self) -> models.LoadedModel:
         """The loaded model, loading it now if needed (raises :class:`ModelLoadError`)."""
-        if self._lm is None:
+        lm = self._lm
+        if lm is None:
             with self._load_lock:
-                if self._lm is None:
+                lm = self._lm
+                if lm is None:
                     dev, dt = self.device_dtype()
-                    self._lm = models.load_model(
+                    lm = models.load_model(
                         self.spec, device=dev, dtype=dt,
                         trust_remote_code=self.trust_remote_code, gguf_file=self.gguf_file,
                     )
-        return self._lm
+                    self._lm_ref = weakref.ref(lm)
+        return lm
 
     def adopt(self, lm: models.LoadedModel) -> None:
-        """Use an already loaded model (benchmarks share one between parsers)."""
-        self._lm = lm
+        """Use an already loaded model (benchmarks share one between parsers); held strongly."""
+        self._adopted = lm
 
     def _run(self, fn: Callable[[models.LoadedModel], T]) -> T:
         lm = self.loaded_model()

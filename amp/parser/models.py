@@ -32,6 +32,7 @@ import re
 import shutil
 import threading
 import time
+from collections import OrderedDict
 from dataclasses import asdict, dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -208,9 +209,8 @@ def resolve_spec(spec: str = DEFAULT_SPEC, gguf_file: str | None = None) -> Mode
             ggufs = sorted(path.glob("*.gguf"))
             if len(ggufs) == 1:
                 return ModelSource("gguf", spec, path=ggufs[0].resolve())
-            found = ", ".join(sorted(p.name for p in path.iterdir())[:8]) or "nothing"
-            raise ModelLoadError(
-                f"{spec!r} is a folder but not a model: it has no config.json (found: {found}). "
+            raise ModelLoadError(  # never list the folder: the app may be used by someone else's browser
+                f"{spec!r} is a folder but not a model: it has no config.json. "
                 "Pass a folder written by save_pretrained (config.json + weights + tokenizer files), "
                 "or the .gguf file itself"
             )
@@ -609,9 +609,21 @@ def _verify_conversion(model: Any, tokenizer: Any, folder: Path) -> None:
 # Loading
 # ---------------------------------------------------------------------------------------------
 
-_LOADED: dict[tuple[Any, ...], LoadedModel] = {}
+#: Models kept loaded at once (``$AMP_MAX_MODELS``, default 2): loading another evicts the least
+#: recently used, whose memory is freed once no call is using it (parsers hold models weakly).
+DEFAULT_MAX_LOADED = 2
+
+_LOADED: OrderedDict[tuple[Any, ...], LoadedModel] = OrderedDict()
 _LOADED_LOCK = threading.Lock()
 _KEY_LOCKS: dict[tuple[Any, ...], threading.Lock] = {}
+
+
+def max_loaded_models() -> int:
+    """How many models this process keeps loaded (``$AMP_MAX_MODELS``, at least 1)."""
+    try:
+        return max(1, int(os.environ.get("AMP_MAX_MODELS", DEFAULT_MAX_LOADED)))
+    except ValueError:
+        return DEFAULT_MAX_LOADED
 
 
 def load_model(
@@ -624,7 +636,8 @@ def load_model(
 ) -> LoadedModel:
     """Load (or return the already-loaded) model named by ``spec``; see the module docstring.
 
-    Models are cached per process by (spec, device, dtype, trust_remote_code, gguf_file).
+    Models are cached per process by (spec, device, dtype, trust_remote_code, gguf_file), at most
+    :func:`max_loaded_models` at once (least recently used evicted).
     ``trust_remote_code`` is always passed to transformers explicitly (never asked on stdin); a
     model that needs its own code without it is refused.  Raises
     :class:`~amp.errors.ModelLoadError` on any failure.
@@ -635,15 +648,19 @@ def load_model(
     key = (spec, dev, dt, bool(trust_remote_code), gguf_file)
     with _LOADED_LOCK:
         if key in _LOADED:
+            _LOADED.move_to_end(key)
             return _LOADED[key]
         key_lock = _KEY_LOCKS.setdefault(key, threading.Lock())
     with key_lock:  # two threads asking for the same model load it once
         with _LOADED_LOCK:
             if key in _LOADED:
+                _LOADED.move_to_end(key)
                 return _LOADED[key]
         loaded = _load_uncached(spec, dev, dt, trust_remote_code, gguf_file)
         with _LOADED_LOCK:
             _LOADED[key] = loaded
+            while len(_LOADED) > max_loaded_models():  # the least recently used goes
+                _LOADED.popitem(last=False)
         return loaded
 
 

@@ -1,0 +1,142 @@
+"""Hostile input in the app (AppTest, issue #12): a classroom-safe frame and no untrusted markup.
+
+* teacher sign-in: with ``AMP_TEACHER_PASSWORD`` set, or a generated passphrase when the app
+  listens beyond loopback, a browser without it gets only the sign-in form (the sidebar's cache,
+  model and server controls are never drawn) or, with ``?poll=``, the student page; the
+  passphrase is remembered for the browser session; on loopback with none set the app is open;
+* text from the URL and from polls is shown as plain text: no live link, image or HTML.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Iterator
+
+import pytest
+from app_helpers import APP, REPO, TIMEOUT, assert_ok, goto, texts
+
+from amp import generate as gen
+from amp import teacher_auth
+from amp.poll import PollItem, PollStore
+
+MARKUP = "[link](http://evil.example/x) ![img](http://evil.example/x.png) <img src=x onerror=alert(1)>"
+
+
+def _app(poll: str | None = None):
+    from streamlit.testing.v1 import AppTest
+
+    app = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    if poll is not None:
+        app.query_params["poll"] = poll
+    app.run()
+    assert_ok(app)
+    return app
+
+
+def _rendered(app) -> list[str]:
+    return [*texts(app, "markdown"), *texts(app, "caption"), *texts(app, "error"), *texts(app, "info"),
+            *texts(app, "success"), *texts(app, "warning"), *texts(app, "title")]
+
+
+#: A link or image target, or an HTML tag, that Markdown would act on (not backslash-escaped).
+LIVE = re.compile(r"(?<!\\)\]\(|(?<!\\)<img")
+
+
+def _assert_no_live_markup(app) -> None:
+    for value in _rendered(app):
+        assert not LIVE.search(value), value
+
+
+@pytest.fixture
+def open_app(app_env, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.delenv(teacher_auth.ENV, raising=False)
+    return app_env
+
+
+@pytest.fixture
+def on_the_network(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Streamlit's ``server.address`` as ``run.sh app`` sets it with ``AMP_ADDRESS=0.0.0.0``."""
+    from streamlit import config
+
+    before = config.get_option("server.address")
+    config.set_option("server.address", "0.0.0.0")
+    yield
+    config.set_option("server.address", before)
+
+
+# ------------------------------------------------------------------------ 2. no untrusted markup
+
+
+def test_poll_code_from_the_url_is_plain_text(open_app) -> None:
+    app = _app(poll=MARKUP)
+    assert app.error and "no poll" in app.error[0].value.lower()
+    assert r"\[link\]\(http\://evil\.example/x\)" in app.error[0].value
+    _assert_no_live_markup(app)
+
+
+def test_student_page_shows_poll_text_as_plain_text(open_app) -> None:
+    import dataclasses
+
+    store = PollStore()
+    base = PollItem.from_pair(gen.pairs("pp")[0], 0.7)
+    item = dataclasses.replace(base, surface=f"{MARKUP} saw", paraphrase0=f"**bold** {MARKUP}")
+    poll = store.create_poll([item], f"title {MARKUP}")
+    app = _app(poll=poll.code)
+    _assert_no_live_markup(app)
+    assert any(r"\!\[img\]" in m for m in texts(app, "markdown"))
+    assert not any(LIVE.search(o) for o in app.radio[0].options)
+
+
+def test_error_details_never_reach_a_browser() -> None:
+    config = tomllib.loads((REPO / ".streamlit" / "config.toml").read_text(encoding="utf-8"))
+    assert config["client"]["showErrorDetails"] in ("type", "none")  # no traceback, no server path
+
+
+# ------------------------------------------------------------------------ 1. teacher sign-in
+
+
+def test_loopback_without_passphrase_stays_open(open_app) -> None:
+    app = _app()
+    assert "sidebar_clear_cache" in [b.key for b in app.sidebar.button]
+    assert not [t for t in app.text_input if t.key == "teacher_passphrase"]
+
+
+def _locked(app) -> None:
+    assert [t for t in app.text_input if t.key == "teacher_passphrase"]
+    assert not app.sidebar.button and not app.sidebar.radio and not app.sidebar.text_input
+
+
+def _sign_in(app, passphrase: str) -> None:
+    app.text_input(key="teacher_passphrase").input(passphrase)
+    next(b for b in app.button if b.label == "Sign in").click()
+    app.run()
+    assert_ok(app)
+
+
+def test_configured_passphrase_is_required_and_remembered(app_env, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(teacher_auth.ENV, "correct horse battery")
+    app = _app()
+    _locked(app)
+    _sign_in(app, "correct horse")
+    _locked(app)
+    assert any("not the teacher passphrase" in e for e in texts(app, "error"))
+    _sign_in(app, "correct horse battery")
+    assert "sidebar_clear_cache" in [b.key for b in app.sidebar.button]
+    goto(app, "about")  # remembered for this browser session
+    assert "sidebar_clear_cache" in [b.key for b in app.sidebar.button]
+
+
+def test_student_link_works_without_the_passphrase(app_env, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(teacher_auth.ENV, "correct horse battery")
+    poll = PollStore().create_poll([PollItem.from_pair(gen.pairs("pp")[0], 0.7)], "class")
+    app = _app(poll=poll.code)
+    assert app.radio and not app.sidebar.button
+    assert not [t for t in app.text_input if t.key == "teacher_passphrase"]
+
+
+def test_beyond_loopback_a_passphrase_is_generated(open_app, on_the_network) -> None:
+    app = _app()
+    _locked(app)
+    _sign_in(app, teacher_auth.generated_passphrase())
+    assert "sidebar_clear_cache" in [b.key for b in app.sidebar.button]
