@@ -16,19 +16,24 @@ Pack layout (``SCHEMA_VERSION`` 1), JSON only — nothing is ever pickled or unp
 names (no absolute paths, ``..``, folders, duplicates, unlisted or missing files), declared and
 actual sizes against :class:`PackLimits` (members are read with a byte limit, so a zip bomb
 cannot expand), the manifest's format, version and fields, every entry's sha256, keys (64 hex
-digits, optionally ``kind:`` first as :meth:`amp.cache.ResultCache.key` makes them) and that
-values are JSON objects.  Any problem raises :class:`DemoPackError` saying what is wrong, and
+digits, optionally ``kind:`` first as :meth:`amp.cache.ResultCache.key` makes them), that
+values are JSON objects and, for the parser's result kinds, that each value has exactly the
+layout and field types the parser writes (:func:`value_problem`); the expansion from zip to
+entries is bounded (:class:`PackLimits`).  Any problem raises :class:`DemoPackError` saying what is wrong, and
 the cache is left as it was.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
 import re
 import sqlite3
 import tempfile
+import types
+import typing
 import zipfile
 import zlib
 from collections.abc import Iterable
@@ -95,8 +100,8 @@ class PackInfo:
 
     Export only: ``missing`` lists requested keys that were not (or no longer readably) in the
     cache, ``skipped`` cached keys that are not result keys (see :data:`KEY_RE`).
-    Import only: ``replaced`` counts entries whose key the cache already held (overwritten —
-    results are deterministic, so the values should agree).
+    Import only: ``replaced`` counts entries whose key the cache already held; the local result
+    was kept (a pack never overwrites one; the name is kept for compatibility).
     """
 
     path: str
@@ -422,8 +427,89 @@ def _validate(path: Path, limits: PackLimits) -> tuple[dict[str, Any], list[tupl
                 )
             if not isinstance(record["value"], dict):
                 raise _fail(path, f"{name}: the value is {type(record['value']).__name__}, not a JSON object")
+            problem = value_problem(entry["key"], record["value"])
+            if problem is not None:
+                raise _fail(path, f"{name} (key {entry['key']}) is not a result the parser writes: {problem}")
             records.append((entry["key"], entry["model"], record["value"]))
     return manifest, records
+
+
+# --- result schemas ----------------------------------------------------------------------------
+
+
+def _record_types() -> dict[str, Any]:
+    """Result kind (the key's ``kind:`` prefix) → the record type the parser stores under it."""
+    from amp.parser.results import ForcedScore, PairScore, ParseResult, TokenStep
+
+    return {"parse": ParseResult, "forced": ForcedScore, "pair": PairScore,
+            "steps": {"steps": list[TokenStep]}, "sample": {"samples": list[str | None]}}
+
+
+def value_problem(key: str, value: dict[str, Any]) -> str | None:
+    """Why ``value`` is not what :class:`amp.parser.Parser` stores under ``key``'s kind (None if it is).
+
+    The value must rebuild into its record (:mod:`amp.parser.results`), every field of the
+    rebuilt record must have its declared type (a beam whose text is an object is refused), and
+    writing the record out again must give the same JSON.  Keys of other kinds are not read by
+    the parser and pass as plain JSON objects.
+    """
+    kind = key.partition(":")[0] if ":" in key else ""
+    schema = _record_types().get(kind)
+    if schema is None:
+        return None
+    try:
+        if isinstance(schema, dict):
+            if set(value) != set(schema):
+                return f"expected exactly the fields {sorted(schema)}"
+            for field_name, hint in schema.items():
+                item_type = typing.get_args(hint)[0]
+                items = value[field_name]
+                if not isinstance(items, list):
+                    return f"{field_name!r} must be a list"
+                for item in items:
+                    rebuilt = item_type.from_dict(item) if dataclasses.is_dataclass(item_type) else item
+                    if not _typed(rebuilt, item_type) or (dataclasses.is_dataclass(item_type)
+                                                          and canonical_json(rebuilt.to_dict()) != canonical_json(item)):
+                        return f"an item of {field_name!r} does not have the stored layout"
+            return None
+        record = schema.from_dict(value)
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        return f"does not rebuild into a {getattr(schema, '__name__', kind)} ({type(exc).__name__}: {exc})"
+    if not _typed(record, schema):
+        return f"a field of the {schema.__name__} has the wrong type"
+    if canonical_json(record.to_dict()) != canonical_json(value):
+        return f"it does not have the {schema.__name__} layout (unknown or missing fields)"
+    return None
+
+
+def _typed(obj: Any, hint: Any) -> bool:
+    """Whether ``obj`` has the type ``hint`` (the subset of typing the result records use)."""
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if hint is Any:
+        return True
+    if hint is type(None):
+        return obj is None
+    if origin in (typing.Union, types.UnionType):
+        return any(_typed(obj, a) for a in args)
+    if origin is typing.Literal:
+        return obj in args
+    if origin in (tuple, list):
+        if not isinstance(obj, origin):
+            return False
+        if origin is tuple and not (len(args) == 2 and args[1] is Ellipsis):
+            return len(obj) == len(args) and all(_typed(o, a) for o, a in zip(obj, args, strict=True))
+        return all(_typed(o, args[0]) for o in obj) if args else True
+    if origin is dict or hint is dict:
+        return isinstance(obj, dict)
+    if dataclasses.is_dataclass(hint):
+        hints = typing.get_type_hints(hint)
+        return isinstance(obj, hint) and all(_typed(getattr(obj, f.name), hints[f.name])
+                                             for f in dataclasses.fields(hint))
+    if hint is float:
+        return isinstance(obj, int | float) and not isinstance(obj, bool)
+    if hint in (int, str, bool):
+        return isinstance(obj, hint) and (hint is bool or not isinstance(obj, bool))
+    return True  # a type the records do not use: not checked here
 
 
 # --- import -----------------------------------------------------------------------------------

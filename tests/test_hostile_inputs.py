@@ -466,7 +466,7 @@ def _pack_with_overlap(tmp_path: Path) -> tuple[Path, object, list[str]]:
     from amp.cache import ResultCache
     from amp.demo_pack import export_pack
 
-    keys = [ResultCache.key("parse", prompt=f"Human: s{i}\nComputer:", model="m") for i in range(11)]
+    keys = [ResultCache.key("note", prompt=f"Human: s{i}\nComputer:", model="m") for i in range(11)]
     source = ResultCache(tmp_path / "source")
     for i, key in enumerate(keys[:10]):
         noise = "".join(hashlib.sha256(f"{i}/{j}".encode()).hexdigest() for j in range(1_600))  # ~100 kB, incompressible
@@ -495,13 +495,13 @@ def test_demo_pack_import_failing_half_way_leaves_the_cache_exactly_as_before(
     real_store = JSONTextDisk.store
     calls = {"n": 0}
 
-    def disk_full_from_the_sixth_write(self: JSONTextDisk, value: object, read: bool, key: object = None) -> tuple:
+    def disk_full_from_the_seventh_write(self: JSONTextDisk, value: object, read: bool, key: object = None) -> tuple:
         calls["n"] += 1
-        if calls["n"] >= 6:  # and it stays full: an undo that writes fails too
+        if calls["n"] >= 7:  # and it stays full: an undo that writes fails too
             raise OSError(28, "No space left on device")
         return real_store(self, value, read, key=key)
 
-    monkeypatch.setattr(JSONTextDisk, "store", disk_full_from_the_sixth_write)
+    monkeypatch.setattr(JSONTextDisk, "store", disk_full_from_the_seventh_write)
     with pytest.raises(AmpError):
         import_pack(pack, target)
     monkeypatch.setattr(JSONTextDisk, "store", real_store)
@@ -525,7 +525,7 @@ def test_demo_pack_that_expands_a_hundredfold_is_refused(tmp_path: Path) -> None
 
     source = ResultCache(tmp_path / "source")
     for i in range(20):
-        source.set(ResultCache.key("parse", prompt=str(i)), {"padding": " " * 1_000_000}, model="m")
+        source.set(ResultCache.key("note", prompt=str(i)), {"padding": " " * 1_000_000}, model="m")
     pack = tmp_path / "bomb.zip"
     export_pack(source, None, pack)
     target = ResultCache(tmp_path / "target")
@@ -547,3 +547,31 @@ def test_demo_pack_that_would_evict_earlier_results_is_refused(tmp_path: Path,
         import_pack(pack, target)
     assert _state(target, keys) == before
     assert isinstance(target, ResultCache)
+
+
+def test_demo_pack_values_must_have_the_parsers_layout(tmp_path: Path, saved_tiny_model: Path) -> None:
+    """A real cached parse round-trips; the same entry with a beam text that is an object (which
+    broke Parse & inspect until the cache was cleared) is refused, and nothing is imported."""
+    import copy
+
+    from amp.cache import ResultCache
+    from amp.demo_pack import DemoPackError, export_pack, import_pack
+    from amp.parser import Parser
+
+    source = ResultCache(tmp_path / "source")
+    parser = Parser(str(saved_tiny_model), device="cpu", cache=source)
+    parser.parse(PROMPT, beams=2, max_new_tokens=4)
+    good = tmp_path / "good.zip"
+    export_pack(source, None, good)
+    assert import_pack(good, ResultCache(tmp_path / "ok")).entry_count == len(source)
+
+    (key,) = [k for k in source.tagged_keys() if k.startswith("parse:")]
+    value = copy.deepcopy(source.get(key))
+    value["beams"][0]["text"] = {"not": "text"}
+    source.set(key, value, model=source.tagged_keys()[key])
+    bad = tmp_path / "bad.zip"
+    export_pack(source, None, bad)
+    target = ResultCache(tmp_path / "target")
+    with pytest.raises(DemoPackError, match="not a result the parser writes"):
+        import_pack(bad, target)
+    assert len(target) == 0

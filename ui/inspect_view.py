@@ -11,6 +11,7 @@ from amp import plots
 from amp.errors import LFParseError
 from amp.logic.parse import parse_lf
 from amp.logic.render import render
+from amp.parser.limits import MAX_LF_CHARS
 from ui import model as ui_model
 from ui.common import chart, fmt_prob, lf_error_text
 
@@ -51,7 +52,8 @@ def custom_lf_section(prompt_text: str, fmt: str, ins: Any, prob: str,
     """A form to force-decode any LF under the prompt and compare it with the predicted parse."""
     with st.form("pi_custom_form", border=False):
         typed = st.text_area(f"Any LF in {fmt.upper()} (lenient spacing is fine)", key="pi_custom",
-                             persist_state="session", height=90, placeholder=ins.alternative_lf)
+                             persist_state="session", height=90, placeholder=ins.alternative_lf,
+                             max_chars=MAX_LF_CHARS)
         submitted = st.form_submit_button("Score this LF", icon=":material/functions:")
     if submitted:
         if not typed.strip():

@@ -13,6 +13,7 @@ from amp import generate as gen
 from amp import prompts
 from amp.errors import AmpError
 from amp.logic.parse import parse_lf
+from amp.parser.limits import MAX_LF_CHARS
 from amp.prompts import Prompt, PromptExample
 from ui.common import describe_error
 
@@ -101,7 +102,7 @@ def typed_test_golds(test: str, fmt: str) -> tuple[str | None, str | None]:
     out: list[str | None] = []
     for i in (0, 1):
         text = st.text_input(f"Gold LF{i} ({fmt.upper()}, optional)", key=f"pb_gold{i}",
-                             persist_state="session").strip()
+                             persist_state="session", max_chars=MAX_LF_CHARS).strip()
         if not text:
             out.append(None)
             continue

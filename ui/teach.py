@@ -312,5 +312,5 @@ def import_upload(data: bytes, name: str) -> None:
         except (AmpError, OSError) as exc:
             st.error(f"This demo pack was not imported: {describe_error(exc)}", icon=":material/error:")
             return
-    st.success(f"Imported {info.entry_count} cached results ({info.replaced} replaced).",
+    st.success(f"Imported {info.entry_count - info.replaced} cached results ({info.replaced} already in the cache, kept).",
                icon=":material/check_circle:")

@@ -43,9 +43,13 @@ def _rendered(app) -> list[str]:
 LIVE = re.compile(r"(?<!\\)\]\(|(?<!\\)<img")
 
 
+#: A fenced code block: Markdown shows its content literally.
+FENCED = re.compile(r"```.*?```", re.S)
+
+
 def _assert_no_live_markup(app) -> None:
     for value in _rendered(app):
-        assert not LIVE.search(value), value
+        assert not LIVE.search(FENCED.sub("", value)), value
 
 
 @pytest.fixture
@@ -140,3 +144,48 @@ def test_beyond_loopback_a_passphrase_is_generated(open_app, on_the_network) -> 
     _locked(app)
     _sign_in(app, teacher_auth.generated_passphrase())
     assert "sidebar_clear_cache" in [b.key for b in app.sidebar.button]
+
+
+# ------------------------------------------------------------------------ 4/5. hostile LFs in pages
+
+#: (id, LF typed by a user, what the error box says)
+HOSTILE_LFS = [
+    ("deep-brackets", "exists x . " + "( man(x) AND " * 200 + "boy(x)" + " )" * 200, "nested more than"),
+    ("deep-quantifiers", " ".join(f"exists v{i} ." for i in range(300)) + " man(v0)", "nested more than"),
+    ("markup", "[link](http://evil.example) AND ![x](http://evil.example/x.png)", "does not parse"),
+    ("unbalanced", ")" * 50 + "man(x)", "does not parse"),
+]
+
+
+@pytest.mark.parametrize(("lf", "message"), [row[1:] for row in HOSTILE_LFS], ids=[row[0] for row in HOSTILE_LFS])
+def test_prompt_builder_gold_lf_table(at, lf: str, message: str) -> None:
+    goto(at, "prompt_builder")
+    at.radio(key="pb_test_source").set_value("typed").run()
+    at.text_input(key="pb_test_typed").input("the girl saw a ghost").run()
+    at.text_input(key="pb_gold0").input(lf).run()
+    assert_ok(at)  # no RecursionError, no traceback
+    assert any(message in e for e in texts(at, "error")), texts(at, "error")
+    _assert_no_live_markup(at)
+    assert at.session_state["prompt"].gold_lf0 is None
+
+
+@pytest.mark.parametrize(("lf", "message"), [row[1:] for row in HOSTILE_LFS], ids=[row[0] for row in HOSTILE_LFS])
+def test_parse_inspect_score_your_own_lf_table(at, lf: str, message: str) -> None:
+    goto(at, "parse_inspect")
+    at.button(key="pi_parse").click().run()
+    assert_ok(at)
+    at.text_area(key="pi_custom").input(lf)
+    at.get("form_submit_button")[0].click().run()
+    assert_ok(at)
+    assert any(message in e for e in texts(at, "error")), texts(at, "error")
+    _assert_no_live_markup(at)
+    assert "custom_score" not in at.session_state or at.session_state["custom_score"] is None
+
+
+def test_lf_inputs_are_length_capped(at) -> None:
+    from amp.parser.limits import MAX_LF_CHARS
+
+    goto(at, "prompt_builder")
+    at.radio(key="pb_test_source").set_value("typed").run()
+    at.text_input(key="pb_test_typed").input("the girl saw a ghost").run()
+    assert at.text_input(key="pb_gold0").max_chars == MAX_LF_CHARS
