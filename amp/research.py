@@ -65,6 +65,22 @@ class ReportError(ex.ExperimentError):
 # --------------------------------------------------------------------------- running
 
 
+def _check_settings(method: str, *, beams: int, width: int, n_samples: int, temperature: float, seed: int,
+                    max_new_tokens: int | None) -> None:
+    """The request bounds of :mod:`amp.parser.limits` for one method's settings (SettingError /
+    RequestTooLarge)."""
+    from amp.parser import limits
+
+    limits.check_beams(beams)
+    limits.check_max_new_tokens(max_new_tokens)
+    limits.check_seed(seed)
+    if method == "distinct":
+        limits.check_count(width, "width", limits.MAX_WIDTH)
+    if method == "sampling":
+        limits.check_samples(n_samples)
+        limits.check_temperature(temperature)
+
+
 def run_method(
     parser: Any,
     items: Iterable[ex.SweepItem],
@@ -89,6 +105,8 @@ def run_method(
     """
     if method not in METHODS:
         raise ReportError(f"method must be one of {METHODS}, not {method!r}")
+    _check_settings(method, beams=beams, width=width, n_samples=n_samples, temperature=temperature, seed=seed,
+                    max_new_tokens=max_new_tokens)  # before the run: a bad setting would fail every item
     planned = list(items)
     if method == "beam" and max_new_tokens is None:  # the paper's path: batched, cached run_items
         yield from ex.run_items(parser, planned, beams=beams, mode=mode, on_progress=on_progress,

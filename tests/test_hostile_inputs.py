@@ -575,3 +575,25 @@ def test_demo_pack_values_must_have_the_parsers_layout(tmp_path: Path, saved_tin
     with pytest.raises(DemoPackError, match="not a result the parser writes"):
         import_pack(bad, target)
     assert len(target) == 0
+
+
+@pytest.mark.parametrize(("settings", "message"), [
+    ({"method": "sampling", "temperature": 0.0}, "temperature"),
+    ({"method": "sampling", "temperature": float("nan")}, "temperature"),
+    ({"method": "sampling", "n_samples": 0}, "samples"),
+    ({"method": "beam", "beams": 10_000}, "beams"),
+    ({"method": "distinct", "width": 10_000}, "width"),
+    ({"method": "beam", "max_new_tokens": 0}, "max_new_tokens"),
+])
+def test_research_run_refuses_bad_settings_before_any_item(settings: dict, message: str) -> None:
+    """Bad sampling settings used to fail every item and then crash the report: now the run is
+    refused up front with a typed error, for the app and the CLI alike."""
+    from amp import research
+    from amp.errors import AmpError
+
+    class NoModel:
+        def __getattr__(self, name: str) -> object:
+            raise AssertionError(f"the model was used ({name})")
+
+    with pytest.raises(AmpError, match=message):
+        list(research.run_method(NoModel(), [object()], **settings))
