@@ -24,11 +24,19 @@ T = TypeVar("T")
 _MARKUP = re.compile(r"([\\`*_{}\[\]()<>#+\-.!|~:$&=\"'])")
 
 
+#: Where GFM turns bare text into a link (``http://…``, ``www.…``, ``name@host``) despite escapes:
+#: an invisible word joiner (U+2060) goes in between, so no autolink forms.
+_AUTOLINK = re.compile(r"(:)(//)|(?i:(www))(\.)|(@)")
+
+
 def plain(text: object) -> str:
     """``text`` for an element that renders Markdown, shown as plain text: no live link, no image
     fetch, no HTML, no emphasis — whatever a URL or a student typed (issue #12).  Line breaks
     become spaces (a heading or list cannot start mid-text)."""
-    return _MARKUP.sub(r"\\\1", " ".join(str(text).split()))
+    one_line = " ".join(str(text).split())
+    unlinked = _AUTOLINK.sub(lambda m: "\u2060".join(g for g in m.groups() if g) if m.group(5) is None
+                             else "\u2060@", one_line)
+    return _MARKUP.sub(r"\\\1", unlinked)
 
 
 class PageHalt(Exception):
