@@ -60,6 +60,7 @@ PACKAGE_DIR = Path(__file__).resolve().parent
 CODE_MODULES: tuple[str, ...] = (
     "parser/automaton.py",
     "parser/batch.py",
+    "parser/cancel.py",
     "parser/decode.py",
     "parser/divergence.py",
     "parser/fastsearch.py",

@@ -31,6 +31,7 @@ import streamlit as st
 
 from amp.errors import AmpError, ModelLoadError
 from amp.parser.backend import BackendError
+from amp.parser.cancel import SearchCancelled, cancel_scope
 from ui.common import describe_error
 
 T = TypeVar("T")
@@ -218,6 +219,9 @@ def compute(parser: Any, label: str, fn: Callable[[Any], T], *, who: str | None 
             st.button("Use a model in this app instead", key=f"server_fallback_{label[:20]}", on_click=set_server,
                       args=("",), icon=":material/undo:")
             return None
+        except SearchCancelled:
+            status.update(label=final("Cancelled: the model stopped"), state="error")
+            return None
         except ModelLoadError as exc:
             status.update(label=final("The model could not be loaded"), state="error")
             _fail(st, current_spec(), exc)
@@ -262,8 +266,34 @@ def using(parser: Any) -> Iterator[Any]:
     whole page action (parse + scores + steps, or one sweep item) atomic with respect to other
     sessions, so two tabs never interleave inside one action. It is re-entrant.
     """
-    with _lock_of(parser):
-        yield parser
+    lock = _lock_of(parser)
+    if not lock.acquire(blocking=False):
+        note = st.empty()
+        note.info("Waiting for the model: another computation (a sweep or another tab) is using it; this "
+                  "one starts when it ends.", icon=":material/hourglass_top:")
+        lock.acquire()
+        note.empty()
+    try:
+        with cancel_scope(_rerun_requested):
+            yield parser
+    finally:
+        lock.release()
+
+
+def _rerun_requested() -> bool:
+    """Whether Streamlit has a rerun or stop waiting for this script (a Cancel or any other click).
+
+    The decoder polls it every step (:func:`amp.parser.cancel.cancel_scope`): the model stops at
+    once and the script reruns, instead of the page saying "cancelled" while the model computes on.
+    """
+    try:
+        from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
+    except ImportError:
+        return False
+    ctx = get_script_run_ctx(suppress_warning=True)
+    requests = getattr(ctx, "script_requests", None)
+    state = getattr(requests, "_state", None)
+    return state is not None and getattr(state, "name", "CONTINUE") != "CONTINUE"
 
 
 def describe(parser: Any) -> str:

@@ -12,8 +12,10 @@
 With ``ordered=True`` results come strictly in input order instead (cached items still cost
 nothing).  A failing item yields a result with ``error`` set and the run goes on (a batched
 call that fails is retried item by item, so one bad LF does not sink its neighbours).
-Cancellation is cooperative: ``cancel`` is checked before every item and every model call; the
-run then stops cleanly and :attr:`BatchRun.cancelled`/:attr:`BatchRun.done` say how far it got.
+Cancellation is cooperative: ``cancel`` is checked before every item and every model call, and
+inside the constrained search at every decode step (:func:`amp.parser.cancel.cancel_scope`),
+so a cancel stops the model within one step, not at the end of its batch; the run then stops
+cleanly and :attr:`BatchRun.cancelled`/:attr:`BatchRun.done` say how far it got.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from dataclasses import dataclass
 
 from amp.errors import AmpError, ModelLoadError
 from amp.parser.backend import SearchSettings
+from amp.parser.cancel import SearchCancelled, cancel_scope
 from amp.parser.jobs import run_as_job
 from amp.parser.parser import Parser
 from amp.parser.results import PairScore, ParseResult
@@ -269,7 +272,11 @@ def _compute(parser: Parser, chunk: list[BatchItem], settings: dict,
         except ModelLoadError as exc:
             run.model_error = f"{type(exc).__name__}: {exc}"
     if run.model_error is None and len(chunk) > 1:
-        batched = _batched(parser, chunk, settings)
+        try:
+            with cancel_scope(cancelled):
+                batched = _batched(parser, chunk, settings)
+        except SearchCancelled:
+            return
         if batched is not None:
             for k, result in enumerate(batched):
                 if k and cancelled():  # the rest is computed and cached, but the run was stopped
@@ -283,12 +290,17 @@ def _compute(parser: Parser, chunk: list[BatchItem], settings: dict,
             yield BatchItemResult(item.id, None, None, cached=False, error=run.model_error)
             continue
         try:
-            yield _single(parser, item, settings)
+            with cancel_scope(cancelled):
+                result = _single(parser, item, settings)
+        except SearchCancelled:
+            return
         except ModelLoadError as exc:
             run.model_error = f"{type(exc).__name__}: {exc}"
             yield _error(item, exc)
         except Exception as exc:  # noqa: BLE001 - one failing item must not stop the batch
             yield _error(item, exc)
+        else:
+            yield result
 
 
 def _batched(parser: Parser, chunk: list[BatchItem], settings: dict) -> list[BatchItemResult] | None:
@@ -319,6 +331,8 @@ def _batched(parser: Parser, chunk: list[BatchItem], settings: dict) -> list[Bat
             triples = [(chunk[k].prompt, chunk[k].lf0, chunk[k].lf1) for k in to_score]
             for k, res in zip(to_score, parser.score_pairs(triples, fmt=fmt), strict=True):  # type: ignore[arg-type]
                 pairs[k] = res
+    except SearchCancelled:
+        raise
     except Exception:  # noqa: BLE001 - retried item by item to find the culprit
         return None
     return [BatchItemResult(item.id, parses.get(k), pairs.get(k), cached=False) for k, item in enumerate(chunk)]

@@ -51,16 +51,13 @@ import numpy as np
 import torch
 
 from amp.errors import DecodingError
+from amp.parser.cancel import SearchCancelled, current_check
 from amp.parser.prefix import PromptPrefix, device_of
 from amp.parser.processors import GrammarLogitsProcessor, ScoreTracker
 
 #: Scores at or below this are transformers' filler/penalised rows (real sums are far above).
 _JUNK = -1e8
 _NEG = np.float32(-1e9)
-
-
-class SearchCancelled(DecodingError):
-    """The search was cancelled between two decode steps."""
 
 
 @dataclass
@@ -379,6 +376,8 @@ def fast_beam_search(
     """
     if jump_rows is None:
         jump_rows = 2 * beams
+    if cancel is None:
+        cancel = current_check()
     layout = _mask_layout(model)
     if layout is None:
         raise DecodingError("this model's attention layout is not supported by the fast search")

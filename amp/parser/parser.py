@@ -406,9 +406,10 @@ class Parser:
         """Parse, score both readings, label the beams and locate the divergence (Fig. 4)."""
         from amp.parser.divergence import divergence
 
-        result = self.parse(prompt, fmt=fmt, beams=beams, alpha=alpha, constrained=constrained,
-                            max_new_tokens=max_new_tokens)
-        pair = self.score_pair(prompt, lf0, lf1, fmt=fmt)
+        # One prompt pass for the search, the pair and the top beam's steps (issue #16).
+        ((result, pair),) = self.parse_and_score_many([(prompt, lf0, lf1)], fmt=fmt, beams=beams, alpha=alpha,
+                                                      constrained=constrained, max_new_tokens=max_new_tokens)
+        assert pair is not None
         matches = tuple(match_lf(b.text, lf0, lf1, fmt=fmt, mode=canonical_mode) for b in result.beams)
         top = result.beams[0] if result.beams else None
         top_match = matches[0] if matches else NEITHER

@@ -46,3 +46,34 @@ def test_the_lock_is_reentrant_and_per_parser() -> None:
         t.start()
         t.join(2)
         assert done.is_set()
+
+
+def test_using_waits_for_a_busy_model_and_installs_the_cancel_check() -> None:
+    """A page action waits for another session's action (saying so), and inside it the decoder
+    polls Streamlit's pending-rerun flag (issue #16: cancel stops the model within a step)."""
+    import threading
+    import time
+
+    from amp.parser.cancel import current_check
+    from ui import model as ui_model
+
+    parser = object()
+    held, release = threading.Event(), threading.Event()
+
+    def other() -> None:
+        with ui_model.using(parser):
+            held.set()
+            release.wait(5)
+
+    worker = threading.Thread(target=other)
+    worker.start()
+    held.wait(5)
+    threading.Timer(0.3, release.set).start()
+    t0 = time.perf_counter()
+    with ui_model.using(parser):
+        waited = time.perf_counter() - t0
+        assert current_check() is ui_model._rerun_requested
+    worker.join(5)
+    assert waited >= 0.2
+    assert current_check() is None
+    assert ui_model._rerun_requested() is False  # no script run context: nothing pending

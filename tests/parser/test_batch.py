@@ -170,3 +170,21 @@ def test_model_that_cannot_load_fails_each_uncached_item_once(parser: Parser, tm
     assert [(r.id, r.ok) for r in results] == [("item1", True), ("item0", False), ("item2", False)]
     assert all("out of memory" in (r.error or "") for r in results[1:])
     assert len(attempts) == 1 and run.model_error and run.errors == 2
+
+
+def test_cancel_stops_the_model_inside_a_batch(parser: Parser) -> None:
+    """The decoder polls the run's cancel check every step: a cancel during a batched call stops
+    the model there (no results, no error records), not after the whole batch."""
+    parser.load()
+    polls: list[int] = []
+
+    def cancel() -> bool:
+        polls.append(1)
+        return len(polls) > 8  # the run's own checks, then a few decode steps
+
+    run = run_batch(parser, _items(4), cancel=cancel, batch_size=4, max_new_tokens=40)
+    results = list(run)
+    assert run.cancelled and results == []
+    assert 8 < len(polls) < 12  # stopped within a step of the request, not at the budget's end
+    assert not parser.cached("parse", prompt=_items(1)[0].prompt, fmt="fol", beams=5, alpha=0.7,
+                             constrained=True, max_new_tokens=40)

@@ -14,8 +14,9 @@ from typing import Any
 import pytest
 from parser_lm_helpers import HEADER, simple_prompt
 
+from amp.parser.cancel import SearchCancelled
 from amp.parser.decode import beam_search_batch, parse_and_score_batch, search_mode
-from amp.parser.fastsearch import SearchCancelled, SearchStats, supported
+from amp.parser.fastsearch import SearchStats, supported
 from amp.parser.scoring import forced_score_ids
 
 SENTENCES = ["the boy moved", "Galileo saw Mary with the telescope", "every cat held a cup", "the dog ate",

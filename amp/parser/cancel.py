@@ -1,0 +1,39 @@
+"""Cancelling a running search from outside it (issue #16): a per-context check the decoder polls.
+
+:func:`cancel_scope` installs a no-argument ``check``; the constrained search
+(:mod:`amp.parser.fastsearch`) calls it before every decode step and stops with
+:class:`SearchCancelled` once it returns true.  A batch run (:func:`amp.parser.batch.run_batch`)
+and the app's model calls install their cancel signal this way, so a cancel stops the model's
+work within a step instead of after its whole batch.  No torch import: callers that never decode
+stay light.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+from collections.abc import Callable, Iterator
+
+from amp.errors import DecodingError
+
+_CANCEL: contextvars.ContextVar[Callable[[], bool] | None] = contextvars.ContextVar("amp_search_cancel", default=None)
+
+
+class SearchCancelled(DecodingError):
+    """The search was cancelled between two decode steps."""
+
+
+@contextlib.contextmanager
+def cancel_scope(check: Callable[[], bool] | None) -> Iterator[None]:
+    """Searches started inside (in this thread/context) stop at the first decode step after
+    ``check()`` turns true."""
+    token = _CANCEL.set(check)
+    try:
+        yield
+    finally:
+        _CANCEL.reset(token)
+
+
+def current_check() -> Callable[[], bool] | None:
+    """The check of the innermost :func:`cancel_scope` (None outside any)."""
+    return _CANCEL.get()
