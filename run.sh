@@ -53,7 +53,9 @@ case "${1:-}" in
   app)
     shift
     install_python app,serve
-    exec "$VENV/bin/python" -m streamlit run app.py --server.address "${AMP_ADDRESS:-127.0.0.1}" "$@"
+    # amp app: streamlit run app.py on $AMP_ADDRESS (default loopback); beyond loopback without
+    # AMP_TEACHER_PASSWORD it prints a generated teacher passphrase at start.
+    exec "$VENV/bin/amp" app --address "${AMP_ADDRESS:-127.0.0.1}" -- "$@"
     ;;
   serve)
     shift

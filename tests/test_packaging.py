@@ -207,3 +207,13 @@ def test_run_sh_test_runs_ruff_and_mypy_before_pytest() -> None:
     checks = checks[: checks.index("\n}")]
     assert '"$VENV/bin/ruff" check .' in checks and '"$VENV/bin/mypy"' in checks
     assert "set -euo pipefail" in text  # a failing check stops the run before pytest
+
+
+def test_app_beyond_loopback_gets_a_passphrase_printed_at_start(capsys) -> None:
+    from amp import teacher_auth
+
+    assert teacher_auth.ENV not in app_cli.app_environment("127.0.0.1", {})
+    assert app_cli.app_environment("0.0.0.0", {teacher_auth.ENV: "mine"})[teacher_auth.ENV] == "mine"
+    env = app_cli.app_environment("0.0.0.0", {})
+    assert len(env[teacher_auth.ENV]) >= 20
+    assert env[teacher_auth.ENV] in capsys.readouterr().err

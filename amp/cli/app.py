@@ -1,7 +1,8 @@
 """``amp app``: start the Streamlit app (the same as ``bash run.sh app``, without the install).
 
     amp app                                   # http://127.0.0.1:8501
-    AMP_ADDRESS=0.0.0.0 amp app --port 8502   # a classroom network (set AMP_TEACHER_PASSWORD too)
+    AMP_ADDRESS=0.0.0.0 amp app --port 8502   # a classroom network: set AMP_TEACHER_PASSWORD, or a
+                                              # passphrase is generated and printed here at start
 
 The app's pages (``app.py``, ``views/``, ``ui/``) live in the repository beside the ``amp``
 package, so the command works from any folder with a source checkout or an editable install
@@ -42,6 +43,17 @@ def command(address: str, port: int, extra: list[str]) -> list[str]:
             "--server.address", address, "--server.port", str(port), *extra]
 
 
+def app_environment(address: str, environ: dict[str, str] | None = None) -> dict[str, str]:
+    """The app's environment: beyond loopback with no ``AMP_TEACHER_PASSWORD`` set, a passphrase
+    is generated now, printed in the terminal at start, and handed to the app."""
+    from amp import teacher_auth
+
+    env = dict(os.environ if environ is None else environ)
+    if not env.get(teacher_auth.ENV) and not teacher_auth.listens_on_loopback(address):
+        env[teacher_auth.ENV] = teacher_auth.generated_passphrase()
+    return env
+
+
 def run(args: argparse.Namespace) -> int:
     parser: argparse.ArgumentParser = args._parser
     if not (REPO_ROOT / "app.py").is_file():
@@ -56,6 +68,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"{parser.prog}: error: streamlit is not installed: pip install 'amp-explorer[app]'", file=sys.stderr)
         return 1
     try:
-        return subprocess.call(command(args.address, args.port, list(args.streamlit_args)), cwd=REPO_ROOT)
+        return subprocess.call(command(args.address, args.port, list(args.streamlit_args)), cwd=REPO_ROOT,
+                               env=app_environment(args.address))
     except KeyboardInterrupt:
         return 130
