@@ -31,7 +31,6 @@ input.
 
 from __future__ import annotations
 
-import itertools
 import re
 from collections.abc import Callable, Iterator
 from functools import lru_cache
@@ -233,23 +232,9 @@ def _shape_builder(shape: str, fmt: str, strict: bool) -> Callable[[list[str]], 
         template = _parse_text(shape, fmt, strict)
     except LFParseError:
         return None
-    slots = itertools.count()
-
-    def expr(f: Formula) -> str:
-        if isinstance(f, Atom):
-            pred = f"n[{next(slots)}]"
-            args = "".join(f"n[{next(slots)}], " if is_constant(a) else f"{a!r}, " for a in f.args)
-            return f"A({pred}, ({args}))"
-        if isinstance(f, Junction):
-            return f"J({f.op!r}, ({''.join(expr(c) + ', ' for c in f.children)}))"
-        return f"Q({f.quantifier!r}, {f.var!r}, {expr(f.body)})"
-
-    # The generated code only contains literals of the closed grammar (operators, quantifiers,
-    # variable names via repr) and n[i] look-ups, so compiling it is safe.
-    try:
-        return eval(f"lambda n: {expr(template)}", {"A": Atom, "J": Junction, "Q": Quantified})
-    except (RecursionError, SyntaxError, MemoryError):  # absurdly deep input: rebuild by walking
-        return lambda names: _fill(template, iter(names))
+    # The shape's AST with the real names put back by walking it (no code is generated or
+    # evaluated: variable names come from the user's text).
+    return lambda names: _fill(template, iter(names))
 
 
 def _fill(f: Formula, names: Iterator[str]) -> Formula:
