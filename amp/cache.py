@@ -22,6 +22,7 @@ entries simply stop being found; nobody has to remember to bump a constant.
 
 from __future__ import annotations
 
+import builtins
 import contextlib
 import hashlib
 import json
@@ -31,7 +32,7 @@ import stat
 import threading
 import time
 import warnings
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Self
@@ -371,7 +372,7 @@ class ResultCache:
         except (OSError, sqlite3.Error) as exc:
             raise CacheError(f"cannot write to the result cache in {self.directory}: {exc}") from exc
 
-    def set_many(self, items: list[tuple[str, Mapping[str, Any], str | None]]) -> None:
+    def set_many(self, items: Sequence[tuple[str, Mapping[str, Any], str | None]]) -> None:
         """Store every ``(key, value, model)`` or none: one SQLite transaction, rolled back on any
         failure (disk full), and the value files it wrote removed again.  Keys already present
         are the caller's business (:func:`amp.demo_pack.import_pack` never replaces them).
@@ -402,9 +403,9 @@ class ResultCache:
         except (OSError, sqlite3.Error):
             return 0
 
-    def _value_files(self) -> set[str]:
+    def _value_files(self) -> builtins.set[str]:
         """Relative paths of the value files under the folder (not the SQLite files)."""
-        out: set[str] = set()
+        out: builtins.set[str] = builtins.set()
         for root, _dirs, files in os.walk(self.directory):
             for name in files:
                 if not name.startswith(diskcache.core.DBNAME):

@@ -40,7 +40,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from amp.cache import SIZE_LIMIT_BYTES, ResultCache, canonical_json
 from amp.errors import AmpError, CacheError
@@ -467,7 +467,8 @@ def value_problem(key: str, value: dict[str, Any]) -> str | None:
                 if not isinstance(items, list):
                     return f"{field_name!r} must be a list"
                 for item in items:
-                    rebuilt = item_type.from_dict(item) if dataclasses.is_dataclass(item_type) else item
+                    rebuilt = (cast(Any, item_type).from_dict(item) if dataclasses.is_dataclass(item_type)
+                               else item)
                     if not _typed(rebuilt, item_type) or (dataclasses.is_dataclass(item_type)
                                                           and canonical_json(rebuilt.to_dict()) != canonical_json(item)):
                         return f"an item of {field_name!r} does not have the stored layout"
@@ -503,7 +504,7 @@ def _typed(obj: Any, hint: Any) -> bool:
         return isinstance(obj, dict)
     if dataclasses.is_dataclass(hint):
         hints = typing.get_type_hints(hint)
-        return isinstance(obj, hint) and all(_typed(getattr(obj, f.name), hints[f.name])
+        return isinstance(obj, cast(type, hint)) and all(_typed(getattr(obj, f.name), hints[f.name])
                                              for f in dataclasses.fields(hint))
     if hint is float:
         return isinstance(obj, int | float) and not isinstance(obj, bool)
