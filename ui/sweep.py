@@ -18,6 +18,7 @@ from typing import Any
 import streamlit as st
 
 from amp.errors import AmpError
+from amp.parser.cancel import progress_scope
 from ui import model as ui_model
 from ui.common import describe_error
 
@@ -130,14 +131,23 @@ def _follow(key: str, config: Any, items: Sequence[Any], parser: Any, stream: An
     uncached_time, uncached_units, uncached = 0.0, 0.0, 0
     examples = {it.id: len(it.prompt.examples) for it in items}
     last_draw = 0.0
+    ahead = [0]  # prompts whose search finished inside the running batch, not yet returned
+
+    def on_searched(n: int) -> None:  # called by the decoder between steps (issue #16)
+        ahead[0] += n
+        done = len(state.records)
+        bar.progress(min(1.0, (done + ahead[0]) / max(1, state.total)),
+                     text=f"{done} / {state.total} prompts · {ahead[0]} more searched, being scored")
+
     try:
         while True:
             t0 = time.perf_counter()
-            with ui_model.using(parser):
+            with ui_model.using(parser), progress_scope(on_searched):
                 record = next(stream, None)
             if record is None:
                 break
             if not getattr(record, "cached", False):
+                ahead[0] = max(0, ahead[0] - 1)
                 uncached_time += time.perf_counter() - t0
                 uncached_units += _units(examples.get(record.id, 10))
                 uncached += 1

@@ -1,4 +1,4 @@
-"""Cancelling a running search from outside it (issue #16): a per-context check the decoder polls.
+"""Cancelling a running search from outside it, and hearing of its progress (issue #16).
 
 :func:`cancel_scope` installs a no-argument ``check``; the constrained search
 (:mod:`amp.parser.fastsearch`) calls it before every decode step and stops with
@@ -37,3 +37,24 @@ def cancel_scope(check: Callable[[], bool] | None) -> Iterator[None]:
 def current_check() -> Callable[[], bool] | None:
     """The check of the innermost :func:`cancel_scope` (None outside any)."""
     return _CANCEL.get()
+
+
+_SEARCHED: contextvars.ContextVar[Callable[[int], None] | None] = contextvars.ContextVar("amp_searched", default=None)
+
+
+@contextlib.contextmanager
+def progress_scope(on_searched: Callable[[int], None] | None) -> Iterator[None]:
+    """Searches started inside call ``on_searched(n)`` when ``n`` more of their prompts finish
+    searching (before their batch returns), so a progress bar can advance per item."""
+    token = _SEARCHED.set(on_searched)
+    try:
+        yield
+    finally:
+        _SEARCHED.reset(token)
+
+
+def searched(n: int) -> None:
+    """Report ``n`` prompts whose search just finished to the innermost :func:`progress_scope`."""
+    callback = _SEARCHED.get()
+    if callback is not None and n:
+        callback(n)

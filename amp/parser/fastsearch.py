@@ -51,7 +51,7 @@ import numpy as np
 import torch
 
 from amp.errors import DecodingError
-from amp.parser.cancel import SearchCancelled, current_check
+from amp.parser.cancel import SearchCancelled, current_check, searched
 from amp.parser.prefix import PromptPrefix, device_of
 from amp.parser.processors import GrammarLogitsProcessor, ScoreTracker
 
@@ -534,6 +534,7 @@ def fast_beam_search(
         for key in [key for key in dists if len(key[1]) <= step - 1]:
             del dists[key]
         finished_now = [it for it in live if it.done]
+        searched(len(finished_now))
         if finished_now and any(not it.done for it in items):
             keep_rows = [r for r in range(rows.size) if not rows.item_of[r].done]
             rows.keep(keep_rows)

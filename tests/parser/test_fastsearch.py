@@ -137,3 +137,13 @@ def test_fast_search_equals_generate_on_the_default_model(gemma: Any) -> None:
     ref = beam_search_batch(gemma.model, gemma.tokenizer, prompts, beams=5, search="generate")
     fast = beam_search_batch(gemma.model, gemma.tokenizer, prompts, beams=5, search="fast")
     _same(ref, fast)
+
+
+def test_progress_is_reported_per_prompt_as_searches_finish(tiny_lm: Any) -> None:
+    from amp.parser.cancel import progress_scope
+
+    seen: list[int] = []
+    prompts = [simple_prompt(s) for s in SENTENCES[:3]]
+    with progress_scope(seen.append):
+        beam_search_batch(tiny_lm.model, tiny_lm.tokenizer, prompts, search="fast", steps_for=0)
+    assert sum(seen) == len(prompts) and all(n >= 1 for n in seen)
