@@ -38,8 +38,7 @@ def run_search(lm, items, search: str, batch: int) -> tuple[float, SearchStats, 
     for start in range(0, len(items), batch):
         chunk = items[start:start + batch]
         asks = [(it.prompt_text, it.lf0, it.lf1) for it in chunk]
-        out += parse_and_score_batch(lm.model, lm.tokenizer, asks, beams=chunk[0].beams if hasattr(chunk[0], "beams")
-                                     else 5, search=search, stats=stats)
+        out += parse_and_score_batch(lm.model, lm.tokenizer, asks, beams=5, search=search, stats=stats)
     return time.perf_counter() - t0, stats, out
 
 
@@ -59,7 +58,7 @@ def main() -> int:
     torch.set_num_threads(args.threads)
     lm = load_model(args.model, device="cpu")
     plans = {
-        "zero-shot": ex.plan_zeroshot(ex.ZeroShotConfig(types=("pp",), n=args.n_zero, beams=5))[: args.n_zero],
+        "zero-shot": ex.plan_zeroshot(ex.ZeroShotConfig(types=("pp",), n=max(1, args.n_zero), beams=5))[: args.n_zero],
         "few-shot": ex.plan_fewshot(ex.FewShotConfig(types=("pp",), ratios=(0, 0.5, 1), n_per_ratio=max(1, args.n_few),
                                                      beams=5))[: args.n_few],
     }

@@ -10,6 +10,13 @@ original used (α = 0.7, reference §12): ``logprob / (((5 + len) ** α) / (6 **
 original applied GNMT inside its search; here it only orders the k beams that the summed-score
 search kept, which can differ when long and short LFs compete for the last beam slots.)
 
+By default (``AMP_SEARCH=fast``, :func:`search_mode`) the constrained search is not run by
+``generate`` but by :func:`amp.parser.fastsearch.fast_beam_search`: the same search and
+bookkeeping (its beams and sums equal ``generate``'s, tested), fed ahead over grammar-forced text,
+with prompts leaving the batch once their result is fixed and a cancel check every step.
+``generate`` remains the reference (``AMP_SEARCH=generate``), and the path for unconstrained
+search and for models whose attention layout the fast search cannot mask.
+
 Beams cut off by ``max_new_tokens`` come back from transformers looking finished (design study
 §5 item 2); every beam is therefore re-checked with the automaton and with lark and flagged
 ``finished``/``parses``; unfinished beams are ranked after all finished ones.
