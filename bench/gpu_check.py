@@ -14,7 +14,7 @@ directly (no result cache, no :class:`~amp.parser.parser.Parser`):
 * peak GPU memory per phase (``torch.cuda.max_memory_allocated``, reset before each phase);
 * the decode rate as a fraction of the memory-bandwidth bound: ``weight bytes × decode steps /
   time ÷ bandwidth`` — once over the phase's wall time (``bw%``) and once over the time spent
-  inside the decode forwards only (``bw%fwd``; one-token forwards of ``generate``, timed with a
+  inside the decode forwards only (``bw%fwd``; decode passes of the base model, timed with a
   device synchronise around each).  The bandwidth is ``--bandwidth-gbs`` if given, else looked
   up by device name (A100/H100/H200/L4/…), else 4800 GB/s (H200); the table says which.
 
@@ -154,14 +154,22 @@ def batches_for(few: list[Any], zero: list[Any], n_items: int, batch_size: int) 
     return [b for pair in zip(*kinds) for b in pair] + kinds[0][len(kinds[1]):] + kinds[1][len(kinds[0]):]
 
 
+#: Widest input of a forward that still counts as a decode pass: one token per row for
+#: ``generate``, and a short grammar-forced run fed ahead by the fast search; prompt passes are
+#: hundreds of tokens wide.
+DECODE_PASS_MAX_WIDTH = 8
+
+
 class ForwardCounter:
-    """Wraps ``model.forward``: counts one-token forwards (the decode steps of ``generate``) and
-    their time (with a device synchronise before and after each, so the time is the GPU's)."""
+    """Wraps the base model's ``forward`` (both ``generate``, through the LM's forward, and the fast
+    search, which calls the base model and the output layer itself, go through it): counts decode
+    passes (inputs at most :data:`DECODE_PASS_MAX_WIDTH` tokens wide) and their time (with a device
+    synchronise before and after each, so the time is the GPU's)."""
 
     def __init__(self, model: Any, sync: Callable[[], None]) -> None:
-        self.model = model
+        self.model = getattr(model, "base_model", None) or model
         self.sync = sync
-        self.inner = model.forward
+        self.inner = self.model.forward
         self.steps = 0
         self.seconds = 0.0
         self.forwards = 0
@@ -173,7 +181,7 @@ class ForwardCounter:
                 ids = a[0]
             if ids is None:
                 ids = k.get("inputs_embeds")
-            one = ids is not None and getattr(ids, "ndim", 0) >= 2 and int(ids.shape[1]) == 1
+            one = ids is not None and getattr(ids, "ndim", 0) >= 2 and int(ids.shape[1]) <= DECODE_PASS_MAX_WIDTH
             self.forwards += 1
             if not one:
                 return self.inner(*a, **k)
@@ -185,7 +193,7 @@ class ForwardCounter:
             self.steps += 1
             return out
 
-        model.forward = counted
+        self.model.forward = counted
 
     def reset(self) -> None:
         self.steps, self.seconds, self.forwards = 0, 0.0, 0
@@ -528,7 +536,7 @@ def main(argv: Sequence[str] | None = None) -> int:
           f"({bandwidth_source}); torch {meta['torch']}, transformers {meta['transformers']} ==")
     print(table(result))
     print("bw% = weight bytes x decode steps / phase wall time / bandwidth; bw%fwd = the same over the time "
-          "inside one-token forwards only")
+          "inside decode passes (inputs of at most 8 tokens) only")
     out = args.json_out or default_json_out()
     try:
         out.parent.mkdir(parents=True, exist_ok=True)

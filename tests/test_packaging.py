@@ -209,8 +209,10 @@ def test_run_sh_test_runs_ruff_and_mypy_before_pytest() -> None:
     assert "set -euo pipefail" in text  # a failing check stops the run before pytest
 
 
-def test_app_beyond_loopback_gets_a_passphrase_printed_at_start(capsys) -> None:
+def test_app_beyond_loopback_gets_a_passphrase_printed_at_start(capsys, monkeypatch) -> None:
     from amp import teacher_auth
+
+    monkeypatch.setattr(teacher_auth, "_GENERATED", [])  # as in a fresh process: none made yet
 
     assert teacher_auth.ENV not in app_cli.app_environment("127.0.0.1", {})
     assert app_cli.app_environment("0.0.0.0", {teacher_auth.ENV: "mine"})[teacher_auth.ENV] == "mine"
