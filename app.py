@@ -1,7 +1,7 @@
 """AmP Explorer — the frame: page setup, navigation and the shared sidebar.
 
 Run with ``streamlit run app.py`` (or ``bash run.sh app``).  Each page is a short script in
-``views/``; the model, its lock and the result cache live in :mod:`ui.model`.
+``views/``; the model, its lock and the result cache live in :mod:`ui.model_picker`.
 
 Why ``views/`` and not ``pages/``: with a ``pages/`` folder next to the entrypoint, Streamlit
 1.67 runs the app in its legacy multipage mode (``PagesManager.uses_pages_directory``) and wraps
@@ -18,7 +18,7 @@ import streamlit as st
 
 from amp.errors import AmpError
 from ui import auth as ui_auth
-from ui import model as ui_model
+from ui import model_picker as ui_model
 from ui.common import PageHalt
 
 # A local favicon: a ":material/…:" page icon would be fetched from fonts.gstatic.com.

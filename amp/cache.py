@@ -73,9 +73,9 @@ CODE_MODULES: tuple[str, ...] = (
     "parser/sampling.py",
     "parser/scoring.py",
     "parser/vocab.py",
-    "interpretations.py",
+    "evaluation/interpretations.py",
     "logic/grammar.py",
-    "lexicon.py",
+    "data/lexicon.py",
     "prompts.py",
 )
 
@@ -375,7 +375,7 @@ class ResultCache:
     def set_many(self, items: Sequence[tuple[str, Mapping[str, Any], str | None]]) -> None:
         """Store every ``(key, value, model)`` or none: one SQLite transaction, rolled back on any
         failure (disk full), and the value files it wrote removed again.  Keys already present
-        are the caller's business (:func:`amp.demo_pack.import_pack` never replaces them).
+        are the caller's business (:func:`amp.teaching.demo_pack.import_pack` never replaces them).
 
         Raises :class:`~amp.errors.CacheError` (the cache is then as it was), ``TypeError`` /
         ``ValueError`` for a value that is not strict JSON (checked before anything is written).

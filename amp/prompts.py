@@ -17,11 +17,11 @@ from typing import Any
 
 import numpy as np
 
-from amp import lexicon
+from amp.data import lexicon
+from amp.data.generate import AMBIGUOUS_TYPES, AmbiguousPair, find_pair, pairs, pool
+from amp.data.templates.engine import registry_version
+from amp.data.templates.records import Example
 from amp.errors import PromptError
-from amp.generate import AMBIGUOUS_TYPES, AmbiguousPair, find_pair, pairs, pool
-from amp.templates.model import registry_version
-from amp.templates.records import Example
 
 #: The preamble of every prompt (reference §10).
 HEADER = "Let's translate what a human user says into what a computer might say."
@@ -344,6 +344,6 @@ def _converter(fmt: str):
     and golds the released Lisp form — sorted, flattened, ordered variables (§6.1, §11)."""
     if fmt == "fol":
         return lambda lf: lf
-    from amp.splits_render import render_ordered
+    from amp.data.splits_render import render_ordered
 
     return lambda lf: render_ordered(lf, "lisp")

@@ -43,7 +43,7 @@ FALLBACK_LFS = (
 def scope_prompt() -> tuple[str, str, str]:
     """A zero-shot prompt for the first scope sentence and its two gold LFs."""
     try:
-        from amp.generate import pool
+        from amp.data.generate import pool
         from amp.prompts import zero_shot_prompt
 
         prompt = zero_shot_prompt(pool("scope")[0].surface)

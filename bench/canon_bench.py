@@ -5,14 +5,14 @@ Usage: ``python bench/canon_bench.py [--limit N] [--profile MODE] [--scaling]``
 ``--scaling`` instead measures how reading one huge LF grows with its length: the CPU time of a
 32,000-atom chain over a 4,000-atom one (8 for linear reading, 64 for quadratic).
 
-Walks every pool of :mod:`amp.generate` (the five ambiguous types and the unambiguous sets;
+Walks every pool of :mod:`amp.data.generate` (the five ambiguous types and the unambiguous sets;
 composite pools are skipped, they repeat other pools), canonicalises each record's LF in
 ``paper`` and ``logical`` mode and prints LFs/second per mode.  CPU time is printed next to wall time
 because shared machines distort the latter.  Memoised canonical forms are
 cleared before each mode, so each mode pays for its own parses (the grammar-level shape memo of
-:mod:`amp.logic.parse` stays warm, as it does in any real run).  Duplicate LF strings across
+:mod:`amp.logic.reader` stays warm, as it does in any real run).  Duplicate LF strings across
 pools hit the memo, as they would in an evaluation.  The goal is the whole set, both modes,
-in under 10 s on one core.  Without :mod:`amp.generate` it falls back to the LF templates of
+in under 10 s on one core.  Without :mod:`amp.data.generate` it falls back to the LF templates of
 reference §4 filled from the lexicon.
 """
 
@@ -28,20 +28,20 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from amp import lexicon
+from amp.data import lexicon
 from amp.logic.canonical import MODES, canonical, clear_cache
 
 
 def generated_lfs() -> tuple[list[str], str]:
     """Every LF of every pool (records in pool order), and where they came from."""
     try:
-        from amp.generate import AMBIGUOUS_TYPES, UNAMBIGUOUS_SETS, pool
+        from amp.data.generate import AMBIGUOUS_TYPES, UNAMBIGUOUS_SETS, pool
     except ImportError:
-        return fallback_lfs(), "fallback templates (amp.generate missing)"
+        return fallback_lfs(), "fallback templates (amp.data.generate missing)"
     lfs: list[str] = []
     for name in (*AMBIGUOUS_TYPES, *UNAMBIGUOUS_SETS):
         lfs.extend(r.lf for r in pool(name))
-    return lfs, "amp.generate pools"
+    return lfs, "amp.data.generate pools"
 
 
 def fallback_lfs() -> list[str]:
@@ -84,7 +84,7 @@ def long_lf(atoms: int) -> str:
 def scaling(small: int = 4_000, factor: int = 8) -> tuple[float, float, float]:
     """CPU seconds to read a chain of ``small`` atoms and one ``factor`` times longer, and their
     ratio (``factor`` for linear reading, ``factor``² for quadratic) — measured in one run."""
-    from amp.logic.parse import parse_lf
+    from amp.logic.reader import parse_lf
 
     times = []
     for atoms in (small, small * factor):

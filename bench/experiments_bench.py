@@ -3,7 +3,7 @@
 Usage: ``python bench/experiments_bench.py [--model default] [--types pp] [--n-zero 2] [--n-few 1]
 [--ratios 0,0.5,1] [--beams 5] [--threads 2] [--batch-sizes 1,8] [--separate]``
 
-Runs :func:`amp.experiments.run_items` (constrained beam search + forced scoring of LF0/LF1 for
+Runs :func:`amp.evaluation.experiments.run_items` (constrained beam search + forced scoring of LF0/LF1 for
 every item) on a zero-shot plan and on a few-shot plan, against a *temporary* result cache so
 the first pass is cold, once per batch size (items per model call; each item's parse and P(LF0)
 share one prompt pass); then reruns both plans on the warm cache (what a second run of a sweep
@@ -23,8 +23,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from amp import experiments as ex
 from amp.cache import ResultCache
+from amp.evaluation import experiments as ex
 from amp.parser.parser import Parser
 
 

@@ -19,7 +19,7 @@ directly (no result cache, no :class:`~amp.parser.parser.Parser`):
   up by device name (A100/H100/H200/L4/…), else 4800 GB/s (H200); the table says which.
 
 Prompts are realistic and fixed: 10-example mixed (few-shot) prompts and zero-shot prompts for
-the pp / scope / bound / conj types, planned with :mod:`amp.experiments` (seed 0); half of each
+the pp / scope / bound / conj types, planned with :mod:`amp.evaluation.experiments` (seed 0); half of each
 phase's batches are few-shot, half zero-shot, a batch holding one kind (as a sweep runs its plan).
 Every phase starts with an untimed warm-up call at its batch size; a phase stops early once it
 has run ``--phase-s`` seconds (the items done are counted), and phases that would start after
@@ -116,7 +116,7 @@ def one_line(exc: BaseException) -> str:
 
 def plan_items(quick: bool) -> tuple[list[Any], list[Any]]:
     """(few-shot items, zero-shot items), each interleaved round-robin over :data:`TYPES`."""
-    from amp import experiments as ex
+    from amp.evaluation import experiments as ex
 
     if quick:
         few = ex.plan_fewshot(ex.FewShotConfig(types=TYPES, ratios=(0.5,), n_per_ratio=1, k=10, seed=SEED, beams=BEAMS))

@@ -3,7 +3,7 @@
 Usage: ``python bench/paired_design_bench.py [--model default] [--type pp] [--n 6]
 [--ratios 0,0.3,0.5,0.7,1] [--seeds 0,1] [--parse] [--beams 5] [--threads 2] [--batch-size 8]``
 
-Runs one small few-shot sweep (:func:`amp.experiments.plan_fewshot` + :func:`run_items`: forced
+Runs one small few-shot sweep (:func:`amp.evaluation.experiments.plan_fewshot` + :func:`run_items`: forced
 decoding of LF0/LF1 for P(LF0) and FIM; with ``--parse`` also constrained beam search for the
 top-1 prediction and FDM — on a shared 2-core CPU about 15 s per item without it, 2 minutes
 with it) twice per seed with the same config: the **paired** design (the default, as in the original, reference §11: a test item
@@ -79,8 +79,8 @@ def main() -> int:
 
     import torch
 
-    from amp import experiments as ex
     from amp.cache import ResultCache
+    from amp.evaluation import experiments as ex
     from amp.parser.parser import Parser
 
     torch.set_num_threads(args.threads)

@@ -65,7 +65,7 @@ def _pp_prompt(a: str, v: str, b: str, n: str) -> tuple[str, str, str]:
 def amp_prompts(n: int) -> tuple[list[tuple[str, str, str]], str]:
     """``n`` (prompt, lf0, lf1): two per ambiguity type from amp.prompts if available."""
     try:
-        from amp.generate import pairs
+        from amp.data.generate import pairs
         from amp.prompts import zero_shot_prompt
 
         out = []

@@ -50,7 +50,7 @@ def main() -> int:
     args = ap.parse_args()
     import torch
 
-    from amp import experiments as ex
+    from amp.evaluation import experiments as ex
     from amp.parser.backend import SearchSettings
     from amp.parser.batch import BatchItem
     from amp.parser.parser import Parser

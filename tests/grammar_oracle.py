@@ -31,7 +31,7 @@ from typing import Any
 from lark import Lark, Token
 from lark.exceptions import UnexpectedInput
 
-from amp import lexicon
+from amp.data import lexicon
 from amp.logic.grammar import grammar_text
 
 QUANTIFIERS = frozenset({"exists", "forall"})

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from amp.cli import main
-from amp.generate import find_pair, read_jsonl, sample_pairs
+from amp.data.generate import find_pair, read_jsonl, sample_pairs
 from amp.prompts import Prompt, zero_shot_prompt
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -1,4 +1,4 @@
-"""Portable demo packs (amp.demo_pack): round trip, and every kind of tampering refused."""
+"""Portable demo packs (amp.teaching.demo_pack): round trip, and every kind of tampering refused."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from amp.cache import ResultCache
-from amp.demo_pack import (
+from amp.teaching.demo_pack import (
     SCHEMA_VERSION,
     DemoPackError,
     PackLimits,
@@ -44,7 +44,7 @@ def _fill(cache: ResultCache) -> dict[str, tuple[dict, str | None]]:
 
 
 def _snapshot(cache: ResultCache) -> dict[str, tuple[dict | None, str | None]]:
-    from amp.demo_pack import _tagged_keys
+    from amp.teaching.demo_pack import _tagged_keys
 
     return {k: (cache.get(k), tag) for k, tag in _tagged_keys(cache).items()}
 

@@ -1,4 +1,4 @@
-"""amp.experiments: planning, the streaming runner (with a fake parser) and the summaries.
+"""amp.evaluation.experiments: planning, the streaming runner (with a fake parser) and the summaries.
 
 The parser is a hand-made fake with the ``parse``/``score_pair`` methods of
 ``amp.parser.parser.Parser``: it answers from a table keyed by (test sentence, LF0 ratio of the
@@ -20,7 +20,8 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from amp.experiments import (
+from amp.data.generate import AMBIGUOUS_TYPES, find_pair, sample_pairs
+from amp.evaluation.experiments import (
     DEFAULT_RATIOS,
     FEWSHOT_PER_RATIO_COLUMNS,
     FEWSHOT_PER_TYPE_COLUMNS,
@@ -41,7 +42,6 @@ from amp.experiments import (
     zeroshot_columns,
     zeroshot_summary,
 )
-from amp.generate import AMBIGUOUS_TYPES, find_pair, sample_pairs
 from amp.prompts import Prompt, lf0_count
 
 # --------------------------------------------------------------------------- planning
@@ -569,9 +569,9 @@ def test_rematch_switches_canonicaliser(scope_records):
 def test_end_to_end_with_tiny_model(saved_tiny_model, tmp_path):
     """Plan → real Parser (tiny random GPT-2, result cache in tmp) → records → summaries → figures."""
     pytest.importorskip("torch")
-    from amp import plots
     from amp.cache import ResultCache
     from amp.parser.parser import Parser
+    from amp.reporting import plots
 
     parser = Parser(str(saved_tiny_model), device="cpu", cache=ResultCache(tmp_path / "results"))
     cfg = FewShotConfig(types=("scope",), ratios=(0.0, 1.0), n_per_ratio=1, beams=2)

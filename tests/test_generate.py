@@ -11,7 +11,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from amp.generate import (
+from amp.data.generate import (
     AMBIGUOUS_TYPES,
     AmbiguousPair,
     DataError,
@@ -285,7 +285,7 @@ def test_lfs_parse_and_readings_differ_after_canonicalisation() -> None:
     """§4.7: after canonicalisation LF0 ≠ LF1 for every ambiguous surface (sampled here)."""
     pytest.importorskip("amp.logic.canonical")
     from amp.logic.canonical import canonical
-    from amp.logic.parse import parse_lf
+    from amp.logic.reader import parse_lf
 
     for type_ in AMBIGUOUS_TYPES:
         for p in sample_pairs(type_, 15, seed=2):

@@ -238,7 +238,7 @@ def _deep_lfs(levels: int) -> dict[str, tuple[str, str]]:
 @pytest.mark.parametrize("shape", ["brackets", "quantifiers", "lisp"])
 def test_too_deep_lf_is_a_typed_error(shape: str) -> None:
     from amp.errors import LFParseError
-    from amp.logic.parse import parse_lf
+    from amp.logic.reader import parse_lf
 
     text, fmt = _deep_lfs(200)[shape]
     with pytest.raises(LFParseError, match="nested more than 100 levels"):
@@ -255,7 +255,7 @@ def test_every_lf_the_reader_accepts_survives_the_recursive_functions(shape: str
     """The deepest LF the reader accepts goes through rendering, conversion and every canonical
     mode without RecursionError, with 200 frames of the stack already in use."""
     from amp.logic.canonical import MODES, canonical
-    from amp.logic.parse import depth, parse_lf
+    from amp.logic.reader import depth, parse_lf
     from amp.logic.render import render
     from amp.parser.limits import MAX_LF_DEPTH
 
@@ -276,7 +276,7 @@ def test_every_lf_the_reader_accepts_survives_the_recursive_functions(shape: str
 def test_long_chain_is_one_junction() -> None:
     """A 30,000-atom chain (352 kB) is read as one n-ary conjunction (no tuple copied per atom)."""
     from amp.logic.ast import Junction
-    from amp.logic.parse import parse_lf
+    from amp.logic.reader import parse_lf
 
     text = "exists x . " + " AND ".join(f"man(x{i % 7}) AND boy(x)" for i in range(15_000))
     tree = parse_lf(text.replace("exists x . ", ""), "fol")
@@ -315,13 +315,13 @@ def test_metrics_with_a_deep_gold_lf_is_one_error_line(tmp_path: Path) -> None:
     ("classroom-box", False),
 ])
 def test_which_addresses_are_loopback(address: str | None, loopback: bool) -> None:
-    from amp.teacher_auth import listens_on_loopback
+    from amp.teaching.teacher_auth import listens_on_loopback
 
     assert listens_on_loopback(address) is loopback
 
 
 def test_required_passphrase() -> None:
-    from amp.teacher_auth import ENV, generated_passphrase, passphrase_matches, required_passphrase
+    from amp.teaching.teacher_auth import ENV, generated_passphrase, passphrase_matches, required_passphrase
 
     assert required_passphrase("127.0.0.1", {}) is None  # the laptop case: open
     assert required_passphrase("127.0.0.1", {ENV: "s3cret phrase"}) == "s3cret phrase"
@@ -464,7 +464,7 @@ def _pack_with_overlap(tmp_path: Path) -> tuple[Path, object, list[str]]:
     """A pack of ten results (four large: value files) and a target cache that already holds two
     of its keys with the teacher's own values, plus one more result."""
     from amp.cache import ResultCache
-    from amp.demo_pack import export_pack
+    from amp.teaching.demo_pack import export_pack
 
     keys = [ResultCache.key("note", prompt=f"Human: s{i}\nComputer:", model="m") for i in range(11)]
     source = ResultCache(tmp_path / "source")
@@ -487,8 +487,8 @@ def _state(cache, keys: list[str]) -> tuple:  # noqa: ANN001
 def test_demo_pack_import_failing_half_way_leaves_the_cache_exactly_as_before(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from amp.cache import JSONTextDisk
-    from amp.demo_pack import import_pack
     from amp.errors import AmpError
+    from amp.teaching.demo_pack import import_pack
 
     pack, target, keys = _pack_with_overlap(tmp_path)
     before = _state(target, keys)
@@ -509,7 +509,7 @@ def test_demo_pack_import_failing_half_way_leaves_the_cache_exactly_as_before(
 
 
 def test_demo_pack_never_replaces_local_results(tmp_path: Path) -> None:
-    from amp.demo_pack import import_pack
+    from amp.teaching.demo_pack import import_pack
 
     pack, target, keys = _pack_with_overlap(tmp_path)
     info = import_pack(pack, target)
@@ -521,7 +521,7 @@ def test_demo_pack_never_replaces_local_results(tmp_path: Path) -> None:
 def test_demo_pack_that_expands_a_hundredfold_is_refused(tmp_path: Path) -> None:
     """1 MB of zip must not become 1 GB of cache: the expansion ratio is bounded."""
     from amp.cache import ResultCache
-    from amp.demo_pack import DemoPackError, export_pack, import_pack
+    from amp.teaching.demo_pack import DemoPackError, export_pack, import_pack
 
     source = ResultCache(tmp_path / "source")
     for i in range(20):
@@ -536,9 +536,9 @@ def test_demo_pack_that_expands_a_hundredfold_is_refused(tmp_path: Path) -> None
 
 def test_demo_pack_that_would_evict_earlier_results_is_refused(tmp_path: Path,
                                                                monkeypatch: pytest.MonkeyPatch) -> None:
-    from amp import demo_pack
     from amp.cache import ResultCache
-    from amp.demo_pack import DemoPackError, import_pack
+    from amp.teaching import demo_pack
+    from amp.teaching.demo_pack import DemoPackError, import_pack
 
     pack, target, keys = _pack_with_overlap(tmp_path)
     monkeypatch.setattr(demo_pack, "SIZE_LIMIT_BYTES", target.volume() + 50_000)  # room for less than the pack
@@ -555,8 +555,8 @@ def test_demo_pack_values_must_have_the_parsers_layout(tmp_path: Path, saved_tin
     import copy
 
     from amp.cache import ResultCache
-    from amp.demo_pack import DemoPackError, export_pack, import_pack
     from amp.parser import Parser
+    from amp.teaching.demo_pack import DemoPackError, export_pack, import_pack
 
     source = ResultCache(tmp_path / "source")
     parser = Parser(str(saved_tiny_model), device="cpu", cache=source)
@@ -588,8 +588,8 @@ def test_demo_pack_values_must_have_the_parsers_layout(tmp_path: Path, saved_tin
 def test_research_run_refuses_bad_settings_before_any_item(settings: dict, message: str) -> None:
     """Bad sampling settings used to fail every item and then crash the report: now the run is
     refused up front with a typed error, for the app and the CLI alike."""
-    from amp import research
     from amp.errors import AmpError
+    from amp.evaluation import research
 
     class NoModel:
         def __getattr__(self, name: str) -> object:

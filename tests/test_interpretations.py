@@ -6,14 +6,14 @@ import math
 
 import pytest
 
-from amp.interpretations import (
+from amp.evaluation.interpretations import (
     distinct_from_beams,
     distinct_topk,
     distribution_from_samples,
     sample_interpretations,
     sample_with_parser,
 )
-from amp.metrics import prediction_key, zm_k
+from amp.evaluation.metrics import prediction_key, zm_k
 
 PROMPT = "Human: the man saw a girl\nComputer:"
 A = "exists x . man(x) AND exists y . girl(y) AND saw(x, y)"
@@ -67,7 +67,7 @@ def test_sampling_cached_through_parser(parser):
     first = sample_with_parser(parser, PROMPT, n=4, seed=1, max_new_tokens=16)
     again = sample_with_parser(parser, PROMPT, n=4, seed=1, max_new_tokens=16)
     assert first.samples == again.samples
-    from amp.interpretations import samples_cached
+    from amp.evaluation.interpretations import samples_cached
 
     assert samples_cached(parser, PROMPT, 4, 1.0, 1, "fol", 16)
     assert not samples_cached(parser, PROMPT, 4, 1.0, 2, "fol", 16)

@@ -1,4 +1,4 @@
-"""ZM_k, top-1 rates, FDM, FIM and P(LF0) (paper Eqs. 1–3; reference §13; amp.metrics)."""
+"""ZM_k, top-1 rates, FDM, FIM and P(LF0) (paper Eqs. 1–3; reference §13; amp.evaluation.metrics)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import re
 import pytest
 
 from amp.errors import MetricError
-from amp.metrics import (
+from amp.evaluation.metrics import (
     ZeroShotOutcome,
     check_ratio,
     fdm,

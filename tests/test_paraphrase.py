@@ -1,4 +1,4 @@
-"""Verbalised interpretations (amp.paraphrase): paper Table 1 / §3.2 wording, every template."""
+"""Verbalised interpretations (amp.teaching.paraphrase): paper Table 1 / §3.2 wording, every template."""
 
 from __future__ import annotations
 
@@ -6,8 +6,15 @@ import re
 
 import pytest
 
-from amp.generate import AMBIGUOUS_TYPES, AmbiguousPair, find_pair, pairs
-from amp.paraphrase import (
+from amp.data.generate import AMBIGUOUS_TYPES, AmbiguousPair, find_pair, pairs
+from amp.data.templates import (
+    Template,
+    all_templates,
+    register_template,
+    unregister_template,
+)
+from amp.data.templates.engine import fill
+from amp.teaching.paraphrase import (
     PARAPHRASES,
     ParaphraseError,
     base_form,
@@ -20,13 +27,6 @@ from amp.paraphrase import (
     pronoun,
     verbalise_lf,
 )
-from amp.templates import (
-    Template,
-    all_templates,
-    register_template,
-    unregister_template,
-)
-from amp.templates.model import fill
 
 _BAD_ARTICLE = re.compile(r"(?<![A-Za-z])a [aeiou]|(?<![A-Za-z])an [^aeiou]")
 

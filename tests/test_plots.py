@@ -1,4 +1,4 @@
-"""Figure specs of amp.plots, read from ``fig.to_dict()`` (no rendering).
+"""Figure specs of amp.reporting.plots, read from ``fig.to_dict()`` (no rendering).
 
 Token steps are hand-made stand-ins with the fields of ``amp.parser.parser.TokenStep`` (the
 figure functions only read attributes), so these tests do not load a model.
@@ -13,8 +13,8 @@ import pandas as pd
 import plotly.graph_objects as go
 import pytest
 
-from amp import plots
-from amp.plots import (
+from amp.reporting import plots
+from amp.reporting.plots import (
     LF0_COLOR,
     LF1_COLOR,
     TYPE_COLORS,

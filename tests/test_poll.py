@@ -1,4 +1,4 @@
-"""Class polls (amp.poll): concurrency, validation, the Appendix A.5 conversion, export."""
+"""Class polls (amp.teaching.poll): concurrency, validation, the Appendix A.5 conversion, export."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from amp.poll import (
+from amp.teaching.poll import (
     CODE_ALPHABET,
     DuplicateVoteError,
     InvalidPollError,
@@ -94,7 +94,7 @@ def test_bad_polls_and_items_are_refused(store: PollStore) -> None:
 
 
 def test_item_from_pair_uses_paraphrases() -> None:
-    from amp.generate import find_pair
+    from amp.data.generate import find_pair
 
     item = PollItem.from_pair(find_pair("the boy saw the man with the telescope"), model_p_lf0=0.25)
     assert item.paraphrase1 == "the boy used the telescope to see the man"

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pytest
 
-from amp.generate import AMBIGUOUS_TYPES, sample_pairs
+from amp.data.generate import AMBIGUOUS_TYPES, sample_pairs
 from amp.prompts import lf0_count, mixed_prompt
 
 BUILDER_K = range(1, 21)  # views/prompt_builder.py: number_input("Examples k", 1, 20, ...)

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from amp.data.generate import AMBIGUOUS_TYPES, find_pair, pairs, pool, sample_pairs
 from amp.errors import PromptError
-from amp.generate import AMBIGUOUS_TYPES, find_pair, pairs, pool, sample_pairs
 from amp.prompts import (
     HEADER,
     Prompt,
@@ -318,8 +318,8 @@ def test_mixed_k_edge_cases() -> None:
 def test_mixed_lisp_is_the_released_form() -> None:
     """Lisp prompts and golds as the release's Lisp folders hold them (§6.1): sorted, flattened,
     ordered variables — the §6.1 test line of "Watson spotted Alan with the binoculars"."""
+    from amp.data.splits_render import render_ordered
     from amp.logic.canonical import canonical
-    from amp.splits_render import render_ordered
 
     prompt = mixed_prompt("Watson spotted Alan with the binoculars", 0.5, seed=3, fmt="lisp", k=4)
     assert prompt.gold_lf1 == (

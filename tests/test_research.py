@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from tiny_models import build_tiny_model
 
-from amp import experiments as ex
-from amp import research
+from amp.evaluation import experiments as ex
+from amp.evaluation import research
 
 LF0 = "exists x . man(x) AND exists y . girl(y) AND saw(x, y)"
 LF1 = "exists x . girl(x) AND exists y . man(y) AND saw(x, y)"

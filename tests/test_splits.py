@@ -1,4 +1,4 @@
-"""AmP v1 split folders (``amp.splits``, ``amp.splits_render``, ``python -m amp v1-splits``).
+"""AmP v1 split folders (``amp.data.splits``, ``amp.data.splits_render``, ``python -m amp v1-splits``).
 
 The figures asserted here are the published ones of the reference (§6.1, §6.2, §6.3), read
 from the released data.  Matching the realised LF0 counts of every ratio folder is the
@@ -20,8 +20,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from amp.cli.v1_splits import committable_target, parse_formats, parse_ratios, register
-from amp.generate import pool, write_jsonl
-from amp.splits import (
+from amp.data.generate import pool, write_jsonl
+from amp.data.splits import (
     FEWSHOT_RATIOS,
     SEED,
     SplitError,
@@ -34,8 +34,8 @@ from amp.splits import (
     keep_paired_split,
     write_folder,
 )
-from amp.splits_render import render_ordered
-from amp.templates.records import RECORD_FIELDS
+from amp.data.splits_render import render_ordered
+from amp.data.templates.records import RECORD_FIELDS
 
 AMBIGUOUS_RECORD_TYPES = ("pp", "scope", "scope_reverse", "bound", "conj")
 

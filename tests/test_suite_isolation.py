@@ -19,9 +19,9 @@ from suite_settings import (
     hypothesis_profile,
 )
 
-from amp import lexicon
-from amp.poll import default_poll_path
+from amp.data import lexicon
 from amp.settings import REPO_ROOT, cache_root, models_dir, results_dir
+from amp.teaching.poll import default_poll_path
 
 REPO_CACHE = REPO_ROOT / "cache"
 

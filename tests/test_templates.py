@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from amp import lexicon
-from amp.errors import TemplateError
-from amp.generate import pool, templates
-from amp.templates import (
+from amp.data import lexicon
+from amp.data.generate import pool, templates
+from amp.data.templates import (
     Slot,
     Template,
     expand,
@@ -19,7 +18,8 @@ from amp.templates import (
     register_word_list,
     unregister_template,
 )
-from amp.templates.model import WORD_LISTS, _product
+from amp.data.templates.engine import WORD_LISTS, _product
+from amp.errors import TemplateError
 
 # --- per-template sizes (reference §4; counts are per LF) -----------------------------------
 

@@ -1,4 +1,4 @@
-"""The teacher sign-in (widgets only; the passphrase logic is :mod:`amp.teacher_auth`).
+"""The teacher sign-in (widgets only; the passphrase logic is :mod:`amp.teaching.teacher_auth`).
 
 :func:`teacher_signed_in` is called by ``app.py`` before the frame: True when the app is open
 (loopback, no passphrase configured) or this browser session has given the passphrase; otherwise
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from amp import teacher_auth
+from amp.teaching import teacher_auth
 
 #: Session-state key remembering a successful sign-in for this browser session.
 SIGNED_IN_KEY = "teacher_signed_in"

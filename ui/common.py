@@ -51,7 +51,7 @@ def halt() -> None:
     """
     raise PageHalt
 
-#: Human names of the ambiguity types (same wording as the figures of :mod:`amp.plots`).
+#: Human names of the ambiguity types (same wording as the figures of :mod:`amp.reporting.plots`).
 TYPE_NAMES: dict[str, str] = {
     "pp": "PP attachment",
     "scope": "quantifier scope",

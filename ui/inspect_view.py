@@ -7,12 +7,12 @@ from typing import Any
 
 import streamlit as st
 
-from amp import plots
 from amp.errors import LFParseError
-from amp.logic.parse import parse_lf
+from amp.logic.reader import parse_lf
 from amp.logic.render import render
 from amp.parser.limits import MAX_LF_CHARS
-from ui import model as ui_model
+from amp.reporting import plots
+from ui import model_picker as ui_model
 from ui.common import chart, fmt_prob, lf_error_text
 
 CUSTOM_KEY = "custom_score"

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import streamlit as st
 
-from amp import generate as gen
 from amp import prompts
+from amp.data import generate as gen
 from amp.errors import AmpError
-from amp.logic.parse import parse_lf
+from amp.logic.reader import parse_lf
 from amp.parser.limits import MAX_LF_CHARS
 from amp.prompts import Prompt, PromptExample
 from ui.common import describe_error
@@ -86,7 +86,7 @@ def example_badge(ex: PromptExample) -> str:
 def typed_test_golds(test: str, fmt: str) -> tuple[str | None, str | None]:
     """Gold LFs of a typed test sentence: from the pool if it is there, else optionally typed.
 
-    Typed LFs are checked with :func:`amp.logic.parse.parse_lf`; an unparseable one is shown
+    Typed LFs are checked with :func:`amp.logic.reader.parse_lf`; an unparseable one is shown
     with its column and what was expected, and counts as not given.
     """
     pair = gen.find_pair(test)

@@ -19,7 +19,7 @@ import streamlit as st
 
 from amp.errors import AmpError
 from amp.parser.cancel import progress_scope
-from ui import model as ui_model
+from ui import model_picker as ui_model
 from ui.common import describe_error
 
 #: Guessed seconds per uncached item = BASE + PER_EXAMPLE × (examples in the prompt), per device kind.
@@ -108,7 +108,7 @@ def run(
     Holds the model's lock for one item at a time, so another session can interleave. Returns the
     final state (also stored in ``st.session_state[key]``), or ``None`` if no model could be loaded.
     """
-    from amp.experiments import config_to_dict, run_items
+    from amp.evaluation.experiments import config_to_dict, run_items
 
     parser = ui_model.get_parser()
     if parser is None:
@@ -229,7 +229,7 @@ def jobs_panel(key: str, draw: Callable[[list, bool], None]) -> bool:
         except AmpError as exc:
             st.error(str(exc))
     if show and chosen:
-        from amp.experiments import config_from_dict, plan
+        from amp.evaluation.experiments import config_from_dict, plan
         from amp.parser.jobs import attach
 
         try:
@@ -247,7 +247,7 @@ def jobs_panel(key: str, draw: Callable[[list, bool], None]) -> bool:
 
 
 def _records(run: Any, by_id: dict[str, Any], mode: str) -> Any:
-    from amp.experiments import record_from_result
+    from amp.evaluation.experiments import record_from_result
 
     for result in run:
         if result.id in by_id:

@@ -1,8 +1,8 @@
 """Widget helpers of the teaching mode: verbalised readings, the hide-the-logic toggle, poll
 results, the model's P(LF0) for one sentence, and demo-pack export/import.
 
-Presentation only: paraphrases come from :mod:`amp.paraphrase`, polls from :mod:`amp.poll`,
-packs from :mod:`amp.demo_pack`, the model from :mod:`ui.model`.
+Presentation only: paraphrases come from :mod:`amp.teaching.paraphrase`, polls from :mod:`amp.teaching.poll`,
+packs from :mod:`amp.teaching.demo_pack`, the model from :mod:`ui.model_picker`.
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from amp.errors import AmpError
-from amp.plots import LF0_COLOR, LF1_COLOR
-from amp.poll import CONFIDENCE_LABELS, ItemResult, PollItem, PollStore
-from ui import model as ui_model
+from amp.reporting.plots import LF0_COLOR, LF1_COLOR
+from amp.teaching.poll import CONFIDENCE_LABELS, ItemResult, PollItem, PollStore
+from ui import model_picker as ui_model
 from ui.common import chart, describe_error, fmt_prob, plain
 
 #: session_state key of the "Hide the logic" toggle (shared by every page that shows LFs).
@@ -62,7 +62,7 @@ def logic_hidden() -> bool:
 
 def readings_of(pair_or_surface: Any) -> tuple[str, str] | None:
     """The two paraphrases, or ``None`` when the sentence has none (not in the pool, …)."""
-    from amp.paraphrase import paraphrases
+    from amp.teaching.paraphrase import paraphrases
 
     try:
         return paraphrases(pair_or_surface)
@@ -72,7 +72,7 @@ def readings_of(pair_or_surface: Any) -> tuple[str, str] | None:
 
 def find_pair(surface: str) -> Any:
     """The pool pair of a sentence, or ``None``."""
-    from amp.generate import find_pair as _find
+    from amp.data.generate import find_pair as _find
 
     try:
         return _find(surface)
@@ -81,7 +81,7 @@ def find_pair(surface: str) -> Any:
 
 
 def reading_label(type_: str, idx: int) -> str:
-    from amp.paraphrase import interpretation_label
+    from amp.teaching.paraphrase import interpretation_label
 
     try:
         return interpretation_label(type_, idx)
@@ -113,7 +113,7 @@ def show_readings(surface: str, type_: str | None, lfs: tuple[str, str] | None =
 
 def model_p_lf0(surface: str) -> float | None:
     """The current model's zero-shot P(LF0) for a pool sentence (cached; ``None`` if unavailable)."""
-    from amp.generate import find_pair
+    from amp.data.generate import find_pair
     from amp.prompts import zero_shot_prompt
 
     spec = ui_model.current_spec()
@@ -142,7 +142,7 @@ def model_choice_text(p: float | None) -> str:
 
 def guard_pairs(type_: str, word: str | None) -> list:
     """The pool's pairs of a type whose surface or slots contain ``word`` (``[]`` + error if bad)."""
-    from amp import generate as gen
+    from amp.data import generate as gen
 
     try:
         return gen.pairs(type_, word=word)
@@ -153,7 +153,7 @@ def guard_pairs(type_: str, word: str | None) -> list:
 
 def guard_sample(type_: str, n: int, seed: int) -> list:
     """``n`` seeded pairs of a type (``[]`` + error if impossible)."""
-    from amp import generate as gen
+    from amp.data import generate as gen
 
     try:
         return gen.sample_pairs(type_, n, seed)
@@ -235,7 +235,7 @@ class PackSelectionEmpty(AmpError):
 def sentence_keys(text: str) -> tuple[list[str], list[str]]:
     """Cache keys behind the sentences typed one per line: their zero-shot prompts (what the
     poll and presentation pages score) and the built prompt when it tests one of them."""
-    from amp.generate import find_pair
+    from amp.data.generate import find_pair
     from amp.prompts import zero_shot_prompt
     from ui.prompt_state import current_prompt, prompt_fmt
 
@@ -259,7 +259,7 @@ def sentence_keys(text: str) -> tuple[list[str], list[str]]:
 
 def demo_pack_section() -> None:
     """Export the cached results to a zip (all or one model) and import a pack."""
-    from amp import demo_pack
+    from amp.teaching import demo_pack
 
     cache = ui_model.result_cache()
     ex, im = st.columns(2)
@@ -302,7 +302,7 @@ def demo_pack_section() -> None:
 
 
 def import_upload(data: bytes, name: str) -> None:
-    from amp import demo_pack
+    from amp.teaching import demo_pack
 
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / (Path(name).name or "pack.zip")

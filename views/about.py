@@ -6,7 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from amp.errors import AmpError
-from ui import model as ui_model
+from ui import model_picker as ui_model
 
 st.title("About AmP Explorer")
 st.markdown(

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import streamlit as st
 
-from amp import experiments as ex
-from amp import research
+from amp.data.generate import AMBIGUOUS_TYPES
 from amp.errors import AmpError
-from amp.generate import AMBIGUOUS_TYPES
-from ui import model as ui_model
+from amp.evaluation import experiments as ex
+from amp.evaluation import research
+from ui import model_picker as ui_model
 from ui.common import chart, fmt_prob, guarded, halt, type_label
 
 st.title("Compare two models")

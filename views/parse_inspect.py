@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from amp import plots
-from ui import model as ui_model
+from amp.reporting import plots
+from ui import model_picker as ui_model
 from ui import teach
 from ui.common import chart, csv_download, fmt_prob, halt
 from ui.inspect_view import (

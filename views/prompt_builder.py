@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from amp import generate as gen
 from amp import prompts
+from amp.data import generate as gen
 from ui import teach
 from ui.common import READINGS, guarded, halt, type_label
 from ui.prompt_state import (

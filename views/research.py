@@ -2,16 +2,16 @@
 
 Runs are the manifests ``python -m amp reproduce`` writes into ``<cache root>/runs/``.  Each side
 picks a run and a canonicaliser ("logical" or the paper's), re-matched from the stored beams
-(:func:`amp.experiments.rematch`), so no model is needed here.
+(:func:`amp.evaluation.experiments.rematch`), so no model is needed here.
 """
 
 from __future__ import annotations
 
 import streamlit as st
 
-from amp import experiments as ex
-from amp import research
 from amp.errors import AmpError
+from amp.evaluation import experiments as ex
+from amp.evaluation import research
 from ui.common import chart, halt
 
 st.title("Research: reproduced tables and figures")

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from amp import generate as gen
+from amp.data import generate as gen
 from amp.errors import AmpError
-from amp.poll import PollItem, PollStore
+from amp.teaching.poll import PollItem, PollStore
 from ui import teach
 from ui.common import describe_error, halt, plain, type_label
 

@@ -6,9 +6,9 @@ import html
 
 import streamlit as st
 
-from amp import generate as gen
+from amp.data import generate as gen
 from amp.errors import AmpError
-from amp.poll import PollItem
+from amp.teaching.poll import PollItem
 from ui import teach
 from ui.common import TYPE_NAMES, describe_error, fmt_prob, halt, plain, type_label
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from amp.errors import AmpError
-from amp.poll import (
+from amp.teaching.poll import (
     CONFIDENCE_LABELS,
     DuplicateVoteError,
     PollClosedError,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from amp import generate as gen
+from amp.data import generate as gen
 from ui import teach
 from ui.common import READINGS, TYPE_NAMES, csv_download, guarded, type_label
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from amp import experiments as ex
-from amp import plots
-from amp.generate import AMBIGUOUS_TYPES
+from amp.data.generate import AMBIGUOUS_TYPES
+from amp.evaluation import experiments as ex
+from amp.reporting import plots
 from ui import sweep
 from ui.common import chart, csv_download, guarded, halt, type_label
 

@@ -46,7 +46,7 @@ def command(address: str, port: int, extra: list[str]) -> list[str]:
 def app_environment(address: str, environ: dict[str, str] | None = None) -> dict[str, str]:
     """The app's environment: beyond loopback with no ``AMP_TEACHER_PASSWORD`` set, a passphrase
     is generated now, printed in the terminal at start, and handed to the app."""
-    from amp import teacher_auth
+    from amp.teaching import teacher_auth
 
     env = dict(os.environ if environ is None else environ)
     if not env.get(teacher_auth.ENV) and not teacher_auth.listens_on_loopback(address):

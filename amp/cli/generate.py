@@ -15,7 +15,7 @@ from amp.errors import AmpError
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    from amp.generate import GENDERS, pool_names
+    from amp.data.generate import GENDERS, pool_names
 
     parser = subparsers.add_parser(
         "generate",
@@ -40,7 +40,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from amp.generate import generate, write_jsonl
+    from amp.data.generate import generate, write_jsonl
 
     if args.n is not None and args.seed is None:
         return _fail(parser, "--n needs --seed")

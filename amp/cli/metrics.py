@@ -93,7 +93,7 @@ class InputError(ValueError):
 
 def read_items(lines: Iterable[str], *, mode: str = "logical", fmt: str = "fol") -> list[Item]:
     """Parse and validate JSONL lines (gold LFs must parse); raises InputError."""
-    from amp.metrics import check_ratio, gold_key, normalise_type
+    from amp.evaluation.metrics import check_ratio, gold_key, normalise_type
 
     items: list[Item] = []
     for number, raw in enumerate(lines, start=1):
@@ -150,7 +150,7 @@ def read_items(lines: Iterable[str], *, mode: str = "logical", fmt: str = "fol")
 
 def score(items: list[Item], *, mode: str = "logical", k: int = 5, fmt: str = "fol") -> dict[str, Any]:
     """All metrics per type, as plain data (the ``--json`` output)."""
-    from amp.metrics import fdm_by_ratio, fim, top1_accuracy, zm_k
+    from amp.evaluation.metrics import fdm_by_ratio, fim, top1_accuracy, zm_k
 
     def top1(group: list[Item]) -> dict[str, float]:
         return top1_accuracy([i.predictions[0] if i.predictions else None for i in group],

@@ -25,7 +25,7 @@ from amp.errors import AmpError
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    from amp.generate import AMBIGUOUS_TYPES, GENDERS
+    from amp.data.generate import AMBIGUOUS_TYPES, GENDERS
     from amp.parser.limits import MAX_PROMPT_EXAMPLES
 
     parser = subparsers.add_parser("prompt", help="build a zero-shot or mixed prompt",
@@ -62,7 +62,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from amp.generate import find_pair, sample_pairs
+    from amp.data.generate import find_pair, sample_pairs
     from amp.prompts import mixed_prompt, zero_shot_prompt
 
     ratio = getattr(args, "ratio", None)

@@ -25,9 +25,9 @@ from typing import Any
 
 from amp.cli import common as argtypes
 from amp.cli.parse import add_server_argument, fail, make_parser
+from amp.data.generate import AMBIGUOUS_TYPES
 from amp.errors import AmpError
-from amp.generate import AMBIGUOUS_TYPES
-from amp.interpretations import METHODS
+from amp.evaluation.interpretations import METHODS
 from amp.parser import limits
 
 
@@ -67,8 +67,8 @@ def _check_writable(out: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from amp import experiments as ex
-    from amp import research
+    from amp.evaluation import experiments as ex
+    from amp.evaluation import research
 
     try:
         if args.n_zero < 0 or args.n_few < 0 or not (args.n_zero or args.n_few):

@@ -25,7 +25,7 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    from amp.splits import FEWSHOT_RATIOS, FORMATS
+    from amp.data.splits import FEWSHOT_RATIOS, FORMATS
 
     parser = subparsers.add_parser(
         "v1-splits",
@@ -49,7 +49,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def parse_ratios(text: str) -> list[int]:
     """``"0,10,50"`` → ``[0, 10, 50]``; each must be one of the released ratios (§5.2)."""
-    from amp.splits import FEWSHOT_RATIOS
+    from amp.data.splits import FEWSHOT_RATIOS
 
     try:
         ratios = [int(part) for part in text.split(",") if part.strip()]
@@ -64,7 +64,7 @@ def parse_ratios(text: str) -> list[int]:
 
 def parse_formats(text: str) -> list[str]:
     """``"fol,lisp"`` → ``["fol", "lisp"]``."""
-    from amp.splits import FORMATS
+    from amp.data.splits import FORMATS
 
     formats = [part.strip() for part in text.split(",") if part.strip()]
     if not formats or any(f not in FORMATS for f in formats):
@@ -101,7 +101,7 @@ def _git_ignores(root: Path, relative: str) -> bool:
 
 
 def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from amp.splits import v1_folders, write_folder
+    from amp.data.splits import v1_folders, write_folder
 
     try:
         ratios = parse_ratios(args.ratios)

@@ -1,7 +1,7 @@
 """The one tree representation of AmP logical forms (reference §7.3, §8).
 
 FOL and Lisp are two *renderings* of the same tree (:mod:`amp.logic.render`); parsing either
-format (:mod:`amp.logic.parse`) gives these frozen dataclasses:
+format (:mod:`amp.logic.reader`) gives these frozen dataclasses:
 
 * :class:`Atom` — ``agent(a, x)``: a predicate and 1–2 arguments (variables or constants);
 * :class:`Junction` — an n-ary ``AND``/``OR`` with at least two children;

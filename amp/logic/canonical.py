@@ -1,7 +1,7 @@
 """Canonical forms of logical forms: two LFs are judged equal iff their canonical strings are.
 
 Two modes, both returning a FOL string (render normal form, parseable by
-:func:`amp.logic.parse.parse_lf`, variables named ``v0``, ``v1``, …).
+:func:`amp.logic.reader.parse_lf`, variables named ``v0``, ``v1``, …).
 
 ``logical`` (default) — a sound canonical form under these equivalences, and complete for them:
 
@@ -41,7 +41,7 @@ import re
 from functools import lru_cache
 from typing import Any
 
-from amp import lexicon
+from amp.data import lexicon
 from amp.errors import LFParseError
 from amp.logic.ast import (
     Atom,
@@ -51,7 +51,7 @@ from amp.logic.ast import (
     quantifier_prefix,
 )
 from amp.logic.original import OriginalError, original_canonical
-from amp.logic.parse import parse_lf
+from amp.logic.reader import parse_lf
 from amp.logic.render import render
 
 MODES: tuple[str, ...] = ("logical", "paper")

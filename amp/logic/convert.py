@@ -8,7 +8,7 @@ form.  Conversion keeps the formula as written: it neither sorts nor renames (th
 
 from __future__ import annotations
 
-from amp.logic.parse import parse_lf
+from amp.logic.reader import parse_lf
 from amp.logic.render import render
 
 

@@ -14,12 +14,12 @@ One grammar per format, FOL and Lisp, each in three spacings built from the *sam
 AND/OR follow the AmP convention (reference §8.1): **equal precedence, right-associative**, so
 ``A AND B OR C`` means ``A AND (B OR C)``.  The grammar itself only lists the items and
 connectives of a flat sequence (``sent: item (conn item)*``); the right-associative grouping is
-applied when the parse tree becomes an AST (:mod:`amp.logic.parse`).  A quantifier prefix on an
+applied when the parse tree becomes an AST (:mod:`amp.logic.reader`).  A quantifier prefix on an
 item scopes over everything to its right in the same sequence, so
 ``exists x . man(x) AND exists a . saw(a) AND agent(a, x)`` nests as written.
 
 Vocabulary.  The ``decoding`` grammar is closed: predicates, constants and variables come
-from :mod:`amp.lexicon` (a new word there extends it), as in the original CFG (§9), so a
+from :mod:`amp.data.lexicon` (a new word there extends it), as in the original CFG (§9), so a
 constrained model can only write lexicon LFs.  The ``strict`` and ``lenient`` grammars read
 *any* LF a model writes (an unconstrained model, the paper's GPT-3.5 runs, Table 1's
 ``swam``): words are typed by shape and position — a predicate is a lowercase word
@@ -36,7 +36,7 @@ from typing import Literal
 
 from lark import Lark
 
-from amp import lexicon
+from amp.data import lexicon
 
 Format = Literal["fol", "lisp"]
 Spacing = Literal["strict", "decoding", "lenient"]

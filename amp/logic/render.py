@@ -9,7 +9,7 @@ FOL (``render_fol``)::
 * junction children that are junctions or quantified formulas are wrapped in a spaced group
   ``( … )``, atoms are not.
 
-Because :func:`amp.logic.parse.parse_lf` keeps explicit groups as their own nodes and folds a
+Because :func:`amp.logic.reader.parse_lf` keeps explicit groups as their own nodes and folds a
 flat chain into one n-ary junction, this rendering satisfies ``parse_lf(render_fol(f)) == f``
 for every AST.  It is the *render normal form*: ``render_fol(parse_lf(s)) == s`` whenever ``s``
 already has that form, which holds for every LF of the ambiguous templates (§4.1–4.5).  The

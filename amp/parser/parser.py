@@ -366,7 +366,7 @@ class Parser:
         """``n`` grammar-constrained samples after ``prompt`` (None = unfinished); cached.
 
         The key holds every setting and, like every key here, the model, tokenizer, device,
-        dtype, grammar and library versions (:mod:`amp.interpretations` builds distributions
+        dtype, grammar and library versions (:mod:`amp.evaluation.interpretations` builds distributions
         from these samples).
         """
         limits.check_samples(n, "the number of samples")
@@ -525,7 +525,7 @@ class Parser:
         The parse with these settings, the per-token steps of each of its beams (what
         :meth:`inspect` and the heatmaps read), and the forced scores of ``(lf0, lf1)`` when both
         are given.  Only keys present in the cache are returned — this is what a demo pack for
-        a set of sentences exports (:mod:`amp.demo_pack`).
+        a set of sentences exports (:mod:`amp.teaching.demo_pack`).
         """
         if self.cache is None:
             return []

@@ -1,5 +1,5 @@
 """Grammar-constrained sampling: ``n`` LF strings after a prompt (the raw material of
-:func:`amp.interpretations.sample_interpretations`).
+:func:`amp.evaluation.interpretations.sample_interpretations`).
 
 ``model.generate`` with ``do_sample=True``, ``num_return_sequences=n``, no top-k/top-p
 truncation, and the same :class:`~amp.parser.processors.GrammarLogitsProcessor` and

@@ -16,7 +16,7 @@ def clear_streamlit_caches() -> None:
 
     st.cache_data.clear()
     st.cache_resource.clear()
-    from ui import model as ui_model
+    from ui import model_picker as ui_model
 
     ui_model.clear_loaded()
 

@@ -1,11 +1,11 @@
-"""Two sessions sharing one parser never run a page action at the same time (ui.model.using)."""
+"""Two sessions sharing one parser never run a page action at the same time (ui.model_picker.using)."""
 
 from __future__ import annotations
 
 import threading
 import time
 
-from ui import model as ui_model
+from ui import model_picker as ui_model
 
 
 class _SharedParser:
@@ -55,7 +55,7 @@ def test_using_waits_for_a_busy_model_and_installs_the_cancel_check() -> None:
     import time
 
     from amp.parser.cancel import current_check
-    from ui import model as ui_model
+    from ui import model_picker as ui_model
 
     parser = object()
     held, release = threading.Event(), threading.Event()

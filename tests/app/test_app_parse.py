@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from app_helpers import assert_ok, goto, plotly_spec, texts
 
-from amp import plots
+from amp.reporting import plots
 
 
 @pytest.fixture

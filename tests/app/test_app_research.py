@@ -9,7 +9,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from app_helpers import assert_ok, goto
 
-from amp import research
+from amp.evaluation import research
 
 
 def _runs(cache: Path) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from app_helpers import assert_ok, goto, plotly_spec, texts
 
-from amp import experiments as ex
+from amp.evaluation import experiments as ex
 
 
 def _specs(app) -> list[dict]:

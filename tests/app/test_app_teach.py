@@ -9,9 +9,9 @@ import zipfile
 import pytest
 from app_helpers import APP, TIMEOUT, assert_ok, goto, texts
 
-from amp import generate as gen
-from amp.paraphrase import paraphrases
-from amp.poll import PollItem, PollStore
+from amp.data import generate as gen
+from amp.teaching.paraphrase import paraphrases
+from amp.teaching.poll import PollItem, PollStore
 
 
 def _all_text(app) -> str:

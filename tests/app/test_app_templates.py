@@ -6,7 +6,7 @@ import json
 
 from app_helpers import assert_ok, texts
 
-from amp import generate as gen
+from amp.data import generate as gen
 
 
 def test_template_details(at) -> None:

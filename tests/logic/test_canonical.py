@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from amp.errors import LFParseError
 from amp.logic.ast import Atom, Formula, Junction, Quantified, free_variables
 from amp.logic.canonical import canonical, canonical_or_none, equivalent, ordered_form
-from amp.logic.parse import parse_lf
+from amp.logic.reader import parse_lf
 from amp.logic.render import render_fol, render_lisp
 
 from .strategies import (
@@ -536,7 +536,7 @@ def test_paper_matches_literal_reference_on_examples() -> None:
 
 
 def test_paper_matches_literal_reference_on_generated_pools() -> None:
-    generate = pytest.importorskip("amp.generate")
+    generate = pytest.importorskip("amp.data.generate")
     rng = random.Random(1)
     for name in (*generate.AMBIGUOUS_TYPES, *generate.UNAMBIGUOUS_SETS):
         records = generate.pool(name)
@@ -550,7 +550,7 @@ def test_paper_matches_literal_reference_on_generated_pools() -> None:
 
 
 def test_lf0_differs_from_lf1_for_every_pair() -> None:
-    generate = pytest.importorskip("amp.generate")
+    generate = pytest.importorskip("amp.data.generate")
     for type_name in generate.AMBIGUOUS_TYPES:
         pairs = generate.pairs(type_name)
         assert pairs
@@ -562,7 +562,7 @@ def test_lf0_differs_from_lf1_for_every_pair() -> None:
 
 
 def test_generated_lfs_canonical_properties() -> None:
-    generate = pytest.importorskip("amp.generate")
+    generate = pytest.importorskip("amp.data.generate")
     for name in (*generate.AMBIGUOUS_TYPES, *generate.UNAMBIGUOUS_SETS):
         records = generate.pool(name)
         for record in records[:: max(1, len(records) // 100)]:

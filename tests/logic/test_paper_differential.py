@@ -17,8 +17,8 @@ import re
 
 import pytest
 
-from amp.generate import AMBIGUOUS_TYPES, pairs
-from amp.metrics import matches
+from amp.data.generate import AMBIGUOUS_TYPES, pairs
+from amp.evaluation.metrics import matches
 
 OPS = {"AND", "OR"}
 

@@ -1,4 +1,4 @@
-"""Parsing FOL and Lisp into the AST (reference §7, §8.1–8.2; amp.logic.parse)."""
+"""Parsing FOL and Lisp into the AST (reference §7, §8.1–8.2; amp.logic.reader)."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from amp.logic.ast import (
     quantifier_prefix,
     with_prefix,
 )
-from amp.logic.parse import parse_lf, parse_lf_uncached
+from amp.logic.reader import parse_lf, parse_lf_uncached
 from amp.logic.render import render_fol, render_lisp
 
 from .strategies import formulas

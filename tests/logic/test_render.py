@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 
-from amp import lexicon
+from amp.data import lexicon
 from amp.logic.ast import Atom, Junction, Quantified
 from amp.logic.convert import convert, fol_to_lisp, lisp_to_fol
-from amp.logic.parse import parse_lf
+from amp.logic.reader import parse_lf
 from amp.logic.render import render, render_fol, render_lisp
 
 from .strategies import formulas
@@ -113,7 +113,7 @@ def test_convert() -> None:
 
 
 def test_generated_pools_round_trip() -> None:
-    generate = pytest.importorskip("amp.generate")
+    generate = pytest.importorskip("amp.data.generate")
     for name in (*generate.AMBIGUOUS_TYPES, *generate.UNAMBIGUOUS_SETS):
         records = generate.pool(name)
         for record in records[:: max(1, len(records) // 300)]:

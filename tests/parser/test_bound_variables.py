@@ -8,11 +8,11 @@ from typing import Any
 import pytest
 from parser_lm_helpers import amp_examples
 
-from amp import generate, lexicon
+from amp.data import generate, lexicon
 from amp.errors import DecodingError
 from amp.logic.ast import free_variables
 from amp.logic.convert import convert
-from amp.logic.parse import parse_lf
+from amp.logic.reader import parse_lf
 from amp.parser.automaton import DEAD, get_automaton
 from amp.parser.scoring import check_lf
 from amp.parser.vocab import VocabMasker, frame_lf

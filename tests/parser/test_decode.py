@@ -219,7 +219,7 @@ def test_default_model_gives_five_distinct_parseable_lfs(gemma: Any) -> None:
     assert all(b.finished and b.parses for b in result.beams)
     assert len({b.text for b in result.beams}) == 5
     from amp.logic.ast import free_variables
-    from amp.logic.parse import parse_lf
+    from amp.logic.reader import parse_lf
 
     for beam in result.beams:  # bound-variable automaton: no free variables (design study §5 item 11)
         assert not free_variables(parse_lf(beam.text)), beam.text

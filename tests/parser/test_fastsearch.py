@@ -146,7 +146,7 @@ def test_search_mode_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> No
 
 @pytest.mark.slow
 def test_fast_search_equals_generate_on_the_default_model(gemma: Any) -> None:
-    from amp import experiments as ex
+    from amp.evaluation import experiments as ex
 
     items = ex.plan_fewshot(ex.FewShotConfig(types=("pp",), ratios=(0.5,), n_per_ratio=2, beams=5))[:2]
     prompts = [it.prompt_text for it in items] + [simple_prompt("the boy saw the girl with the telescope")]

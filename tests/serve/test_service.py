@@ -228,7 +228,7 @@ def _fresh_app(monkeypatch, url: str, cache: Path):
     import streamlit as st
     from streamlit.testing.v1 import AppTest
 
-    from ui import model as ui_model
+    from ui import model_picker as ui_model
 
     monkeypatch.setenv("AMP_PARSER_URL", url)
     monkeypatch.setenv("AMP_CACHE_DIR", str(cache))

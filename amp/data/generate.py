@@ -30,11 +30,11 @@ from typing import IO
 
 import numpy as np
 
+from amp.data.templates import engine as _model
+from amp.data.templates import registry as _registry
+from amp.data.templates.engine import Template, fill
+from amp.data.templates.records import Example, RecordError, ambiguity_type, record_type
 from amp.errors import AmpError
-from amp.templates import model as _model
-from amp.templates import registry as _registry
-from amp.templates.model import Template, fill
-from amp.templates.records import Example, RecordError, ambiguity_type, record_type
 
 __all__ = [
     "AMBIGUOUS_TYPES",

@@ -6,7 +6,7 @@ in the original emission order; the LF strings are exactly those of the referenc
 
 from __future__ import annotations
 
-from amp.templates.model import Template
+from amp.data.templates.engine import Template
 
 # --- §4.1 PP attachment: LF0 possessive (have), LF1 instrument ----------------------------
 

@@ -5,10 +5,10 @@ PP: "the boy saw the man, who was holding the telescope" (LF0, possessive) versu
 the telescope to see the man" (LF1, instrument); scope: "there is exactly one dog" versus "there
 may be more than one dog"; bound: who smiled; conj: the two bracketings.  Human annotators chose
 between such paraphrases (Appendix A.5), and so do students in the classroom poll
-(:mod:`amp.poll`).
+(:mod:`amp.teaching.poll`).
 
 Paraphrases are *data*: one pair of templates per template id (:data:`PARAPHRASES`, or the
-optional ``paraphrases`` field of :class:`~amp.templates.model.Template`, which wins), written
+optional ``paraphrases`` field of :class:`~amp.data.templates.engine.Template`, which wins), written
 with holes filled from the pair's ``var_bindings``:
 
 * ``{np1}`` — the surface word of the binding (``picked_up`` → "picked up", bare plurals);
@@ -19,7 +19,7 @@ with holes filled from the pair's ``var_bindings``:
 * ``{np1:pron}`` — a subject pronoun (he / she / it / they).
 
 Fallback for templates without a paraphrase (e.g. user-registered ones): each LF is rendered in
-words by :func:`verbalise_lf` over the parsed LF (:func:`amp.logic.parse.parse_lf`), prefixed
+words by :func:`verbalise_lf` over the parsed LF (:func:`amp.logic.reader.parse_lf`), prefixed
 ``"reading 0: "`` / ``"reading 1: "``; if the LF does not parse either, the text is
 ``"reading LF0 of template <id>"`` / ``"reading LF1 of template <id>"``.
 """
@@ -31,12 +31,12 @@ import string
 from collections.abc import Mapping
 from functools import lru_cache
 
-from amp import lexicon
+from amp.data import lexicon
+from amp.data.generate import AmbiguousPair, find_pair
+from amp.data.templates import engine as _model
+from amp.data.templates import registry as _registry
+from amp.data.templates.records import ambiguity_type
 from amp.errors import AmpError, TemplateError
-from amp.generate import AmbiguousPair, find_pair
-from amp.templates import model as _model
-from amp.templates import registry as _registry
-from amp.templates.records import ambiguity_type
 
 __all__ = [
     "INTERPRETATION_LABELS",
@@ -315,8 +315,8 @@ def _as_pair(pair_or_surface: AmbiguousPair | str) -> AmbiguousPair:
 def paraphrases(pair_or_surface: AmbiguousPair | str) -> tuple[str, str]:
     """The (LF0, LF1) paraphrases of an ambiguous sentence (paper Table 1 / §3.2 wording).
 
-    ``pair_or_surface`` is an :class:`~amp.generate.AmbiguousPair` or a surface that
-    :func:`~amp.generate.find_pair` knows.  See the module docstring for the fallback used by
+    ``pair_or_surface`` is an :class:`~amp.data.generate.AmbiguousPair` or a surface that
+    :func:`~amp.data.generate.find_pair` knows.  See the module docstring for the fallback used by
     templates without paraphrase data.
     """
     pair = _as_pair(pair_or_surface)
@@ -349,7 +349,7 @@ def verbalise_lf(lf: str, fmt: str = "fol") -> str:
     Raises :class:`~amp.errors.LFParseError` if the LF does not parse.
     """
     from amp.logic.ast import Atom, Junction, Quantified, atoms, quantifier_prefix
-    from amp.logic.parse import parse_lf
+    from amp.logic.reader import parse_lf
 
     formula = parse_lf(lf, fmt)
     verbs = set(lexicon.verb_predicates()) | {"have"}

@@ -45,7 +45,7 @@ from lark.exceptions import (
 )
 from lark.visitors import Transformer_NonRecursive
 
-from amp import lexicon
+from amp.data import lexicon
 from amp.errors import LFParseError
 from amp.logic.ast import Atom, Formula, Junction, Quantified, is_constant
 from amp.logic.grammar import CANONICAL_VARIABLES, lark_parser

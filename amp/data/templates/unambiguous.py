@@ -9,14 +9,14 @@ instrument sentences are typed ``pp`` (§4.6, §14 item 1).
 
 from __future__ import annotations
 
-from amp.templates.ambiguous import (
+from amp.data.templates.ambiguous import (
     BOUND_SHAPES,
     GENDERS,
     PP_A_LF0,
     PP_C_LF0,
     SCOPE_LF0,
 )
-from amp.templates.model import Template
+from amp.data.templates.engine import Template
 
 # --- basic `unambig`: article "the" pass, then "a" --------------------------------------------
 

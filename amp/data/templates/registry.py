@@ -1,17 +1,17 @@
 """The registry of templates: the built-in ones of reference §4, plus any a user registers.
 
-Pools (``amp.generate.pool``) are the registered templates of one ``pool`` name, in
+Pools (``amp.data.generate.pool``) are the registered templates of one ``pool`` name, in
 registration order; so a user extends a pool — or makes a new one — with
 :func:`register_template`, without touching the engine.
 """
 
 from __future__ import annotations
 
+from amp.data.templates import engine
+from amp.data.templates.ambiguous import AMBIGUOUS_TEMPLATES
+from amp.data.templates.engine import Template
+from amp.data.templates.unambiguous import UNAMBIGUOUS_TEMPLATES
 from amp.errors import TemplateError
-from amp.templates import model
-from amp.templates.ambiguous import AMBIGUOUS_TEMPLATES
-from amp.templates.model import Template
-from amp.templates.unambiguous import UNAMBIGUOUS_TEMPLATES
 
 _TEMPLATES: dict[str, Template] = {t.id: t for t in AMBIGUOUS_TEMPLATES + UNAMBIGUOUS_TEMPLATES}
 if len(_TEMPLATES) != len(AMBIGUOUS_TEMPLATES) + len(UNAMBIGUOUS_TEMPLATES):  # pragma: no cover
@@ -26,14 +26,14 @@ def register_template(template: Template, *, replace: bool = False) -> None:
         raise TemplateError(f"template id {template.id!r} is already registered (pass replace=True)")
     template.choices()  # fail now on unknown word lists, naming the template and slot
     _TEMPLATES[template.id] = template
-    model._bump()
+    engine._bump()
 
 
 def unregister_template(template_id: str) -> None:
     """Remove a registered template (built-in or not)."""
     if _TEMPLATES.pop(template_id, None) is None:
         raise TemplateError(f"no template with id {template_id!r}")
-    model._bump()
+    engine._bump()
 
 
 def all_templates() -> list[Template]:

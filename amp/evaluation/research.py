@@ -1,10 +1,10 @@
 """Reproducing the paper's tables and figures: a method-aware runner, run manifests, a report writer.
 
-* :func:`run_method` runs planned :class:`~amp.experiments.SweepItem` s with one of
-  :data:`amp.interpretations.METHODS`: ``beam`` (the paper's constrained beam, via
-  :func:`amp.experiments.run_items`), ``distinct`` (distinct-interpretation top-k from a wider
+* :func:`run_method` runs planned :class:`~amp.evaluation.experiments.SweepItem` s with one of
+  :data:`amp.evaluation.interpretations.METHODS`: ``beam`` (the paper's constrained beam, via
+  :func:`amp.evaluation.experiments.run_items`), ``distinct`` (distinct-interpretation top-k from a wider
   beam) or ``sampling`` (interpretations by estimated probability).  Every method yields
-  :class:`~amp.experiments.SweepRecord` s whose ``beams`` are the ranked LF list, so the
+  :class:`~amp.evaluation.experiments.SweepRecord` s whose ``beams`` are the ranked LF list, so the
   summaries (ZM_k, FDM, FIM) work unchanged.  Everything goes through the result cache.
 * :func:`write_report` is a pure function of records: Table 2 (ZM_5), Table 3 (FDM/FIM),
   Figures 2, 3 and 6 as CSV, every figure as standalone HTML and as PNG, the records, and
@@ -34,14 +34,14 @@ from typing import Any
 
 import pandas as pd
 
-from amp import experiments as ex
-from amp import plots
-from amp.interpretations import (
+from amp.evaluation import experiments as ex
+from amp.evaluation.interpretations import (
     METHODS,
     distinct_topk,
     sample_interpretations,
     samples_cached,
 )
+from amp.reporting import plots
 
 __all__ = [
     "ReportError",
@@ -99,7 +99,7 @@ def run_method(
     """Records for ``items`` with ``method`` (see the module docstring); P(LF0) by forced decoding.
 
     ``max_new_tokens`` bounds generation (None: from the prompt, as in the paper; ``beam`` then
-    runs batched through :func:`amp.experiments.run_items`, ``batch_size`` items per model
+    runs batched through :func:`amp.evaluation.experiments.run_items`, ``batch_size`` items per model
     call).  ``beams`` is the beam size (``beam``) or the number of distinct interpretations
     kept (``distinct``, from a beam of ``width``; ``sampling``, from ``n_samples`` samples).
     """
@@ -417,7 +417,7 @@ def write_report(records_zero: Sequence[ex.SweepRecord], records_few: Sequence[e
 
     A pure function of the records and ``settings`` (shown in the report; ``mode`` chooses the
     canonicaliser, default: the records' own).  Every figure of :func:`figures`, and Table 3 drawn
-    by :func:`amp.plots.fdm_fim_table`, is written as HTML and as PNG (see
+    by :func:`amp.reporting.plots.fdm_fim_table`, is written as HTML and as PNG (see
     :func:`_write_pngs`); PNGs that cannot be made are listed with the reason in ``report.md``.
     """
     out = Path(out_dir)

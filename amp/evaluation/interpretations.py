@@ -16,7 +16,7 @@ parser service) and are cached in the :class:`amp.cache.ResultCache` under the f
 (model, tokenizer, device, dtype, grammar, versions and every setting).  Both return plain,
 JSON-serialisable results labelled with their ``method``.  The
 ``topk`` list of either result is a ranked list of LF strings, so
-:func:`amp.metrics.zm_k` can be computed on it exactly as on beams.
+:func:`amp.evaluation.metrics.zm_k` can be computed on it exactly as on beams.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from amp.errors import AmpError
-from amp.metrics import gold_key, prediction_key
+from amp.evaluation.metrics import gold_key, prediction_key
 
 if TYPE_CHECKING:
     from amp.parser.parser import Parser

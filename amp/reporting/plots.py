@@ -2,7 +2,7 @@
 
 This is the visualisation layer of the inseq-like split (``docs/style.md``): the parser returns
 plain result objects (:class:`~amp.parser.results.ForcedScore`, :class:`~amp.parser.results.ParseResult`),
-:mod:`amp.experiments` turns sweeps into records and summary frames, and this module turns those
+:mod:`amp.evaluation.experiments` turns sweeps into records and summary frames, and this module turns those
 into figures.  Pages only place figures, so the same figure serves the app, the CLI report and a
 notebook, and a test can read a figure's spec (``fig.to_dict()``) instead of looking at pixels.
 
@@ -41,7 +41,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from amp.metrics import prediction_key
+from amp.evaluation.metrics import prediction_key
 
 __all__ = [
     "IDEAL_COLOR",
@@ -403,7 +403,7 @@ def _divergence_index(divergence: Any) -> int | None:
 def p_lf0_vs_ratio(per_ratio_df: pd.DataFrame | None, *, error: Literal["sem", "std"] = "sem") -> go.Figure:
     """Mean P(LF0) against the prompt's LF0 ratio r, one line per type, with the ideal y = r.
 
-    ``per_ratio_df`` is the first frame of :func:`amp.experiments.fewshot_summary` (columns
+    ``per_ratio_df`` is the first frame of :func:`amp.evaluation.experiments.fewshot_summary` (columns
     ``type, ratio, n, mean_p_lf0`` and ``sem_p_lf0``/``std_p_lf0``).  A model that follows the
     prompt's mix lies on the dashed diagonal; FIM (§13.5 of the reference) is the mean squared
     distance of the per-sentence P(LF0) from it.  Error bars are the standard error of the mean
@@ -456,7 +456,7 @@ def accuracy_vs_ratio(per_ratio_df: pd.DataFrame | None) -> go.Figure:
     that exactly follows the prompt would lie (LF0: y = r, LF1: y = 1 − r).  FDM (§13.4 of the
     reference, range 0–2) is the summed distance of the two solid/dashed curves from their
     dotted ideals, averaged over r.  ``per_ratio_df`` is the first frame of
-    :func:`amp.experiments.fewshot_summary` (accuracies as fractions 0–1, shown as %).
+    :func:`amp.evaluation.experiments.fewshot_summary` (accuracies as fractions 0–1, shown as %).
     """
     title = "Few-shot top-1 accuracy vs LF0 ratio r (paper Fig. 6)"
     df = _require(per_ratio_df, ("type", "ratio", "acc_lf0", "acc_lf1"))
@@ -515,7 +515,7 @@ def zm_bars(zeroshot_df: pd.DataFrame | None, k: int) -> go.Figure:
 
     ZM_k (§13.3 of the reference) is the percentage of test sentences with *both* LFs among the
     top-k beams: 100 % means the model always surfaces both readings.  ``zeroshot_df`` is
-    :func:`amp.experiments.zeroshot_summary`'s frame, which has a ``ZM_<k>`` column.
+    :func:`amp.evaluation.experiments.zeroshot_summary`'s frame, which has a ``ZM_<k>`` column.
     """
     title = f"Zero-shot ZM_{k}: both readings among the top {k} beams"
     col = f"ZM_{k}"
@@ -551,7 +551,7 @@ def fdm_fim_table(per_type_df: pd.DataFrame | None) -> go.Figure:
 
     FDM (paper Eq. 2; range **0–2**, reference §13.4) and FIM (paper Eq. 3; range 0–1,
     reference §13.5) are both lower-is-better.  ``per_type_df`` is the ``per_type`` frame of
-    :func:`amp.experiments.fewshot_summary`; ``n`` and ``n_ratios`` are shown when present.
+    :func:`amp.evaluation.experiments.fewshot_summary`; ``n`` and ``n_ratios`` are shown when present.
     Used for the report's PNG/HTML of Table 3 (the app shows the frame itself).
     """
     title = "Few-shot FDM and FIM per type (lower is better)"
@@ -594,7 +594,7 @@ def accuracy_bars(zeroshot_df: pd.DataFrame | None) -> go.Figure:
 
     The gap between the two bars of a type shows which reading the model prefers when the prompt
     gives no hint; their sum is at most 100 %.  Accuracies are fractions in the frame
-    (:func:`amp.experiments.zeroshot_summary`) and shown as %.
+    (:func:`amp.evaluation.experiments.zeroshot_summary`) and shown as %.
     """
     title = "Zero-shot top-1 accuracy: LF0 vs LF1 (paper Fig. 2)"
     df = _require(zeroshot_df, ("type", "acc_lf0", "acc_lf1"))
@@ -628,7 +628,7 @@ def accuracy_bars(zeroshot_df: pd.DataFrame | None) -> go.Figure:
 def p_lf0_distribution(records_df: pd.DataFrame | None, *, column: str = "p_lf0") -> go.Figure:
     """Per-type distribution of P(LF0) over test sentences: box plus every point (paper Fig. 3).
 
-    ``records_df`` is :func:`amp.experiments.records_frame`'s frame.  ``column`` is ``"p_lf0"``
+    ``records_df`` is :func:`amp.evaluation.experiments.records_frame`'s frame.  ``column`` is ``"p_lf0"``
     (the minimum token probability normalised between the two LFs, the paper's definition) or
     ``"p_lf0_total"`` (normalised total sequence probability, which is what the paper's Fig. 3
     notebook actually plotted, §12 of the reference).  The dotted line at 0.5 is "no
@@ -685,7 +685,7 @@ def beam_table(parse_result: Any, lf0: str | None, lf1: str | None, mode: str = 
     ``parses`` (whether the text parses as an LF), ``match`` (``"LF0"``, ``"LF1"``,
     ``"LF0 = LF1"`` when the two golds canonicalise alike, ``"other"`` for a well-formed LF that
     is neither, ``"unparseable"``).  Matching is canonical string equality in ``mode``
-    (``"logical"`` or ``"paper"``, :func:`amp.metrics.prediction_key`), as in §13.1 of the
+    (``"logical"`` or ``"paper"``, :func:`amp.evaluation.metrics.prediction_key`), as in §13.1 of the
     reference; a gold LF that does not parse matches nothing.  ``parse_result`` may also be a plain sequence of beams.
     """
     beams = list(getattr(parse_result, "beams", parse_result) or ())

@@ -38,9 +38,9 @@ from typing import Any, Literal
 
 import pandas as pd
 
-from amp import metrics
+from amp.data.generate import AMBIGUOUS_TYPES, sample_pairs
 from amp.errors import AmpError
-from amp.generate import AMBIGUOUS_TYPES, sample_pairs
+from amp.evaluation import metrics
 from amp.prompts import Prompt, mixed_prompt, zero_shot_prompt
 
 __all__ = [
@@ -655,7 +655,7 @@ def _triples(df: pd.DataFrame) -> list[tuple[str | None, str, str]]:
 
 
 def _accuracies(df: pd.DataFrame, mode: str, fmt: str) -> tuple[int, float, float, float]:
-    """(n, acc_lf0, acc_lf1, neither) of the top beams, by :func:`amp.metrics.top1_accuracy`."""
+    """(n, acc_lf0, acc_lf1, neither) of the top beams, by :func:`amp.evaluation.metrics.top1_accuracy`."""
     triples = _triples(df)
     if not triples:
         return 0, math.nan, math.nan, math.nan
@@ -715,9 +715,9 @@ def fewshot_summary(
       fraction that is neither (including unparseable), mean/std/sem of P(LF0) over the
       ``n_p_lf0`` scored sentences, and ``n_errors`` items that failed to run (they are left
       out of everything else).
-    * ``per_type`` — :data:`FEWSHOT_PER_TYPE_COLUMNS`: ``FDM`` (paper Eq. 2, :func:`amp.metrics.fdm`)
+    * ``per_type`` — :data:`FEWSHOT_PER_TYPE_COLUMNS`: ``FDM`` (paper Eq. 2, :func:`amp.evaluation.metrics.fdm`)
       = mean over ratios of |acc_lf0 − r| + |acc_lf1 − (1 − r)|, **range 0–2** (the paper says
-      0–1, reference §13.4), lower is better; ``FIM`` (paper Eq. 3, :func:`amp.metrics.fim`) =
+      0–1, reference §13.4), lower is better; ``FIM`` (paper Eq. 3, :func:`amp.evaluation.metrics.fim`) =
       mean over ratios of the mean (P(LF0) − r)², range 0–1; ``n`` records, the ``n_ratios``
       ratios they cover, ``n_errors``.
 
@@ -773,7 +773,7 @@ def zeroshot_summary(
     """Zero-shot results per type (paper §3: Table 2, Fig. 2, Fig. 3; reference §13.2–13.3).
 
     Columns ``zeroshot_columns(k)``: ``n`` sentences with a prediction; ``ZM_<k>`` (paper
-    Eq. 1, :func:`amp.metrics.zm_k`) the **percentage** (0–100) of them with *both* gold LFs
+    Eq. 1, :func:`amp.evaluation.metrics.zm_k`) the **percentage** (0–100) of them with *both* gold LFs
     among the top k beams; ``acc_lf0``/``acc_lf1`` top-1 accuracies and ``neither`` (fractions
     0–1, Fig. 2); ``mean_p_lf0`` (min-prob normalised, the paper's definition) and
     ``mean_p_lf0_total`` (total-prob normalised, what Fig. 3 plotted); ``n_errors`` failed items

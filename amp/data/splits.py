@@ -1,7 +1,7 @@
 """Rebuild the released AmP v1 split folders from the generator (reference §5, §6).
 
 The released data may not be redistributed as text (§6), so this module *regenerates* it
-from the pools of :mod:`amp.generate`, replaying the original split scripts:
+from the pools of :mod:`amp.data.generate`, replaying the original split scripts:
 
 * ``create_splits.py`` (§5.1, §5.2) → the 22 few-shot folders
   ``fewshot/<X>-<100-X>-5k-train-100-perc-ambig_{fol,lisp}/`` (§6.1) and the
@@ -33,10 +33,10 @@ from pathlib import Path
 
 import numpy as np
 
+from amp.data.generate import pool
+from amp.data.splits_render import FORMATS, rerender
+from amp.data.templates.records import Example
 from amp.errors import AmpError
-from amp.generate import pool
-from amp.splits_render import FORMATS, rerender
-from amp.templates.records import Example
 
 __all__ = [
     "FEWSHOT_RATIOS",
@@ -472,6 +472,6 @@ def write_folder(folder: SplitFolder, root: str | Path) -> Path:
 
 @lru_cache(maxsize=1 << 18)
 def _json_line(record: Example) -> str:
-    """One JSONL line, as :func:`amp.generate.write_jsonl` writes it (memoised per record:
+    """One JSONL line, as :func:`amp.data.generate.write_jsonl` writes it (memoised per record:
     the folders share most records)."""
     return json.dumps(record.to_record()) + "\n"

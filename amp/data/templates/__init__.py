@@ -1,13 +1,13 @@
 """Templates as data and the engine that fills them (reference §3, §4).
 
-* :mod:`amp.templates.model` — :class:`Template`, :class:`Slot`, word lists, the fill engine;
-* :mod:`amp.templates.ambiguous` — pp, scope, revscope, bound, conj;
-* :mod:`amp.templates.unambiguous` — the unambiguous sets;
-* :mod:`amp.templates.records` — :class:`Example`, the record a template produces;
-* :mod:`amp.templates.registry` — which templates the pools are built from.
+* :mod:`amp.data.templates.engine` — :class:`Template`, :class:`Slot`, word lists, the fill engine;
+* :mod:`amp.data.templates.ambiguous` — pp, scope, revscope, bound, conj;
+* :mod:`amp.data.templates.unambiguous` — the unambiguous sets;
+* :mod:`amp.data.templates.records` — :class:`Example`, the record a template produces;
+* :mod:`amp.data.templates.registry` — which templates the pools are built from.
 """
 
-from amp.templates.model import (
+from amp.data.templates.engine import (
     WORD_LISTS,
     Slot,
     Template,
@@ -18,8 +18,8 @@ from amp.templates.model import (
     register_word_list,
     registry_version,
 )
-from amp.templates.records import Example, RecordError, ambiguity_type, record_type
-from amp.templates.registry import (
+from amp.data.templates.records import Example, RecordError, ambiguity_type, record_type
+from amp.data.templates.registry import (
     all_templates,
     get_template,
     pool_names,

@@ -25,9 +25,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple, cast
 
-from amp import lexicon
+from amp.data import lexicon
+from amp.data.templates.records import Example
 from amp.errors import TemplateError
-from amp.templates.records import Example
 
 # --- word lists --------------------------------------------------------------------------
 
@@ -41,7 +41,7 @@ _LEXICON_LISTS = (
     "INTRANSITIVE_VPS", "INTRANSITIVE_VPS_FOR_BOUND",
 )
 
-#: Word lists a slot may name: every list of reference §2 (from :mod:`amp.lexicon`, source
+#: Word lists a slot may name: every list of reference §2 (from :mod:`amp.data.lexicon`, source
 #: order) plus ``INTRANSITIVE_AND_BOUND_VPS`` = Int ∪ Bd (14 verbs, used by the basic and
 #: single-conjunction sets, §4.6).  Extend it with :func:`register_word_list`.
 WORD_LISTS: dict[str, tuple[str, ...]] = {name: getattr(lexicon, name) for name in _LEXICON_LISTS}
@@ -50,7 +50,7 @@ WORD_LISTS["INTRANSITIVE_AND_BOUND_VPS"] = (
 )
 
 #: Bumped whenever :data:`WORD_LISTS` or the template registry changes, so that caches keyed
-#: on it (``amp.generate``) never serve stale pools.
+#: on it (``amp.data.generate``) never serve stale pools.
 _VERSION = [0]
 
 
@@ -158,7 +158,7 @@ class Template:
 
     * ``id`` — unique, path-like (``pp/visual/a``, ``scope/every``, ``bound/female/a``).
     * ``pool`` — the pool it belongs to (``pp``, ``basic``, ``double_conj``, …, see
-      ``amp.generate.POOLS``).
+      ``amp.data.generate.POOLS``).
     * ``ambiguity`` — the ambiguity type (``pp``, ``scope``, ``revscope``, ``bound``, ``conj``)
       for ambiguous templates, ``None`` for unambiguous ones.
     * ``type`` — the original record ``type`` string (``pp``, ``scope_reverse``, ``unambig``, …).
@@ -172,8 +172,8 @@ class Template:
       Gender agreement and the visual/tactile pairing are expressed by the lists chosen.
     * ``gender`` — ``female``/``male`` for the gendered bound sets, else ``None``.
     * ``paraphrases`` — optional, one plain-English paraphrase template per LF with ``{tag}``
-      / ``{tag:form}`` holes (see :mod:`amp.paraphrase`); ``None`` (the default) means
-      :mod:`amp.paraphrase` uses its own table or its generic fallback.  Not part of equality.
+      / ``{tag:form}`` holes (see :mod:`amp.teaching.paraphrase`); ``None`` (the default) means
+      :mod:`amp.teaching.paraphrase` uses its own table or its generic fallback.  Not part of equality.
     """
 
     id: str
@@ -306,7 +306,7 @@ _PLURALS = frozenset(lexicon.PLURAL_PHRASES)
 def make_fluent(words: Sequence[str]) -> str:
     """Join slot strings into a fluent surface (reference §3, "Surface fluency").
 
-    1. A plural-list noun (:data:`amp.lexicon.PLURAL_PHRASES`) directly after one of the
+    1. A plural-list noun (:data:`amp.data.lexicon.PLURAL_PHRASES`) directly after one of the
        single-word slots ``a``/``every``/``each``/``the`` becomes its "pair of"/"set of" phrase
        (never after the one-slot ``"with the"``).
     2. The slots are joined with single spaces.

@@ -25,10 +25,10 @@ from collections.abc import Iterable
 from dataclasses import replace
 from functools import lru_cache
 
+from amp.data.templates.records import Example
 from amp.logic.canonical import ordered_form
-from amp.logic.parse import parse_lf
+from amp.logic.reader import parse_lf
 from amp.logic.render import render_lisp
-from amp.templates.records import Example
 
 __all__ = ["FORMATS", "render_ordered", "rerender"]
 

@@ -35,7 +35,7 @@ from amp.settings import cache_root
 if TYPE_CHECKING:
     import pandas as pd
 
-    from amp.generate import AmbiguousPair
+    from amp.data.generate import AmbiguousPair
 
 __all__ = [
     "CONFIDENCE_LABELS",
@@ -169,8 +169,8 @@ class PollItem:
 
     @classmethod
     def from_pair(cls, pair: AmbiguousPair, model_p_lf0: float | None = None) -> PollItem:
-        """An item for a generated ambiguous pair, with :func:`amp.paraphrase.paraphrases`."""
-        from amp.paraphrase import paraphrases
+        """An item for a generated ambiguous pair, with :func:`amp.teaching.paraphrase.paraphrases`."""
+        from amp.teaching.paraphrase import paraphrases
 
         p0, p1 = paraphrases(pair)
         return cls(pair.surface, pair.type, pair.lf0.lf, pair.lf1.lf, p0, p1, model_p_lf0)
@@ -590,7 +590,7 @@ class PollStore:
     def export_csv(self, code: str) -> str:
         """CSV text, one row per vote, with the chosen reading's label and paraphrase and the
         vote's A.5 P(LF0)."""
-        from amp.paraphrase import interpretation_label
+        from amp.teaching.paraphrase import interpretation_label
 
         poll = self.get_poll(code)
         votes = self.votes(poll.code)

@@ -1,0 +1,1 @@
+"""The evaluation layer: metrics, sweeps of the paper's experiments, interpretation-level decoding, research runs."""

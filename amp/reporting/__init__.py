@@ -1,0 +1,1 @@
+"""The reporting layer: figures (plotly) of results and summaries."""
