@@ -51,6 +51,10 @@ from amp.logic.ast import Atom, Formula, Junction, Quantified, is_constant
 from amp.logic.grammar import CANONICAL_VARIABLES, lark_parser
 
 FORMATS: tuple[str, ...] = ("fol", "lisp")
+#: Nesting depth of one LF (brackets, quantifiers, connectives): deeper LFs are refused by the
+#: reader, so every recursive function over the AST has room on the stack.  One of the request
+#: bounds that :mod:`amp.parser.limits` lists.
+MAX_LF_DEPTH = 100
 
 # --------------------------------------------------------------------------------------
 # parse tree → AST
@@ -253,7 +257,7 @@ def _fill(f: Formula, names: Iterator[str]) -> Formula:
 
 
 def _parse_text(text: str, fmt: str, strict: bool) -> Formula:
-    limit = _max_depth()
+    limit = MAX_LF_DEPTH
     # Before lark, a cheap bound on the tree it would build (redundant brackets add no AST depth,
     # hence the slack); the tree → AST transform itself is iterative.
     _check_brackets(text, fmt, limit, BRACKET_SLACK * limit)
@@ -266,14 +270,6 @@ def _parse_text(text: str, fmt: str, strict: bool) -> Formula:
     if depth(formula) > limit:  # e.g. a long chain of quantifiers between connectives
         raise _too_deep(text, fmt, len(text), limit)
     return formula
-
-
-@lru_cache(maxsize=1)
-def _max_depth() -> int:
-    """:data:`amp.parser.limits.MAX_LF_DEPTH` (imported on first use: ``amp.parser`` imports this module)."""
-    from amp.parser.limits import MAX_LF_DEPTH
-
-    return MAX_LF_DEPTH
 
 
 def depth(f: Formula) -> int:

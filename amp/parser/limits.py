@@ -13,6 +13,7 @@ from collections.abc import Sized
 from typing import Any
 
 from amp.errors import AmpError, SettingError
+from amp.logic.reader import MAX_LF_DEPTH as MAX_LF_DEPTH  # the LF reader declares its own depth bound
 
 #: Beams of one search (the distinct top-k method uses up to this width).
 MAX_BEAMS = 64
@@ -34,9 +35,6 @@ MAX_JOB_ITEMS = 50_000
 MAX_JOB_BATCH = 64
 #: Bytes of one request body to the parser service.
 MAX_BODY_BYTES = 64 * 2**20
-#: Nesting depth of one LF (brackets, quantifiers, connectives): deeper LFs are refused by the
-#: reader, so every recursive function over the AST has room on the stack.
-MAX_LF_DEPTH = 100
 #: Beam width of the distinct-interpretations method.
 MAX_WIDTH = MAX_BEAMS
 #: Examples in one few-shot prompt.
