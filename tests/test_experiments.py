@@ -42,6 +42,7 @@ from amp.evaluation.experiments import (
     zeroshot_columns,
     zeroshot_summary,
 )
+from amp.evaluation.inspection import inspect
 from amp.prompts import Prompt, lf0_count
 
 # --------------------------------------------------------------------------- planning
@@ -594,7 +595,7 @@ def test_end_to_end_with_tiny_model(saved_tiny_model, tmp_path):
     assert len(plots.p_lf0_distribution(records_frame(records)).data) == 1
 
     item = items[0]
-    inspection = parser.inspect(item.prompt_text, item.lf0, item.lf1, beams=2)
+    inspection = inspect(parser, item.prompt_text, item.lf0, item.lf1, beams=2)
     fig = plots.inspection_heatmap(inspection, wrap=200)  # one block: row 0 is the predicted parse
     z = fig.to_dict()["data"][0]["z"]
     assert z[0][: len(inspection.predicted_steps)] == [s.prob for s in inspection.predicted_steps]

@@ -260,7 +260,7 @@ def _lock_of(parser: Any) -> Any:
 
 @contextlib.contextmanager
 def using(parser: Any) -> Iterator[Any]:
-    """Serialise one unit of work on the shared parser: ``with using(p): p.inspect(...)``.
+    """Serialise one unit of work on the shared parser: ``with using(p): inspect(p, ...)``.
 
     The library already holds ``LoadedModel.lock`` around every model call; this lock makes a
     whole page action (parse + scores + steps, or one sweep item) atomic with respect to other

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from amp.evaluation.inspection import inspect
 from amp.reporting import plots
 from ui import model_picker as ui_model
 from ui import teach
@@ -49,7 +50,7 @@ if run:
     if parser is not None:
         if has_gold:
             result = ui_model.compute(parser, "Parsing with grammar-constrained beam search and scoring both LFs…",
-                                      lambda p: p.inspect(text, prompt.gold_lf0, prompt.gold_lf1, fmt=fmt,
+                                      lambda p: inspect(p, text, prompt.gold_lf0, prompt.gold_lf1, fmt=fmt,
                                                           beams=int(beams), canonical_mode=mode))
         else:
             result = ui_model.compute(parser, "Parsing with grammar-constrained beam search…",

@@ -22,8 +22,8 @@ import numbers
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from amp.errors import LFParseError, MetricError
-from amp.logic.canonical import canonical, canonical_or_none
+from amp.errors import MetricError
+from amp.evaluation.matching import gold_key, match_lf, prediction_key
 
 #: Data ``type`` strings → the paper's ambiguity type names (reference §0, §14 item 1).
 TYPE_ALIASES: dict[str, str] = {"scope_reverse": "revscope"}
@@ -52,27 +52,10 @@ class ZeroShotOutcome:
 # matching
 
 
-def gold_key(lf: str, mode: str = "logical", fmt: str = "fol") -> str:
-    """Canonical form of a gold LF; a gold LF that does not parse is a MetricError."""
-    try:
-        return canonical(lf, mode, fmt)
-    except LFParseError as exc:
-        raise MetricError(f"gold LF does not parse: {exc}") from exc
-    except TypeError as exc:
-        raise MetricError(f"gold LF must be a string, got {type(lf).__name__}") from exc
-
-
-def prediction_key(prediction: str | None, mode: str = "logical", fmt: str = "fol") -> str | None:
-    """Canonical form of a prediction, or ``None`` (never matches) if missing or unparseable."""
-    if not isinstance(prediction, str) or not prediction.strip():
-        return None
-    return canonical_or_none(prediction, mode, fmt)
-
-
 def matches(prediction: str | None, gold: str, mode: str = "logical", fmt: str = "fol") -> bool:
     """Whether ``prediction`` equals ``gold`` after canonicalisation (reference §13.1)."""
-    key = prediction_key(prediction, mode, fmt)
-    return key is not None and key == gold_key(gold, mode, fmt)
+    gold_key(gold, mode, fmt)  # a gold LF that does not parse is a MetricError, not a mismatch
+    return match_lf(prediction, gold, None, mode=mode, fmt=fmt) == "lf0"
 
 
 # --------------------------------------------------------------------------------------

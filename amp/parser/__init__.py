@@ -14,7 +14,7 @@ package does not.
 
 from amp.parser.batch import BatchItem, BatchItemResult, BatchRun, run_batch
 from amp.parser.models import LoadedModel, default_model_info, load_model
-from amp.parser.parser import Inspection, Parser
+from amp.parser.parser import Parser
 from amp.parser.results import (
     Beam,
     Divergence,
@@ -31,7 +31,6 @@ __all__ = [
     "Beam",
     "Divergence",
     "ForcedScore",
-    "Inspection",
     "LoadedModel",
     "PairScore",
     "ParseResult",

@@ -2,8 +2,8 @@
 
 ``Parser("default").parse(prompt)`` runs grammar-constrained beam search
 (:func:`amp.parser.decode.beam_search`), ``score``/``score_pair`` run forced decoding
-(:mod:`amp.parser.scoring`), and ``inspect`` puts both together with the first token where the
-predicted parse and the other reading diverge (paper Fig. 4).
+(:mod:`amp.parser.scoring`); :func:`amp.evaluation.inspection.inspect` puts both together with
+the first token where the predicted parse and the other reading diverge (paper Fig. 4).
 
 Every result goes through :class:`amp.cache.ResultCache` as JSON, keyed by everything it
 depends on: model and tokenizer identity, the decoding grammar's text, the prompt, the LF(s),
@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, TypeVar
 
@@ -34,7 +33,6 @@ from amp.parser.backend import (
 )
 from amp.parser.results import (
     Beam,
-    Divergence,
     ForcedScore,
     PairScore,
     ParseResult,
@@ -42,79 +40,6 @@ from amp.parser.results import (
 )
 
 T = TypeVar("T")
-
-#: Beam labels in an :class:`Inspection`.
-LF0, LF1, NEITHER = "lf0", "lf1", "neither"
-
-
-@dataclass(frozen=True)
-class Inspection:
-    """A parse, both readings' forced scores, and where the parse and the other reading diverge.
-
-    ``matches[i]`` says whether beam ``i`` is LF0, LF1 or neither (equality of canonical forms
-    in ``canonical_mode``; whitespace-normalised string equality if the canonicaliser is not
-    available or the beam does not parse).  ``predicted`` is the top beam; ``alternative`` names
-    the *other* gold LF (``"lf1"`` when the top beam is LF0 and vice versa; when the top beam is
-    neither, the gold LF the model prefers by ``pair.p_lf0``).  ``divergence`` compares the
-    predicted beam's token steps with the alternative's forced-decoding steps (``None`` when
-    there is no beam).
-    """
-
-    prompt: str
-    lf0: str
-    lf1: str
-    fmt: str
-    parse: ParseResult
-    pair: PairScore
-    matches: tuple[str, ...]
-    predicted: Beam | None
-    predicted_match: str
-    predicted_steps: tuple[TokenStep, ...]
-    alternative: str
-    alternative_lf: str
-    alternative_steps: tuple[TokenStep, ...]
-    divergence: Divergence | None
-    canonical_mode: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "prompt": self.prompt,
-            "lf0": self.lf0,
-            "lf1": self.lf1,
-            "fmt": self.fmt,
-            "parse": self.parse.to_dict(),
-            "pair": self.pair.to_dict(),
-            "matches": list(self.matches),
-            "predicted": self.predicted.to_dict() if self.predicted else None,
-            "predicted_match": self.predicted_match,
-            "predicted_steps": [s.to_dict() for s in self.predicted_steps],
-            "alternative": self.alternative,
-            "alternative_lf": self.alternative_lf,
-            "alternative_steps": [s.to_dict() for s in self.alternative_steps],
-            "divergence": self.divergence.to_dict() if self.divergence else None,
-            "canonical_mode": self.canonical_mode,
-        }
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Inspection:
-        return cls(
-            prompt=d["prompt"],
-            lf0=d["lf0"],
-            lf1=d["lf1"],
-            fmt=d["fmt"],
-            parse=ParseResult.from_dict(d["parse"]),
-            pair=PairScore.from_dict(d["pair"]),
-            matches=tuple(d["matches"]),
-            predicted=Beam.from_dict(d["predicted"]) if d.get("predicted") else None,
-            predicted_match=d["predicted_match"],
-            predicted_steps=tuple(TokenStep.from_dict(s) for s in d["predicted_steps"]),
-            alternative=d["alternative"],
-            alternative_lf=d["alternative_lf"],
-            alternative_steps=tuple(TokenStep.from_dict(s) for s in d["alternative_steps"]),
-            divergence=Divergence.from_dict(d["divergence"]) if d.get("divergence") else None,
-            canonical_mode=d["canonical_mode"],
-        )
-
 
 class Parser:
     """Cached access to one language model for parsing and scoring, through a :class:`Backend`.
@@ -390,47 +315,6 @@ class Parser:
               "max_new_tokens": max_new_tokens, "top_k": 0, "top_p": 1.0}], [prompt],
         )[0]
 
-    def inspect(
-        self,
-        prompt: str,
-        lf0: str,
-        lf1: str,
-        *,
-        fmt: str = "fol",
-        beams: int = 5,
-        alpha: float = 0.7,
-        constrained: bool = True,
-        max_new_tokens: int | None = None,
-        canonical_mode: str = "logical",
-    ) -> Inspection:
-        """Parse, score both readings, label the beams and locate the divergence (Fig. 4)."""
-        from amp.parser.divergence import divergence
-
-        # One prompt pass for the search, the pair and the top beam's steps (issue #16).
-        ((result, pair),) = self.parse_and_score_many([(prompt, lf0, lf1)], fmt=fmt, beams=beams, alpha=alpha,
-                                                      constrained=constrained, max_new_tokens=max_new_tokens)
-        assert pair is not None
-        matches = tuple(match_lf(b.text, lf0, lf1, fmt=fmt, mode=canonical_mode) for b in result.beams)
-        top = result.beams[0] if result.beams else None
-        top_match = matches[0] if matches else NEITHER
-        if top_match == LF0:
-            alternative = LF1
-        elif top_match == LF1:
-            alternative = LF0
-        else:
-            alternative = LF0 if not pair.p_lf0 < 0.5 else LF1
-        alt_score = pair.lf0 if alternative == LF0 else pair.lf1
-        top_steps = (
-            self.beam_steps(prompt, top, fmt=fmt, constrained=result.constrained) if top is not None else ()
-        )
-        div = divergence(top_steps, alt_score.steps) if top is not None else None
-        return Inspection(
-            prompt=prompt, lf0=lf0, lf1=lf1, fmt=fmt, parse=result, pair=pair, matches=matches,
-            predicted=top, predicted_match=top_match, predicted_steps=tuple(top_steps),
-            alternative=alternative, alternative_lf=alt_score.lf,
-            alternative_steps=tuple(alt_score.steps), divergence=div, canonical_mode=canonical_mode,
-        )
-
     # -- cache plumbing --------------------------------------------------------------------------------
 
     def cache_key(self, kind: str, **parts: Any) -> str:
@@ -559,26 +443,6 @@ def _check_asks(items: Sequence[tuple[str, str | None, str | None]], *, batch: b
         for lf in (lf0, lf1):
             if lf is not None:
                 limits.check_lf(lf)
-
-
-def match_lf(text: str, lf0: str, lf1: str, *, fmt: str = "fol", mode: str = "logical") -> str:
-    """``"lf0"``, ``"lf1"`` or ``"neither"``: which gold LF ``text`` is (canonical equality)."""
-    key = _canonical_key(text, fmt, mode)
-    if key is None:
-        return NEITHER
-    if key == _canonical_key(lf0, fmt, mode):
-        return LF0
-    if key == _canonical_key(lf1, fmt, mode):
-        return LF1
-    return NEITHER
-
-
-def _canonical_key(lf: str, fmt: str, mode: str) -> str | None:
-    try:
-        from amp.logic.canonical import canonical_or_none
-    except ImportError:
-        return " ".join(lf.split()) or None
-    return canonical_or_none(lf, mode, fmt)
 
 
 @lru_cache(maxsize=8)

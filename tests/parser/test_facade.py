@@ -10,8 +10,10 @@ import pytest
 
 from amp.cache import CacheWarning, ResultCache
 from amp.errors import ModelLoadError
+from amp.evaluation.inspection import Inspection, inspect
+from amp.evaluation.matching import MATCHES, match_lf
 from amp.parser import models
-from amp.parser.parser import Inspection, Parser, match_lf
+from amp.parser.parser import Parser
 from amp.parser.results import ForcedScore, PairScore, ParseResult
 
 PROMPT = "Human: the boy saw a girl\nComputer:"
@@ -59,7 +61,7 @@ def test_cold_then_warm_equal_and_warm_needs_no_model(
     cold_parse = parser.parse(PROMPT, **FAST)
     cold_scores = parser.score(PROMPT, [LF0, LF1])
     cold_pair = parser.score_pair(PROMPT, LF0, LF1)
-    cold_inspect = parser.inspect(PROMPT, LF0, LF1, **FAST)
+    cold_inspect = inspect(parser, PROMPT, LF0, LF1, **FAST)
     assert parser.loaded
     assert isinstance(cold_parse, ParseResult) and len(cold_parse.beams) == 2
     assert all(isinstance(s, ForcedScore) for s in cold_scores) and isinstance(cold_pair, PairScore)
@@ -74,7 +76,7 @@ def test_cold_then_warm_equal_and_warm_needs_no_model(
     assert warm.score(PROMPT, [LF0, LF1]) == cold_scores
     assert warm.score(PROMPT, [LF1]) == cold_scores[1:]  # each LF is cached on its own
     assert warm.score_pair(PROMPT, LF0, LF1) == cold_pair
-    assert warm.inspect(PROMPT, LF0, LF1, **FAST) == cold_inspect
+    assert inspect(warm, PROMPT, LF0, LF1, **FAST) == cold_inspect
     assert not warm.loaded
     # a setting that differs is a miss: now the model is needed
     with pytest.raises(ModelLoadError, match="loaded on a warm call"):
@@ -126,9 +128,11 @@ def test_entries_are_tagged_by_model(parser: Parser, cache: ResultCache) -> None
 
 
 def test_inspection(parser: Parser) -> None:
-    ins = parser.inspect(PROMPT, LF0, LF1, **FAST)
+    ins = inspect(parser, PROMPT, LF0, LF1, **FAST)
     assert isinstance(ins, Inspection)
-    assert len(ins.matches) == len(ins.parse.beams) and set(ins.matches) <= {"lf0", "lf1", "neither"}
+    assert len(ins.matches) == len(ins.parse.beams) and set(ins.matches) <= set(MATCHES)
+    assert ins.matches == tuple(match_lf(b.text, LF0, LF1) for b in ins.parse.beams)
+    assert ins.predicted_match == ins.matches[0]
     assert ins.predicted == ins.parse.beams[0] and ins.predicted_steps
     assert ins.alternative in ("lf0", "lf1")
     assert ins.alternative_lf == (LF0 if ins.alternative == "lf0" else LF1)
@@ -136,12 +140,6 @@ def test_inspection(parser: Parser) -> None:
     assert ins.divergence is not None
     assert Inspection.from_dict(ins.to_dict()) == ins
 
-
-def test_match_lf_uses_canonical_forms() -> None:
-    assert match_lf("exists y . forall x . boy(y) AND girl(x)", LF0, LF1) == "lf0"
-    assert match_lf("forall z . exists y . girl(z) AND boy(y)", LF0, LF1) == "lf1"
-    assert match_lf("exists x . boy(x)", LF0, LF1) == "neither"
-    assert match_lf("exists x . boy(x) AND", LF0, LF1) == "neither"  # cut-off beam
 
 
 def test_threads_share_one_load(parser: Parser) -> None:

@@ -17,6 +17,7 @@ import pytest
 import torch
 
 from amp.cache import ResultCache
+from amp.evaluation.inspection import inspect
 from amp.parser.backend import BackendError
 from amp.parser.batch import BatchItem, run_batch
 from amp.parser.jobs import attach
@@ -70,7 +71,7 @@ def test_results_and_keys_are_identical_to_in_process(service, tmp_path, one_thr
     assert dumps(far.parse(PROMPT, **FAST)) == dumps(near.parse(PROMPT, **FAST))
     assert dumps(far.score_pair(PROMPT, LF0, LF1)) == dumps(near.score_pair(PROMPT, LF0, LF1))
     assert [dumps(s) for s in far.score(PROMPT, [LF0])] == [dumps(s) for s in near.score(PROMPT, [LF0])]
-    assert dumps(far.inspect(PROMPT, LF0, LF1, **FAST)) == dumps(near.inspect(PROMPT, LF0, LF1, **FAST))
+    assert dumps(inspect(far, PROMPT, LF0, LF1, **FAST)) == dumps(inspect(near, PROMPT, LF0, LF1, **FAST))
     assert far.sample(PROMPT, n=3, seed=2, max_new_tokens=12) == near.sample(PROMPT, n=3, seed=2, max_new_tokens=12)
     joint_far = far.parse_and_score_many([(PROMPT + " ", LF0, LF1)], **FAST)
     joint_near = near.parse_and_score_many([(PROMPT + " ", LF0, LF1)], **FAST)

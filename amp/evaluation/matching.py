@@ -1,0 +1,63 @@
+"""Which gold LF a predicted LF is: the one place that labels a beam (reference §13.1).
+
+Matching is exact equality of canonical forms (:func:`amp.logic.canonical.canonical`) in a
+canonical ``mode``: ``"logical"`` (meaning up to reordering, renaming, same-kind quantifier
+order) or ``"paper"`` (the original metric's judgement).  A prediction that is missing, empty or
+does not read as an LF is kept raw in the original and so never matches; here it is labelled
+``unparseable``.  Sweeps, metrics, the parse inspector and the beam tables all read
+:func:`match_lf`; they only rename its labels for display.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from amp.errors import LFParseError, MetricError
+from amp.logic.canonical import canonical, canonical_or_none
+
+Match = Literal["lf0", "lf1", "both", "neither", "unparseable"]
+#: What :func:`match_lf` returns:
+#: ``lf0``/``lf1`` — the prediction canonicalises to that gold LF;
+#: ``both`` — it equals both golds (they canonicalise alike in this mode; counts for both);
+#: ``neither`` — a well-formed LF that is neither gold (lowers both accuracies, §13.4);
+#: ``unparseable`` — missing, empty or not an LF (kept raw in the original, never matches, §13.1).
+MATCHES: tuple[Match, ...] = ("lf0", "lf1", "both", "neither", "unparseable")
+
+
+def gold_key(lf: str, mode: str = "logical", fmt: str = "fol") -> str:
+    """Canonical form of a gold LF; a gold LF that does not parse is a MetricError."""
+    try:
+        return canonical(lf, mode, fmt)
+    except LFParseError as exc:
+        raise MetricError(f"gold LF does not parse: {exc}") from exc
+    except TypeError as exc:
+        raise MetricError(f"gold LF must be a string, got {type(lf).__name__}") from exc
+
+
+def prediction_key(prediction: str | None, mode: str = "logical", fmt: str = "fol") -> str | None:
+    """Canonical form of a prediction, or ``None`` (never matches) if missing or unparseable."""
+    if not isinstance(prediction, str) or not prediction.strip():
+        return None
+    return canonical_or_none(prediction, mode, fmt)
+
+
+def match_lf(
+    prediction: str | None, lf0: str | None, lf1: str | None, *, mode: str = "logical", fmt: str = "fol"
+) -> Match:
+    """Which gold LF ``prediction`` is, by canonical equality in ``mode`` (reference §13.1).
+
+    ``lf0``/``lf1`` may be None (an unambiguous sentence has no LF1, §13.1): a missing gold
+    matches nothing.  A gold that does not canonicalise is compared as raw text.
+    """
+    key = prediction_key(prediction, mode, fmt)
+    if key is None:
+        return "unparseable"
+    is0 = lf0 is not None and key == (prediction_key(lf0, mode, fmt) or lf0)
+    is1 = lf1 is not None and key == (prediction_key(lf1, mode, fmt) or lf1)
+    if is0 and is1:
+        return "both"
+    if is0:
+        return "lf0"
+    if is1:
+        return "lf1"
+    return "neither"
