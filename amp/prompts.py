@@ -18,9 +18,10 @@ from typing import Any
 import numpy as np
 
 from amp.data import lexicon
-from amp.data.generate import AMBIGUOUS_TYPES, AmbiguousPair, find_pair, pairs, pool
+from amp.data.generate import AmbiguousPair, find_pair, pairs, pool
 from amp.data.templates.engine import registry_version
 from amp.data.templates.records import Example
+from amp.data.types import get_type, type_ids
 from amp.errors import PromptError
 
 #: The preamble of every prompt (reference §10).
@@ -188,7 +189,7 @@ def _test_pair(test: str | AmbiguousPair, extra: Iterable[AmbiguousPair] = ()) -
     if found is None:
         found = next((p for p in extra if p.surface == test), None)
     if found is None:
-        raise PromptError(f"{test!r} is not an ambiguous sentence of any pool ({', '.join(AMBIGUOUS_TYPES)})")
+        raise PromptError(f"{test!r} is not an ambiguous sentence of any pool ({', '.join(type_ids())})")
     return found
 
 
@@ -219,46 +220,20 @@ def _word(value: str) -> str:
     return _SURFACE_VERB.get(value, value)
 
 
-def _article(word: str) -> str:
-    """The article before ``word`` (§10: "an" before a lowercase vowel)."""
-    return "an" if word and word[0] in "aeiou" else "a"
-
-
 def _ingredient_surfaces(pair: AmbiguousPair, rng: np.random.Generator) -> list[str]:
-    """The ingredient sentences of reference §10, per type, in the original's pre-shuffle order."""
-    b = {k: _word(v) for k, v in pair.var_bindings.items()}
-    s = pair.surface
-    if pair.type == "pp":
-        subj = f"the {b['np1']}" if s.startswith("the ") else b["np1"]
-        obj = b["np2"] if b["np2"][:1].isupper() else f"the {b['np2']}"
-        return [f"{subj} {b['vp1']} {obj}", f"{subj} {b['vp1']} with the {b['np3']}",
-                f"{obj} with the {b['np3']}"]
-    if pair.type == "scope":
-        quant, rest = s.split(" ", 1)
-        return [f"{quant} {lexicon.PLURAL_PHRASES.get(b['np1'], b['np1'])}", f"{_article(rest)} {rest}"]
-    if pair.type == "revscope":
-        words = s.split(" ")
-        q = next(i for i, w in enumerate(words) if w in ("every", "each"))
-        obj = lexicon.PLURAL_PHRASES.get(b["np2"], b["np2"])
-        before = " ".join(words[:q])
-        return [f"{words[q]} {obj}", f"{before} {_article(obj)} {obj}"]
-    if pair.type == "bound":
-        transitive = s.split(" and ")[0]
-        subj, sep, obj = transitive.partition(f" {b['vp1']} ")
-        if not sep:
-            raise PromptError(f"cannot find the verb {b['vp1']!r} in {transitive!r}")
-        others = [v for v in lexicon.INTRANSITIVE_VPS_FOR_BOUND if v != b["vp2"]]
-        extra = others[int(rng.integers(len(others)))]
-        return [transitive, f"{subj} {b['vp2']}", f"{obj} {b['vp2']}", f"{subj} {extra} and {b['vp2']}"]
-    if pair.type == "conj":
-        return [s.replace(" and ", " or "), s.replace(" or ", " and ")]
-    raise PromptError(f"no zero-shot ingredients are defined for type {pair.type!r}")
+    """The ingredient sentences of reference §10 by the recipe of the pair's type
+    (:attr:`amp.data.types.AmbiguityType.ingredients`), in the original's pre-shuffle order."""
+    recipe = get_type(pair.type).ingredients
+    if recipe is None:
+        raise PromptError(f"no zero-shot ingredients are defined for type {pair.type!r}")
+    return recipe(pair.surface, {k: _word(v) for k, v in pair.var_bindings.items()}, rng)
 
 
 def zero_shot_prompt(test: str | AmbiguousPair, *, seed: int = 12345) -> Prompt:
     """The zero-shot prompt of reference §10: unambiguous "ingredients", shuffled.
 
-    Ingredients per type (exact lookups in the ``zeroshot_train`` pool, raw template-order LFs):
+    Ingredients per type (exact lookups in the ``zeroshot_train`` pool, raw template-order LFs),
+    by the recipes declared with the types in :mod:`amp.data.types`:
 
     * pp (3): ``<subj> <verb> <obj>``, ``<subj> <verb> with the <instr>``, ``<obj> with the <instr>``;
     * scope (2): ``<Q> <np1>``, ``a|an <rest after Q>``;

@@ -13,11 +13,11 @@ import pandas as pd
 import plotly.graph_objects as go
 import pytest
 
+from amp.data.types import BUILTIN_TYPES
 from amp.reporting import plots
 from amp.reporting.plots import (
     LF0_COLOR,
     LF1_COLOR,
-    TYPE_COLORS,
     accuracy_bars,
     accuracy_vs_ratio,
     beam_table,
@@ -26,6 +26,9 @@ from amp.reporting.plots import (
     token_heatmap,
     zm_bars,
 )
+
+#: The colours declared with the built-in types (amp.data.types).
+TYPE_COLORS = {t.id: t.color for t in BUILTIN_TYPES}
 
 
 @dataclass(frozen=True)
@@ -278,7 +281,7 @@ def test_accuracy_vs_ratio_facets_and_line_styles(per_ratio):
     axes = {t["xaxis"] for t in real if t["meta"]["type"] == "scope"}
     assert len(axes) == 1 and axes != {t["xaxis"] for t in real if t["meta"]["type"] == "pp"}
     titles = [a["text"] for a in fig.to_dict()["layout"]["annotations"]]
-    assert titles[:2] == ["PP attachment", "scope"]
+    assert titles[:2] == ["PP attachment", "quantifier scope"]
     # Legend shows LF0/LF1 once, not once per panel.
     assert sum(1 for t in data if t.get("showlegend")) == 4
 
@@ -303,7 +306,7 @@ def zeroshot() -> pd.DataFrame:
 def test_zm_bars(zeroshot):
     fig = zm_bars(zeroshot, 5)
     (bar,) = fig.to_dict()["data"]
-    assert bar["x"] == ["PP attachment", "scope", "conjunction"] and bar["y"] == [60.0, 25.0, 10.0]
+    assert bar["x"] == ["PP attachment", "quantifier scope", "conjunction scope"] and bar["y"] == [60.0, 25.0, 10.0]
     assert bar["marker"]["color"] == [TYPE_COLORS["pp"], TYPE_COLORS["scope"], TYPE_COLORS["conj"]]
     assert "%" in fig.layout.yaxis.title.text and "ZM_5" in fig.layout.title.text
     assert "No zero-shot" in zm_bars(zeroshot.drop(columns="ZM_5").iloc[:0], 5).layout.title.text
@@ -365,6 +368,7 @@ def test_type_colours_are_stable_and_distinct_from_lf_colours():
     assert plots.type_color("pp") == TYPE_COLORS["pp"]
     assert plots.type_color("custom") == plots.type_color("custom")
     assert not {LF0_COLOR, LF1_COLOR} & set(TYPE_COLORS.values())
+    assert len(set(TYPE_COLORS.values())) == len(TYPE_COLORS) == 5
 
 
 # --------------------------------------------------------------------------- beam table

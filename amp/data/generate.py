@@ -5,15 +5,17 @@ the template registry version so that a newly registered template shows up).
 
 Pool names (:data:`POOLS`):
 
-* ambiguous types (:data:`AMBIGUOUS_TYPES`): ``pp``, ``scope``, ``revscope``, ``bound``
-  (female then male), ``conj`` — every surface has an LF0 and an LF1 record;
+* ambiguous types (:data:`AMBIGUOUS_TYPES`, declared in :mod:`amp.data.types`): ``pp``,
+  ``scope``, ``revscope``, ``bound`` (female then male), ``conj`` — every surface has an LF0 and
+  an LF1 record; a type added with :func:`amp.data.types.register_type` is the pool of its
+  templates;
 * unambiguous sets (§4.6): ``basic``, ``single_conj``, ``double_conj`` (two bracketings,
   idx 0/1), ``possession``, ``instrument``, ``quant``, ``pp_unambig``, ``scope_unambig``,
   ``bound_unambig`` (female then male);
 * composite: ``zeroshot_train`` = basic + possession + instrument + double_conj + single_conj +
   quant, the zero-shot ingredient pool of §5.3 (38,882 records).
 
-Aliases accepted wherever a pool name is: ``scope_reverse`` → ``revscope``,
+Aliases accepted wherever a pool name is: a type's aliases (``scope_reverse`` → ``revscope``),
 ``unambig_conj`` → ``double_conj``, ``unambig_quant`` → ``quant``, ``instr`` → ``instrument``.
 """
 
@@ -34,6 +36,7 @@ from amp.data.templates import engine as _model
 from amp.data.templates import registry as _registry
 from amp.data.templates.engine import Template, fill
 from amp.data.templates.records import Example, RecordError, ambiguity_type, record_type
+from amp.data.types import BUILTIN_TYPES, find_type, type_ids
 from amp.errors import AmpError
 
 __all__ = [
@@ -55,8 +58,9 @@ __all__ = [
     "write_jsonl",
 ]
 
-#: The five ambiguity types, in the paper's order (reference §0).
-AMBIGUOUS_TYPES: tuple[str, ...] = ("pp", "scope", "revscope", "bound", "conj")
+#: The five built-in ambiguity types, in the paper's order (reference §0); every registered
+#: type, added ones included: :func:`amp.data.types.type_ids`.
+AMBIGUOUS_TYPES: tuple[str, ...] = tuple(t.id for t in BUILTIN_TYPES)
 
 #: The unambiguous sets of §4.6, by pool name.
 UNAMBIGUOUS_SETS: tuple[str, ...] = (
@@ -72,8 +76,8 @@ COMPOSITE_POOLS: dict[str, tuple[str, ...]] = {
 #: Every built-in pool name.
 POOLS: tuple[str, ...] = AMBIGUOUS_TYPES + UNAMBIGUOUS_SETS + tuple(COMPOSITE_POOLS)
 
-_ALIASES: dict[str, str] = {
-    "scope_reverse": "revscope",
+#: Aliases of unambiguous set names (a type's aliases are declared with the type).
+_SET_ALIASES: dict[str, str] = {
     "unambig_conj": "double_conj",
     "unambig_quant": "quant",
     "instr": "instrument",
@@ -123,7 +127,8 @@ def pool_names() -> list[str]:
 def _resolve(name: str) -> str:
     if not isinstance(name, str):
         raise DataError(f"a pool name must be a string, got {name!r}")
-    name = _ALIASES.get(name, name)
+    kind = find_type(name)
+    name = kind.id if kind is not None else _SET_ALIASES.get(name, name)
     if name not in COMPOSITE_POOLS and name not in _registry.pool_names():
         raise DataError(f"unknown pool {name!r}; choose one of: {', '.join(pool_names())}")
     return name
@@ -317,17 +322,20 @@ def to_lisp(records: Iterable[Example]) -> list[Example]:
 
 
 @lru_cache(maxsize=4)
-def _pair_index(version: int) -> dict[str, AmbiguousPair]:
+def _pair_index(version: int, types: tuple[str, ...]) -> dict[str, AmbiguousPair]:
     index: dict[str, AmbiguousPair] = {}
-    for name in AMBIGUOUS_TYPES:
+    pools = set(_registry.pool_names())
+    for name in types:
+        if name not in pools:  # a registered type without templates yet
+            continue
         for p in _pairs(name, None, version):
             index.setdefault(p.surface, p)
     return index
 
 
 def find_pair(surface: str) -> AmbiguousPair | None:
-    """The ambiguous pair with this exact surface (any type, both genders), or ``None``."""
-    return _pair_index(_model.registry_version()).get(surface)
+    """The ambiguous pair with this exact surface (any registered type, both genders), or ``None``."""
+    return _pair_index(_model.registry_version(), type_ids()).get(surface)
 
 
 # --- JSONL ---------------------------------------------------------------------------------

@@ -11,7 +11,8 @@ Conventions, shared by every figure so that they read at a glance on a projector
 * template ``plotly_white``, a title on every figure, axis titles that say the unit;
 * LF0 is always :data:`LF0_COLOR` (blue) and LF1 always :data:`LF1_COLOR` (vermillion), from the
   colour-blind-safe Okabe–Ito palette; LF0 lines are solid, LF1 lines dashed;
-* each ambiguity type always has the same colour (:data:`TYPE_COLORS`);
+* each ambiguity type always has the same colour and name, those declared with the type in
+  :mod:`amp.data.types` (:func:`type_color`, :func:`~amp.data.types.display_name`);
 * probabilities and accuracies are fractions in the frames and shown as percentages or 0–1 on
   fixed axis ranges, so figures of partial and complete sweeps are directly comparable;
 * empty input gives an empty figure whose title says what is missing, never an exception.
@@ -34,13 +35,14 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any, Literal
 
 import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from amp.data.types import display_name, order_types, type_color
 from amp.evaluation.metrics import prediction_key
 
 __all__ = [
@@ -50,7 +52,6 @@ __all__ = [
     "NEITHER_COLOR",
     "PROB_COLORSCALE",
     "TEMPLATE",
-    "TYPE_COLORS",
     "accuracy_bars",
     "accuracy_vs_ratio",
     "beam_table",
@@ -76,15 +77,6 @@ LF1_COLOR = "#D55E00"
 NEITHER_COLOR = "#999999"
 #: Colour of reference lines (ideal diagonal, "no preference" line).
 IDEAL_COLOR = "#555555"
-#: One colour per ambiguity type (ColorBrewer Dark2 without its orange, so no type is confused with LF1).
-TYPE_COLORS: dict[str, str] = {
-    "pp": "#1B9E77",
-    "scope": "#7570B3",
-    "revscope": "#E7298A",
-    "bound": "#66A61E",
-    "conj": "#A6761D",
-}
-_EXTRA_TYPE_COLORS = ("#E6AB02", "#666666", "#17BECF", "#8C564B", "#BCBD22")
 #: Colour scale of token probabilities, fixed to 0–1: dark purple = the model doubts, yellow = it
 #: is sure.  Viridis (perceptually uniform, colour-blind-safe) on purpose: a red/blue scale would
 #: read as "LF1/LF0" next to the LF colours.
@@ -92,27 +84,6 @@ PROB_COLORSCALE = "Viridis"
 
 _FONT = {"size": 15}
 _TITLE_FONT = {"size": 19}
-
-#: Human-readable names of the types, for axis ticks.
-TYPE_LABELS: dict[str, str] = {
-    "pp": "PP attachment",
-    "scope": "scope",
-    "revscope": "inverse scope",
-    "bound": "bound pronoun",
-    "conj": "conjunction",
-}
-
-
-def type_color(type_: str) -> str:
-    """The fixed colour of an ambiguity type (unknown types get a stable extra colour)."""
-    if type_ in TYPE_COLORS:
-        return TYPE_COLORS[type_]
-    return _EXTRA_TYPE_COLORS[sum(map(ord, type_)) % len(_EXTRA_TYPE_COLORS)]
-
-
-def _type_label(type_: str) -> str:
-    return TYPE_LABELS.get(type_, type_)
-
 
 def _layout(fig: go.Figure, title: str, **kwargs: Any) -> go.Figure:
     fig.update_layout(
@@ -136,13 +107,6 @@ def empty_figure(title: str, message: str = "No data yet.") -> go.Figure:
         font={"size": 17, "color": IDEAL_COLOR},
     )
     return fig
-
-
-def _order_types(types: Iterable[str]) -> list[str]:
-    """Types in the paper's order (pp, scope, revscope, bound, conj), unknown ones after, sorted."""
-    present = list(dict.fromkeys(str(t) for t in types))
-    known = [t for t in TYPE_COLORS if t in present]
-    return known + sorted(t for t in present if t not in TYPE_COLORS)
 
 
 def _num(value: Any) -> float | None:
@@ -415,7 +379,7 @@ def p_lf0_vs_ratio(per_ratio_df: pd.DataFrame | None, *, error: Literal["sem", "
         return empty_figure(title, "No few-shot results yet: run a few-shot sweep.")
     err_col = f"{error}_p_lf0"
     fig = go.Figure()
-    for t in _order_types(df["type"]):
+    for t in order_types(df["type"]):
         sub = df[df["type"] == t].sort_values("ratio")
         xs = [float(r) for r in sub["ratio"]]
         ys = [_num(v) for v in sub["mean_p_lf0"]]
@@ -423,12 +387,12 @@ def p_lf0_vs_ratio(per_ratio_df: pd.DataFrame | None, *, error: Literal["sem", "
         ns = [int(v) for v in sub["n"]] if "n" in sub else [0] * len(xs)
         fig.add_trace(
             go.Scatter(
-                x=xs, y=ys, mode="lines+markers", name=_type_label(t),
+                x=xs, y=ys, mode="lines+markers", name=display_name(t),
                 line={"color": type_color(t), "width": 3}, marker={"size": 9},
                 error_y={"type": "data", "array": errs, "visible": True, "thickness": 1.5},
                 customdata=[[n, e] for n, e in zip(ns, errs, strict=True)],
                 hovertemplate=(
-                    f"<b>{_esc(_type_label(t))}</b><br>r = %{{x:.1f}}<br>mean P(LF0) = %{{y:.3f}}"
+                    f"<b>{_esc(display_name(t))}</b><br>r = %{{x:.1f}}<br>mean P(LF0) = %{{y:.3f}}"
                     f"<br>{error} = %{{customdata[1]:.3f}}<br>n = %{{customdata[0]}}<extra></extra>"
                 ),
                 meta={"type": t},
@@ -462,10 +426,10 @@ def accuracy_vs_ratio(per_ratio_df: pd.DataFrame | None) -> go.Figure:
     df = _require(per_ratio_df, ("type", "ratio", "acc_lf0", "acc_lf1"))
     if df is None:
         return empty_figure(title, "No few-shot results yet: run a few-shot sweep.")
-    types = _order_types(df["type"])
+    types = order_types(df["type"])
     fig = make_subplots(
         rows=1, cols=len(types), shared_yaxes=True, horizontal_spacing=0.03,
-        subplot_titles=[_type_label(t) for t in types],
+        subplot_titles=[display_name(t) for t in types],
     )
     for col, t in enumerate(types, start=1):
         sub = df[df["type"] == t].sort_values("ratio")
@@ -484,7 +448,7 @@ def accuracy_vs_ratio(per_ratio_df: pd.DataFrame | None) -> go.Figure:
                     line={"color": color, "dash": dash, "width": 3}, marker={"size": 8},
                     customdata=ns,
                     hovertemplate=(
-                        f"<b>{_esc(_type_label(t))}</b><br>r = %{{x:.1f}}<br>{name} top-1 accuracy = "
+                        f"<b>{_esc(display_name(t))}</b><br>r = %{{x:.1f}}<br>{name} top-1 accuracy = "
                         "%{y:.0%}<br>n = %{customdata}<extra></extra>"
                     ),
                     meta={"type": t, "lf": which},
@@ -522,13 +486,13 @@ def zm_bars(zeroshot_df: pd.DataFrame | None, k: int) -> go.Figure:
     df = _require(zeroshot_df, ("type", col))
     if df is None:
         return empty_figure(title, "No zero-shot results yet: run a zero-shot sweep.")
-    types = _order_types(df["type"])
+    types = order_types(df["type"])
     rows = df.set_index("type").loc[types]
     ys = [_num(v) for v in rows[col]]
     ns = [int(v) for v in rows["n"]] if "n" in rows else [0] * len(types)
     fig = go.Figure(
         go.Bar(
-            x=[_type_label(t) for t in types], y=ys, name=col,
+            x=[display_name(t) for t in types], y=ys, name=col,
             marker={"color": [type_color(t) for t in types]},
             text=[("" if v is None else f"{v:.0f}%") for v in ys], textposition="outside",
             customdata=ns,
@@ -558,11 +522,11 @@ def fdm_fim_table(per_type_df: pd.DataFrame | None) -> go.Figure:
     df = _require(per_type_df, ("type", "FDM", "FIM"))
     if df is None:
         return empty_figure(title, "No few-shot results yet: run a few-shot sweep.")
-    types = _order_types(df["type"])
+    types = order_types(df["type"])
     rows = df.drop_duplicates("type").set_index("type").loc[types]
     header = ["ambiguity type", "FDM (0–2) ↓", "FIM (0–1) ↓"]
     cells: list[list[str]] = [
-        [_type_label(t) for t in types],
+        [display_name(t) for t in types],
         [_cell(v, 3) for v in rows["FDM"]],
         [_cell(v, 3) for v in rows["FIM"]],
     ]
@@ -600,7 +564,7 @@ def accuracy_bars(zeroshot_df: pd.DataFrame | None) -> go.Figure:
     df = _require(zeroshot_df, ("type", "acc_lf0", "acc_lf1"))
     if df is None:
         return empty_figure(title, "No zero-shot results yet: run a zero-shot sweep.")
-    types = _order_types(df["type"])
+    types = order_types(df["type"])
     rows = df.set_index("type").loc[types]
     ns = [int(v) for v in rows["n"]] if "n" in rows else [0] * len(types)
     fig = go.Figure()
@@ -608,7 +572,7 @@ def accuracy_bars(zeroshot_df: pd.DataFrame | None) -> go.Figure:
         ys = [_num(v) for v in rows[f"acc_{which}"]]
         fig.add_trace(
             go.Bar(
-                x=[_type_label(t) for t in types], y=ys, name=f"{which.upper()} (top-1)",
+                x=[display_name(t) for t in types], y=ys, name=f"{which.upper()} (top-1)",
                 marker={"color": color},
                 text=[("" if v is None else f"{v:.0%}") for v in ys], textposition="outside",
                 customdata=ns,
@@ -642,7 +606,7 @@ def p_lf0_distribution(records_df: pd.DataFrame | None, *, column: str = "p_lf0"
     if df is None or len(df) == 0:
         return empty_figure(title, "No P(LF0) scores yet: run a sweep with scoring on.")
     fig = go.Figure()
-    for t in _order_types(df["type"]):
+    for t in order_types(df["type"]):
         sub = df[df["type"] == t]
         ys = [float(v) for v in sub[column]]
         surfaces = [str(s) for s in sub["surface"]] if "surface" in sub else [""] * len(ys)
@@ -652,7 +616,7 @@ def p_lf0_distribution(records_df: pd.DataFrame | None, *, column: str = "p_lf0"
         )
         fig.add_trace(
             go.Box(
-                x=[_type_label(t)] * len(ys), y=ys, name=_type_label(t),
+                x=[display_name(t)] * len(ys), y=ys, name=display_name(t),
                 boxpoints="all", jitter=0.4, pointpos=0, boxmean=True,
                 marker={"color": type_color(t), "size": 7, "opacity": 0.7},
                 line={"color": type_color(t)},

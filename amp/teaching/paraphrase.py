@@ -35,11 +35,10 @@ from amp.data import lexicon
 from amp.data.generate import AmbiguousPair, find_pair
 from amp.data.templates import engine as _model
 from amp.data.templates import registry as _registry
-from amp.data.templates.records import ambiguity_type
+from amp.data.types import BUILTIN_TYPES, find_type
 from amp.errors import AmpError, TemplateError
 
 __all__ = [
-    "INTERPRETATION_LABELS",
     "PARAPHRASES",
     "ParaphraseError",
     "base_form",
@@ -61,26 +60,19 @@ class ParaphraseError(AmpError, ValueError):
 
 # --- labels (Table 1) ------------------------------------------------------------------------
 
-#: Short names of the two readings per ambiguity type (reference §0; paper Table 1).
-INTERPRETATION_LABELS: dict[str, tuple[str, str]] = {
-    "pp": ("possessive", "instrument"),
-    "scope": ("one object for all", "possibly different objects"),
-    "revscope": ("one subject for all", "possibly different subjects"),
-    "bound": ("pronoun = subject", "pronoun = object"),
-    "conj": ("AND outermost", "OR outermost"),
-}
-
 
 def interpretation_label(type: str, idx: int) -> str:
-    """A short label for reading ``idx`` (0 = LF0, 1 = LF1) of an ambiguity type.
+    """A short label for reading ``idx`` (0 = LF0, 1 = LF1) of an ambiguity type (paper Table 1;
+    ``AmbiguityType.readings`` in :mod:`amp.data.types`).
 
-    Accepts the record spelling ``scope_reverse`` for ``revscope``.  Types without a label
-    (user-defined ones) get ``"reading 0"`` / ``"reading 1"``.
+    Accepts the record spelling ``scope_reverse`` for ``revscope``; any registered type
+    (:func:`amp.data.types.register_type`) has its own labels.  Unregistered names get
+    ``"reading 0"`` / ``"reading 1"``.
     """
     if isinstance(idx, bool) or idx not in (0, 1):
         raise ParaphraseError(f"an ambiguous sentence has readings 0 and 1, not {idx!r}")
-    labels = INTERPRETATION_LABELS.get(ambiguity_type(type)) if isinstance(type, str) else None
-    return labels[idx] if labels else f"reading {idx}"
+    kind = find_type(type)
+    return kind.readings[idx] if kind is not None else f"reading {idx}"
 
 
 # --- word forms ----------------------------------------------------------------------------
@@ -211,63 +203,10 @@ _FORMS = {
 
 # --- paraphrase templates (per template id) --------------------------------------------------
 
-_PP_ROLES = {  # shape → (subject, object), written as the surface writes them (§4.1)
-    "a": ("the {np1:noun}", "the {np2:noun}"),
-    "b": ("the {np1:noun}", "{np2}"),
-    "c": ("{np1}", "the {np2:noun}"),
-    "d": ("{np1}", "{np2}"),
-}
-_BOUND_ROLES = {  # shape → (subject, object) of B-a … B-d (§4.4)
-    "a": ("{np1}", "{np2}"),
-    "b": ("the {np1:noun}", "{np2}"),
-    "c": ("{np1}", "the {np2:noun}"),
-    "d": ("the {np1:noun}", "the {np2:noun}"),
-}
-
-
-def _pp(shape: str) -> tuple[str, str]:
-    subj, obj = _PP_ROLES[shape]
-    return (
-        f"{subj} {{vp1}} {obj}, who had the {{np3}}",  # LF0: have(e), agent(e, object)
-        f"{subj} used the {{np3}} to {{vp1:base}} {obj}",  # LF1: instrument(a, z)
-    )
-
-
-def _bound(shape: str) -> tuple[str, str]:
-    subj, obj = _BOUND_ROLES[shape]
-    return (
-        f"{subj} {{vp1}} {obj} and {subj} {{vp2}}",  # LF0: agent(e, subject)
-        f"{subj} {{vp1}} {obj} and {obj} {{vp2}}",  # LF1: agent(e, object)
-    )
-
-
-_SCOPE = (
-    "there is one {np2:noun} that every {np1:noun} {vp1}",  # LF0: exists x . forall y
-    "each {np1:noun} {vp1} a possibly different {np2:noun}",  # LF1: forall x . exists y
-)
-_REVSCOPE = (
-    "there is one {np1:noun} that {vp1} every {np2:noun}",  # LF0: one subject
-    "each {np2:noun} was {vp1:part} by a possibly different {np1:noun}",  # LF1: forall object
-)
-
 #: Template id → (LF0 paraphrase, LF1 paraphrase) for every built-in ambiguous template
-#: (reference §4.1–§4.5).  In both conj templates LF0 has AND as the main connective, LF1 OR.
+#: (reference §4.1–§4.5), as declared with the types (``AmbiguityType.paraphrases``).
 PARAPHRASES: dict[str, tuple[str, str]] = {
-    **{f"pp/visual/{s}": _pp(s) for s in "abcd"},
-    **{f"pp/tactile/{s}": _pp(s) for s in "ac"},
-    "scope/every": _SCOPE,
-    "scope/each": _SCOPE,
-    "revscope/every": _REVSCOPE,
-    "revscope/each": _REVSCOPE,
-    **{f"bound/{g}/{s}": _bound(s) for g in ("female", "male") for s in "abcd"},
-    "conj/and_first": (  # A and B or C
-        "the {np1:noun} {vp1}, and {np1:pron} also either {vp2} or {vp3}",  # A ∧ (B ∨ C)
-        "either the {np1:noun} {vp1} and {vp2}, or {np1:pron} {vp3}",  # (A ∧ B) ∨ C
-    ),
-    "conj/or_first": (  # A or B and C
-        "the {np1:noun} either {vp1} or {vp2}, and {np1:pron} also {vp3}",  # (A ∨ B) ∧ C
-        "either the {np1:noun} {vp1}, or {np1:pron} {vp2} and {vp3}",  # A ∨ (B ∧ C)
-    ),
+    tid: texts for kind in BUILTIN_TYPES for tid, texts in kind.paraphrases.items()
 }
 
 
@@ -293,12 +232,14 @@ def fill_paraphrase(text: str, bindings: Mapping[str, str], *, template_id: str 
     return "".join(out)
 
 
-def _paraphrase_templates(template_id: str) -> tuple[str, ...] | None:
+def _paraphrase_templates(pair: AmbiguousPair) -> tuple[str, ...] | None:
+    """The template's own paraphrases, else those its type declares for it, else ``None``."""
     try:
-        own = _registry.get_template(template_id).paraphrases
+        own = _registry.get_template(pair.template).paraphrases
     except TemplateError:
         own = None
-    return own if own is not None else PARAPHRASES.get(template_id)
+    kind = find_type(pair.type)
+    return own if own is not None or kind is None else kind.paraphrases.get(pair.template)
 
 
 def _as_pair(pair_or_surface: AmbiguousPair | str) -> AmbiguousPair:
@@ -320,7 +261,7 @@ def paraphrases(pair_or_surface: AmbiguousPair | str) -> tuple[str, str]:
     templates without paraphrase data.
     """
     pair = _as_pair(pair_or_surface)
-    texts = _paraphrase_templates(pair.template)
+    texts = _paraphrase_templates(pair)
     if texts is not None and len(texts) >= 2:
         bindings = pair.var_bindings
         return (

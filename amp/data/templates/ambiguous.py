@@ -7,6 +7,7 @@ in the original emission order; the LF strings are exactly those of the referenc
 from __future__ import annotations
 
 from amp.data.templates.engine import Template
+from amp.data.templates.records import record_type
 
 # --- §4.1 PP attachment: LF0 possessive (have), LF1 instrument ----------------------------
 
@@ -111,7 +112,7 @@ REVSCOPE_TEMPLATES: tuple[Template, ...] = tuple(
         id=f"revscope/{q}",
         pool="revscope",
         ambiguity="revscope",
-        type="scope_reverse",
+        type=record_type("revscope"),  # "scope_reverse", declared with the type
         slots=f"a {{np1:INDEFINITE_SENTIENT_NPS}} {{vp1:TRANSITIVE_VPS}} {q} {{np2:INDEFINITE_NPS}}",
         lfs=(REVSCOPE_LF0, REVSCOPE_LF1),
         description=f"a N V {q} N",

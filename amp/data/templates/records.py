@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from amp.data.types import find_type
 from amp.errors import AmpError
 
 #: The fields of an original AmP JSONL record, in the original order (reference §3, §6).
@@ -22,10 +23,6 @@ RECORD_FIELDS: tuple[str, ...] = (
     "template_idx",
     "type",
 )
-
-#: Record ``type`` string → ambiguity type name, where they differ (reference §0, §14 item 1).
-_RECORD_TYPE_TO_AMBIGUITY: dict[str, str] = {"scope_reverse": "revscope"}
-_AMBIGUITY_TO_RECORD_TYPE: dict[str, str] = {v: k for k, v in _RECORD_TYPE_TO_AMBIGUITY.items()}
 
 
 class RecordError(AmpError, ValueError):
@@ -43,14 +40,17 @@ def ambiguity_type(record_type: str) -> str:
     """The ambiguity type name of a record ``type`` string: ``scope_reverse`` → ``revscope``.
 
     The original data calls inverse scope ``scope_reverse`` while its configs and the paper say
-    ``revscope`` (reference §4.3, §14 item 1).  Every other string is returned unchanged.
+    ``revscope`` (reference §4.3, §14 item 1); the spellings are declared once, in
+    :mod:`amp.data.types`.  Every other string is returned unchanged.
     """
-    return _RECORD_TYPE_TO_AMBIGUITY.get(record_type, record_type)
+    kind = find_type(record_type)
+    return kind.id if kind is not None else record_type
 
 
 def record_type(ambiguity: str) -> str:
     """Inverse of :func:`ambiguity_type`: ``revscope`` → ``scope_reverse``, others unchanged."""
-    return _AMBIGUITY_TO_RECORD_TYPE.get(ambiguity, ambiguity)
+    kind = find_type(ambiguity)
+    return kind.record_type if kind is not None else ambiguity
 
 
 @dataclass(frozen=True)
