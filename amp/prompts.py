@@ -23,6 +23,7 @@ from amp.data.templates.engine import registry_version
 from amp.data.templates.records import Example
 from amp.data.types import get_type, type_ids
 from amp.errors import PromptError
+from amp.logic.vocabulary import check_format
 
 #: The preamble of every prompt (reference §10).
 HEADER = "Let's translate what a human user says into what a computer might say."
@@ -286,8 +287,7 @@ def mixed_prompt(
         raise PromptError(f"ratio must be in the range [0, 1], got {ratio!r}")
     if isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 0:
         raise PromptError(f"k must be a non-negative integer, got {k!r}")
-    if fmt not in ("fol", "lisp"):
-        raise PromptError(f"fmt must be 'fol' or 'lisp', not {fmt!r}")
+    check_format(fmt, PromptError)
     pair = _test_pair(test, pool_pairs or ())
     source = pairs(pair.type) if pool_pairs is None else pool_pairs
     seen: set[str] = {pair.surface}

@@ -29,7 +29,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from amp.data import lexicon
-from amp.logic.canonical import MODES, canonical, clear_cache
+from amp.logic.canonical import canonical, clear_cache
+from amp.logic.vocabulary import MODES
 
 
 def generated_lfs() -> tuple[list[str], str]:

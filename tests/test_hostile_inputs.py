@@ -254,9 +254,10 @@ def _with_stack_in_use(frames: int, work):  # noqa: ANN001, ANN202 - a test help
 def test_every_lf_the_reader_accepts_survives_the_recursive_functions(shape: str) -> None:
     """The deepest LF the reader accepts goes through rendering, conversion and every canonical
     mode without RecursionError, with 200 frames of the stack already in use."""
-    from amp.logic.canonical import MODES, canonical
+    from amp.logic.canonical import canonical
     from amp.logic.reader import depth, parse_lf
     from amp.logic.render import render
+    from amp.logic.vocabulary import MODES
     from amp.parser.limits import MAX_LF_DEPTH
 
     text, fmt = _deep_lfs(MAX_LF_DEPTH)[shape]

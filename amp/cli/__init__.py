@@ -2,20 +2,20 @@
 
 Each command lives in its own module of this package and exposes
 ``register(subparsers) -> None``, which adds its sub-parser and sets ``func`` (a callable taking
-the parsed ``argparse.Namespace`` and returning an exit code).
+the parsed ``argparse.Namespace`` and returning an exit code).  :data:`COMMANDS` lists them in
+the order ``--help`` shows them.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
 import os
 import sys
 
+from amp.cli import app, canon, generate, metrics, parse, prompt, reproduce, score, serve, v1_splits
+
 #: Command modules, in the order ``--help`` lists them.
-COMMAND_MODULES: tuple[str, ...] = (
-    "generate", "canon", "prompt", "metrics", "parse", "score", "v1_splits", "reproduce", "serve", "app",
-)
+COMMANDS = (generate, canon, prompt, metrics, parse, score, v1_splits, reproduce, serve, app)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -28,14 +28,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
-    for name in COMMAND_MODULES:
-        try:
-            module = importlib.import_module(f"amp.cli.{name}")
-        except ModuleNotFoundError as exc:  # a command whose module is not written yet
-            if exc.name != f"amp.cli.{name}":
-                raise
-            continue
-        module.register(sub)
+    for command in COMMANDS:
+        command.register(sub)
     return parser
 
 

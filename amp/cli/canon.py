@@ -14,6 +14,7 @@ import sys
 from collections.abc import Iterator
 from typing import TextIO
 
+from amp.cli import common
 from amp.cli.common import printable
 from amp.errors import AmpError
 
@@ -32,17 +33,14 @@ modes:
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    from amp.logic.canonical import MODES
-
     parser = subparsers.add_parser(
         "canon",
         help="canonical forms of LFs read from stdin",
         description=_DESCRIPTION,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--mode", choices=MODES, default="logical", help="canonical mode (default: logical)")
-    parser.add_argument("--format", dest="fmt", choices=("fol", "lisp"), default="fol",
-                        help="format of the input LFs (output is always FOL; default: fol)")
+    common.add_mode_argument(parser, help="canonical mode (default: logical)")
+    common.add_format_argument(parser, help="format of the input LFs (output is always FOL; default: fol)")
     parser.set_defaults(func=run)
 
 

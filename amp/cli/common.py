@@ -11,14 +11,26 @@ import math
 import sys
 from collections.abc import Callable
 
+from amp.logic.vocabulary import FORMATS, MODES
 from amp.parser import limits
 
+#: Exit status of a command that refuses its input or cannot load its model (argparse's usage status).
+EXIT_ERROR = 2
 
-def fail(parser: argparse.ArgumentParser, message: str) -> int:
-    """argparse-style error: usage and ``prog: error: message`` on stderr, exit code 2."""
-    parser.print_usage(sys.stderr)
-    print(f"{parser.prog}: error: {printable(message)}", file=sys.stderr)
-    return 2
+
+def fail(problem: str | BaseException, parser: argparse.ArgumentParser | None = None) -> int:
+    """One ``error:`` line on stderr (no traceback) and :data:`EXIT_ERROR`.
+
+    With ``parser`` the line is argparse's (usage first, then ``prog: error: …``): for a bad
+    combination of options.  Without, it is ``error: …``: for input or a model that cannot be used.
+    """
+    message = printable(str(problem)) or type(problem).__name__
+    if parser is None:
+        print(f"error: {message}", file=sys.stderr)
+    else:
+        parser.print_usage(sys.stderr)
+        print(f"{parser.prog}: error: {message}", file=sys.stderr)
+    return EXIT_ERROR
 
 
 def printable(text: str) -> str:
@@ -63,3 +75,14 @@ seed = count(0, limits.MAX_SEED)
 beams = count(1, limits.MAX_BEAMS)
 #: ``--max-new-tokens``: 1 … limits.MAX_NEW_TOKENS.
 max_new_tokens = count(1, limits.MAX_NEW_TOKENS)
+
+
+def add_format_argument(parser: argparse.ArgumentParser, help: str = "LF format (default: fol)") -> None:
+    """``--format fol|lisp`` (into ``args.fmt``), the choices of :data:`amp.logic.vocabulary.FORMATS`."""
+    parser.add_argument("--format", dest="fmt", choices=FORMATS, default="fol", help=help)
+
+
+def add_mode_argument(parser: argparse.ArgumentParser,
+                      help: str = "canonical mode used for matching (default: logical)") -> None:
+    """``--mode logical|paper``, the choices of :data:`amp.logic.vocabulary.MODES`."""
+    parser.add_argument("--mode", choices=MODES, default="logical", help=help)

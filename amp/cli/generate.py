@@ -10,7 +10,7 @@ import argparse
 import sys
 
 from amp.cli import common
-from amp.cli.common import fail as _fail
+from amp.cli.common import fail
 from amp.errors import AmpError
 
 
@@ -32,7 +32,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--template", metavar="ID", help="keep one template id (or id prefix)")
     parser.add_argument("--word", metavar="W", help="keep surfaces containing W or binding it")
     parser.add_argument("--gender", choices=GENDERS, help="one gender of the bound sets")
-    parser.add_argument("--format", dest="fmt", choices=("fol", "lisp"), default="fol")
+    common.add_format_argument(parser)
     parser.add_argument("--out", metavar="FILE", help="output file (default: stdout)")
     parser.add_argument("--with-template", action="store_true",
                         help="add our template id to each record")
@@ -43,9 +43,9 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from amp.data.generate import generate, write_jsonl
 
     if args.n is not None and args.seed is None:
-        return _fail(parser, "--n needs --seed")
+        return fail("--n needs --seed", parser)
     if args.n is not None and args.n < 0:
-        return _fail(parser, "--n must be a non-negative integer")
+        return fail("--n must be a non-negative integer", parser)
     try:
         examples = generate(args.type, template=args.template, word=args.word, n=args.n,
                             seed=args.seed, fmt=args.fmt, gender=args.gender)
@@ -55,5 +55,5 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             write_jsonl(examples, sys.stdout, include_template=args.with_template)
             sys.stdout.flush()
     except (AmpError, OSError) as exc:
-        return _fail(parser, str(exc))
+        return fail(str(exc), parser)
     return 0

@@ -14,7 +14,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from amp.cli.common import fail as _fail
+from amp.cli import common
+from amp.cli.common import fail
 from amp.errors import MetricError
 
 _DESCRIPTION = """\
@@ -51,8 +52,6 @@ def _positive_int(text: str) -> int:
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    from amp.logic.canonical import MODES
-
     parser = subparsers.add_parser(
         "metrics",
         help="ZM_k / FDM / FIM of a JSONL predictions file",
@@ -61,11 +60,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--predictions", required=True, metavar="FILE",
                         help="JSONL predictions file ('-' for stdin)")
-    parser.add_argument("--mode", choices=MODES, default="logical",
-                        help="canonical mode used for matching (default: logical)")
+    common.add_mode_argument(parser)
     parser.add_argument("--k", type=_positive_int, default=5, help="k of ZM_k (default: 5)")
-    parser.add_argument("--format", dest="fmt", choices=("fol", "lisp"), default="fol",
-                        help="format of predictions and gold LFs (default: fol)")
+    common.add_format_argument(parser, help="format of predictions and gold LFs (default: fol)")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     parser.set_defaults(func=lambda args: run(args, parser))
 
@@ -93,7 +90,8 @@ class InputError(ValueError):
 
 def read_items(lines: Iterable[str], *, mode: str = "logical", fmt: str = "fol") -> list[Item]:
     """Parse and validate JSONL lines (gold LFs must parse); raises InputError."""
-    from amp.evaluation.metrics import check_ratio, gold_key, normalise_type
+    from amp.evaluation.matching import gold_key
+    from amp.evaluation.metrics import check_ratio, normalise_type
 
     items: list[Item] = []
     for number, raw in enumerate(lines, start=1):
@@ -244,15 +242,15 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             with open(args.predictions, encoding="utf-8") as handle:
                 items = read_items(handle, mode=args.mode, fmt=args.fmt)
     except OSError as exc:
-        return _fail(parser, f"cannot read {name}: {exc.strerror or exc}")
+        return fail(f"cannot read {name}: {exc.strerror or exc}", parser)
     except UnicodeDecodeError:
-        return _fail(parser, f"{name} is not UTF-8 text")
+        return fail(f"{name} is not UTF-8 text", parser)
     except InputError as exc:
-        return _fail(parser, f"{name} {exc}")
+        return fail(f"{name} {exc}", parser)
     try:
         report = score(items, mode=args.mode, k=args.k, fmt=args.fmt)
     except MetricError as exc:
-        return _fail(parser, str(exc))
+        return fail(str(exc), parser)
     if args.json:
         print(json.dumps(_nan_to_none(report), indent=2))
     else:

@@ -25,16 +25,13 @@ from amp.errors import AmpError
 from amp.parser.models import DTYPES
 from amp.parser.results import ParseResult, TokenStep
 
-#: Exit status for a model that cannot load or an input that cannot be used.
-EXIT_ERROR = 2
-
 
 def add_model_arguments(parser: argparse.ArgumentParser) -> None:
     """The options every model-using command shares."""
     parser.add_argument("--model", default="default",
                         help="'default' (embedded Gemma 3 270M), a Hugging Face id, a model folder or a .gguf file")
     parser.add_argument("--prompt-file", required=True, help="file holding the prompt, or - for stdin")
-    parser.add_argument("--format", dest="fmt", choices=("fol", "lisp"), default="fol", help="LF format")
+    common.add_format_argument(parser)
     parser.add_argument("--device", default=None, help="cpu, cuda, cuda:N or mps (default: best available)")
     parser.add_argument("--dtype", default=None, choices=DTYPES,
                         help="weights dtype (default: bfloat16/float16 on CUDA, float32 elsewhere)")
@@ -95,13 +92,6 @@ def make_parser(args: argparse.Namespace) -> Any:
                   trust_remote_code=args.trust_remote_code, cache=not args.no_cache)
 
 
-def fail(exc: BaseException) -> int:
-    """Print one ``error:`` line (no traceback) and return the error exit status."""
-    message = common.printable(str(exc)) or type(exc).__name__
-    print(f"error: {message}", file=sys.stderr)
-    return EXIT_ERROR
-
-
 def model_header(parser: Any) -> str:
     return f"model: {parser.spec} ({parser.identity}) on {parser.device}, {parser.dtype}"
 
@@ -138,7 +128,7 @@ def run(args: argparse.Namespace) -> int:
         result = parser.parse(prompt, fmt=args.fmt, beams=args.beams, alpha=args.alpha,
                               constrained=not args.unconstrained, max_new_tokens=args.max_new_tokens)
     except AmpError as exc:
-        return fail(exc)
+        return common.fail(exc)
     if args.json:
         payload = {"model": args.model, "identity": parser.identity, "device": parser.device,
                    "dtype": parser.dtype, "result": result.to_dict()}

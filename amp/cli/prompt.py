@@ -20,7 +20,7 @@ import math
 import sys
 
 from amp.cli import common as argtypes
-from amp.cli.common import fail as _fail
+from amp.cli.common import fail
 from amp.errors import AmpError
 
 
@@ -53,7 +53,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     common(mixed)
     mixed.add_argument("--ratio", type=float, required=True, help="fraction of LF0 examples, 0..1")
     mixed.add_argument("--k", type=argtypes.count(0, MAX_PROMPT_EXAMPLES), default=10, help="number of examples (default 10)")
-    mixed.add_argument("--format", dest="fmt", choices=("fol", "lisp"), default="fol")
+    argtypes.add_format_argument(mixed)
     mixed.add_argument("--independent-draws", action="store_true",
                        help="draw other example sentences at every ratio (default: the paired design "
                             "of the original, §11 — the same seed shows the same sentences in the same "
@@ -67,18 +67,18 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 
     ratio = getattr(args, "ratio", None)
     if ratio is not None and (math.isnan(ratio) or not 0.0 <= ratio <= 1.0):
-        return _fail(parser, f"--ratio must be in the range [0, 1], got {ratio}")
+        return fail(f"--ratio must be in the range [0, 1], got {ratio}", parser)
     if getattr(args, "k", 0) < 0:
-        return _fail(parser, "--k must be a non-negative integer")
+        return fail("--k must be a non-negative integer", parser)
     if args.sentence is None and args.type is None:
-        return _fail(parser, "give --type or --sentence")
+        return fail("give --type or --sentence", parser)
     try:
         if args.sentence is not None:
             pair = find_pair(args.sentence)
             if pair is None:
-                return _fail(parser, f"{args.sentence!r} is not an ambiguous sentence of any pool")
+                return fail(f"{args.sentence!r} is not an ambiguous sentence of any pool", parser)
             if args.type is not None and pair.type != args.type:
-                return _fail(parser, f"{args.sentence!r} is a {pair.type} sentence, not {args.type}")
+                return fail(f"{args.sentence!r} is a {pair.type} sentence, not {args.type}", parser)
         else:
             pair = sample_pairs(args.type, 1, args.seed, gender=args.gender)[0]
         if args.kind == "mixed":
@@ -91,7 +91,7 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             prompt = zero_shot_prompt(pair, seed=args.seed)
         text = prompt.render(trailing_space=args.trailing_space)
     except AmpError as exc:
-        return _fail(parser, str(exc))
+        return fail(str(exc), parser)
     if args.json:
         print(json.dumps({**prompt.to_dict(), "text": text}, indent=2))
     else:

@@ -24,7 +24,8 @@ import time
 from typing import Any
 
 from amp.cli import common as argtypes
-from amp.cli.parse import add_server_argument, fail, make_parser
+from amp.cli.common import fail
+from amp.cli.parse import add_server_argument, make_parser
 from amp.data.generate import AMBIGUOUS_TYPES
 from amp.errors import AmpError
 from amp.evaluation.interpretations import METHODS
@@ -117,7 +118,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--n-few", type=argtypes.count(0, limits.MAX_JOB_ITEMS), default=100, help="few-shot sentences per type and ratio (0 = skip)")
     p.add_argument("--types", nargs="+", choices=AMBIGUOUS_TYPES, default=list(AMBIGUOUS_TYPES), help="ambiguity types (default: all 5)")
     p.add_argument("--method", choices=METHODS, default="beam", help="how the top-k list is made (default beam)")
-    p.add_argument("--mode", choices=("logical", "paper"), default="logical", help="canonicaliser for matching")
+    argtypes.add_mode_argument(p, help="canonicaliser for matching (default: logical)")
     p.add_argument("--beams", type=argtypes.beams, default=5, help="beam size / interpretations kept (k of ZM_k; default 5)")
     p.add_argument("--width", type=argtypes.count(1, limits.MAX_WIDTH), default=20, help="beam width for --method distinct (default 20)")
     p.add_argument("--samples", type=argtypes.count(1, limits.MAX_SAMPLES), default=20, help="samples per prompt for --method sampling")

@@ -15,9 +15,9 @@ import argparse
 import json
 from typing import Any
 
+from amp.cli.common import fail
 from amp.cli.parse import (
     add_model_arguments,
-    fail,
     format_steps,
     make_parser,
     model_header,

@@ -21,7 +21,7 @@ import sys
 import time
 from typing import Any
 
-from amp.cli.parse import fail
+from amp.cli.common import fail
 from amp.errors import AmpError
 from amp.parser.models import DTYPES
 

@@ -15,7 +15,7 @@ import argparse
 import subprocess
 from pathlib import Path
 
-from amp.cli.common import fail as _fail
+from amp.cli.common import fail
 from amp.errors import AmpError
 
 ONLY_CHOICES: tuple[str, ...] = ("fewshot", "fewshot-10perc", "zeroshot")
@@ -107,12 +107,12 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         ratios = parse_ratios(args.ratios)
         formats = parse_formats(args.formats)
     except ValueError as exc:
-        return _fail(parser, str(exc))
+        return fail(str(exc), parser)
     out = Path(args.out)
     if committable_target(out):
-        return _fail(parser, f"{out} is inside the repository and not git-ignored; the AmP "
+        return fail(f"{out} is inside the repository and not git-ignored; the AmP "
                      "data may not be committed (licence clause 3). Write outside the "
-                     "repository or under out/.")
+                     "repository or under out/.", parser)
     try:
         for folder in v1_folders(args.only, ratios, formats):
             write_folder(folder, out)
@@ -122,5 +122,5 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     except BrokenPipeError:  # stdout closed early (``| head``): the dispatcher handles it
         raise
     except (AmpError, OSError) as exc:
-        return _fail(parser, str(exc))
+        return fail(str(exc), parser)
     return 0

@@ -38,6 +38,7 @@ from amp.data.templates.engine import Template, fill
 from amp.data.templates.records import Example, RecordError, ambiguity_type, record_type
 from amp.data.types import BUILTIN_TYPES, find_type, type_ids
 from amp.errors import AmpError
+from amp.logic.vocabulary import check_format
 
 __all__ = [
     "AMBIGUOUS_TYPES",
@@ -293,8 +294,7 @@ def generate(
     ``fmt="lisp"`` converts every ``lf`` with :func:`amp.logic.convert.convert`; the
     ``unfilled_template`` stays FOL, as in the original Lisp files (§6.1).
     """
-    if fmt not in ("fol", "lisp"):
-        raise DataError(f"fmt must be 'fol' or 'lisp', not {fmt!r}")
+    check_format(fmt, DataError)
     if n is not None and seed is None:
         raise DataError("sampling n surfaces needs a seed")
     name = _resolve(type)

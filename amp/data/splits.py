@@ -37,6 +37,7 @@ from amp.data.generate import pool
 from amp.data.splits_render import FORMATS, rerender
 from amp.data.templates.records import Example
 from amp.errors import AmpError
+from amp.logic.vocabulary import check_format
 
 __all__ = [
     "FEWSHOT_RATIOS",
@@ -155,8 +156,7 @@ class FewshotConfig:
 
 
 def _check_fmt(fmt: str) -> None:
-    if fmt not in FORMATS:
-        raise SplitError(f"format must be one of {', '.join(FORMATS)}, not {fmt!r}")
+    check_format(fmt, SplitError)
 
 
 def fewshot_config(ratio_pct: int, fmt: str = "fol") -> FewshotConfig:

@@ -29,11 +29,11 @@ from amp.data.templates.records import Example
 from amp.logic.canonical import ordered_form
 from amp.logic.reader import parse_lf
 from amp.logic.render import render_lisp
+from amp.logic.vocabulary import FORMATS, check_format
 
 __all__ = ["FORMATS", "render_ordered", "rerender"]
 
-#: The two output formats of the split folders (§6.1).
-FORMATS: tuple[str, ...] = ("fol", "lisp")
+#: The two output formats of the split folders (§6.1) are :data:`amp.logic.vocabulary.FORMATS`.
 
 
 @lru_cache(maxsize=1 << 17)
@@ -44,9 +44,7 @@ def render_ordered(lf: str, fmt: str = "fol") -> str:
     Lisp file (§5.1 step 6, §6.1).  Raises :class:`~amp.errors.LFParseError` where the
     original failed too (a 4th entity or event variable, an unbound variable).
     """
-    if fmt not in FORMATS:
-        raise ValueError(f"unknown LF format {fmt!r}; expected 'fol' or 'lisp'")
-    if fmt == "fol":
+    if check_format(fmt) == "fol":
         return ordered_form(lf, "fol")
     return render_lisp(parse_lf(render_ordered(lf, "fol"), "fol"))
 

@@ -53,9 +53,7 @@ from amp.logic.ast import (
 from amp.logic.original import OriginalError, original_canonical
 from amp.logic.reader import parse_lf
 from amp.logic.render import render
-
-MODES: tuple[str, ...] = ("logical", "paper")
-
+from amp.logic.vocabulary import check_format, check_mode
 
 # ======================================================================================
 # public API
@@ -99,10 +97,8 @@ def clear_cache() -> None:
 
 
 def _check(mode: str, fmt: str) -> None:
-    if mode not in MODES:
-        raise ValueError(f"unknown canonical mode {mode!r}; expected one of {', '.join(MODES)}")
-    if fmt not in ("fol", "lisp"):
-        raise ValueError(f"unknown LF format {fmt!r}; expected 'fol' or 'lisp'")
+    check_mode(mode)
+    check_format(fmt)
 
 
 @lru_cache(maxsize=1 << 16)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from amp.logic.reader import parse_lf
 from amp.logic.render import render
+from amp.logic.vocabulary import check_format
 
 
 def convert(text: str, src: str = "fol", dst: str = "lisp", *, strict: bool = False) -> str:
@@ -17,8 +18,7 @@ def convert(text: str, src: str = "fol", dst: str = "lisp", *, strict: bool = Fa
 
     Raises :class:`~amp.errors.LFParseError` when ``text`` does not parse.
     """
-    if dst not in ("fol", "lisp"):
-        raise ValueError(f"unknown LF format {dst!r}; expected 'fol' or 'lisp'")
+    check_format(dst)
     return render(parse_lf(text, src, strict=strict), dst)
 
 

@@ -37,8 +37,8 @@ from typing import Literal
 from lark import Lark
 
 from amp.data import lexicon
+from amp.logic.vocabulary import Format, check_format
 
-Format = Literal["fol", "lisp"]
 Spacing = Literal["strict", "decoding", "lenient"]
 
 #: Canonical variable names (``v0``, ``v1``, …); the open *parse* grammars read them like any
@@ -106,8 +106,7 @@ def grammar_text(
     vocabulary, §9).  ``strict``/``lenient``: each class not given explicitly is open, any word
     of its shape (:data:`WORD_PATTERNS`).
     """
-    if fmt not in ("fol", "lisp"):
-        raise ValueError(f"unknown LF format {fmt!r}; expected 'fol' or 'lisp'")
+    check_format(fmt)
     if spacing not in ("strict", "decoding", "lenient"):
         raise ValueError(f"unknown spacing {spacing!r}")
     spaced = spacing != "lenient"

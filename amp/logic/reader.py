@@ -49,8 +49,8 @@ from amp.data import lexicon
 from amp.errors import LFParseError
 from amp.logic.ast import Atom, Formula, Junction, Quantified, is_constant
 from amp.logic.grammar import CANONICAL_VARIABLES, lark_parser
+from amp.logic.vocabulary import check_format
 
-FORMATS: tuple[str, ...] = ("fol", "lisp")
 #: Nesting depth of one LF (brackets, quantifiers, connectives): deeper LFs are refused by the
 #: reader, so every recursive function over the AST has room on the stack.  One of the request
 #: bounds that :mod:`amp.parser.limits` lists.
@@ -159,8 +159,7 @@ def parse_lf(text: str, fmt: str = "fol", *, strict: bool = False) -> Formula:
     :class:`~amp.errors.LFParseError` for empty input or text outside the grammar.  Any
     predicate, variable or constant word of the right shape is accepted (module docstring).
     """
-    if fmt not in FORMATS:
-        raise ValueError(f"unknown LF format {fmt!r}; expected 'fol' or 'lisp'")
+    check_format(fmt)
     if not isinstance(text, str):
         raise TypeError(f"parse_lf expects a string, got {type(text).__name__}")
     if not text.strip():
@@ -177,8 +176,7 @@ def parse_lf(text: str, fmt: str = "fol", *, strict: bool = False) -> Formula:
 
 def parse_lf_uncached(text: str, fmt: str = "fol", *, strict: bool = False) -> Formula:
     """:func:`parse_lf` without the shape memo: always a full lark parse (for tests, debugging)."""
-    if fmt not in FORMATS:
-        raise ValueError(f"unknown LF format {fmt!r}; expected 'fol' or 'lisp'")
+    check_format(fmt)
     if not text.strip():
         return parse_lf(text, fmt, strict=strict)  # the empty-input error
     return _parse_text(text, fmt, strict)

@@ -27,6 +27,7 @@ one space-separated list per node; ``AND``/``OR`` are n-ary.
 from __future__ import annotations
 
 from amp.logic.ast import Atom, Formula, Junction
+from amp.logic.vocabulary import check_format
 
 
 def render_fol(f: Formula) -> str:
@@ -52,8 +53,4 @@ def render_lisp(f: Formula) -> str:
 
 def render(f: Formula, fmt: str = "fol") -> str:
     """Render ``f`` as ``"fol"`` or ``"lisp"``."""
-    if fmt == "fol":
-        return render_fol(f)
-    if fmt == "lisp":
-        return render_lisp(f)
-    raise ValueError(f"unknown LF format {fmt!r}; expected 'fol' or 'lisp'")
+    return render_fol(f) if check_format(fmt) == "fol" else render_lisp(f)
