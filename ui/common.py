@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 import pandas as pd
 import streamlit as st
 
+from amp.data.types import display_name
 from amp.errors import AmpError, LFParseError
 
 T = TypeVar("T")
@@ -51,28 +52,11 @@ def halt() -> None:
     """
     raise PageHalt
 
-#: Human names of the ambiguity types (same wording as the figures of :mod:`amp.reporting.plots`).
-TYPE_NAMES: dict[str, str] = {
-    "pp": "PP attachment",
-    "scope": "quantifier scope",
-    "revscope": "inverse scope",
-    "bound": "bound pronoun",
-    "conj": "conjunction scope",
-}
-
-#: One-line explanation of LF0 and LF1 per type (reference §0), shown next to the LFs.
-READINGS: dict[str, tuple[str, str]] = {
-    "pp": ("possessive: the object *has* the instrument", "instrument: the instrument is used to act"),
-    "scope": ("one object for all (∃ over ∀)", "one object each (∀ over ∃)"),
-    "revscope": ("one subject for all (∃ over ∀)", "a subject for each (∀ over ∃)"),
-    "bound": ("the pronoun is the subject", "the pronoun is the object"),
-    "conj": ("AND is the main connective", "OR is the main connective"),
-}
-
 
 def type_label(type_: str) -> str:
-    """``pp`` → ``PP attachment (pp)``: for select boxes."""
-    return f"{TYPE_NAMES.get(type_, type_)} ({type_})"
+    """``pp`` → ``PP attachment (pp)``: for select boxes (the name declared in :mod:`amp.data.types`,
+    the same as in the figures)."""
+    return f"{display_name(type_)} ({type_})"
 
 
 def _slug(text: str) -> str:

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import streamlit as st
 
-from amp.data.generate import AMBIGUOUS_TYPES
+from amp.data.types import type_ids
 from amp.errors import AmpError
 from amp.evaluation import experiments as ex
 from amp.evaluation import research
+from amp.evaluation.matching import match_lf
 from ui import model_picker as ui_model
 from ui.common import chart, fmt_prob, guarded, halt, type_label
 
@@ -17,7 +18,7 @@ st.caption("Model A is the sidebar's model; model B is typed here. Both parse th
            "so different tokenizers line up.")
 
 c1, c2, c3 = st.columns([2, 1, 2])
-type_ = c1.selectbox("Ambiguity type", AMBIGUOUS_TYPES, format_func=type_label, key="cmp_type")
+type_ = c1.selectbox("Ambiguity type", type_ids(), format_func=type_label, key="cmp_type")
 index = int(c2.number_input("Sentence", 0, 199, 0, key="cmp_index"))
 spec_b = c3.text_input("Model B (id or path)", value=ui_model.current_spec(), key="cmp_spec_b")
 items = guarded(lambda: ex.plan_zeroshot(ex.ZeroShotConfig(types=(type_,), n=index + 1)), what="Cannot plan")
@@ -52,8 +53,7 @@ if saved and saved[0] == item.id and all(v is not None for v in saved[2].values(
             st.subheader(f"Model {label}: {name}")
             st.metric("P(LF0)", fmt_prob(pair.p_lf0))
             st.dataframe([{"rank": b.rank + 1, "beam": b.text, "score": b.score,
-                           "match": ex.match_label(*(ex._canon(x, "logical", item.fmt)
-                                                     for x in (b.text, item.lf0, item.lf1)))}
+                           "match": match_lf(b.text, item.lf0, item.lf1, fmt=item.fmt)}
                           for b in parse.beams], hide_index=True, key=f"cmp_beams_{label}")
     for which in ("lf0", "lf1"):
         rows = {f"{label}": ([s.token for s in getattr(pair, which).steps], [s.prob for s in getattr(pair, which).steps])

@@ -6,8 +6,9 @@ import streamlit as st
 
 from amp import prompts
 from amp.data import generate as gen
+from amp.data.types import get_type, type_ids
 from ui import teach
-from ui.common import READINGS, guarded, halt, type_label
+from ui.common import guarded, halt, type_label
 from ui.prompt_state import (
     PROMPT_KEY,
     RECIPE_KEY,
@@ -27,7 +28,7 @@ c1, c2, c3 = st.columns([1.2, 1.3, 1])
 mode = c1.segmented_control("Prompt", ["mixed", "zero-shot"], default="mixed", required=True,
                             key="pb_mode", persist_state="session",
                             format_func=lambda m: "Mixed (few-shot)" if m == "mixed" else "Zero-shot (ingredients)")
-type_ = c2.selectbox("Ambiguity type", gen.AMBIGUOUS_TYPES, format_func=type_label, key="pb_type",
+type_ = c2.selectbox("Ambiguity type", type_ids(), format_func=type_label, key="pb_type",
                      persist_state="session")
 fmt = c3.radio("LF format", ["fol", "lisp"], format_func=str.upper, horizontal=True, key="pb_fmt",
                persist_state="session", disabled=mode == "zero-shot",
@@ -87,7 +88,7 @@ with left:
     m2.metric("Live LF0 fraction", "–" if frac is None else f"{frac:.0%}",
               help="Fraction of the ambiguous examples shown with LF0 (after your edits).")
     m3.metric("Target r", "–" if ratio is None else f"{ratio:.0%}")
-    st.caption(f"LF0 = {READINGS[type_][0]} · LF1 = {READINGS[type_][1]}. "
+    st.caption(f"LF0 = {get_type(type_).notes[0]} · LF1 = {get_type(type_).notes[1]}. "
                "Changing a setting above rebuilds the prompt and drops manual edits.")
     words = teach.readings_of(prompt.test_utterance)
     if words:

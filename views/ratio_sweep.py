@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from amp.data.generate import AMBIGUOUS_TYPES
+from amp.data.types import type_ids
 from amp.evaluation import experiments as ex
 from amp.reporting import plots
 from ui import sweep
@@ -18,7 +18,7 @@ st.caption("For each test sentence and each ratio r, the model parses a mixed pr
            "P(LF0) ≈ r and top-1 LF0 accuracy ≈ r.")
 
 c1, c2 = st.columns([1, 2])
-types = c1.multiselect("Ambiguity types", AMBIGUOUS_TYPES, default=["pp"], format_func=type_label,
+types = c1.multiselect("Ambiguity types", type_ids(), default=["pp"], format_func=type_label,
                        key="fs_types", persist_state="session")
 ratios = c2.pills("Ratios r (the paper uses all 11)", ex.DEFAULT_RATIOS, selection_mode="multi",
                   default=[0.0, 0.5, 1.0], format_func=lambda r: f"{r:.1f}", key="fs_ratios",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from amp.data import generate as gen
+from amp.data.types import type_ids
 from amp.errors import AmpError
 from amp.teaching.poll import PollItem, PollStore
 from ui import teach
@@ -39,7 +39,7 @@ except AmpError as exc:
 
 with st.expander("New poll", icon=":material/add:", expanded=teach.POLL_CODE_KEY not in st.session_state):
     c1, c2 = st.columns([1, 2])
-    type_ = c1.selectbox("Ambiguity type", gen.AMBIGUOUS_TYPES, format_func=type_label, key="tp_type")
+    type_ = c1.selectbox("Ambiguity type", type_ids(), format_func=type_label, key="tp_type")
     how = c2.radio("Items", ["one sentence", "sampled sequence"], horizontal=True, key="tp_how")
     if how == "one sentence":
         word = c1.text_input("Filter sentences", key="tp_word", placeholder="e.g. telescope")

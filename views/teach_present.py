@@ -6,11 +6,11 @@ import html
 
 import streamlit as st
 
-from amp.data import generate as gen
+from amp.data.types import display_name, type_ids
 from amp.errors import AmpError
 from amp.teaching.poll import PollItem
 from ui import teach
-from ui.common import TYPE_NAMES, describe_error, fmt_prob, halt, plain, type_label
+from ui.common import describe_error, fmt_prob, halt, plain, type_label
 
 POS = "present_pos"
 st.markdown("<style>.block-container{padding-top:1.2rem} .present-s{font-size:3rem;font-weight:700;"
@@ -21,7 +21,7 @@ with st.sidebar:
     st.markdown("**:material/slideshow: Presentation**")
     st.session_state.setdefault("present_code", st.session_state.get(teach.POLL_CODE_KEY, ""))
     code = st.text_input("Poll code (optional)", key="present_code", placeholder="K7QX2M").strip().upper()
-    type_ = st.selectbox("Ambiguity type (without a poll)", gen.AMBIGUOUS_TYPES, format_func=type_label,
+    type_ = st.selectbox("Ambiguity type (without a poll)", type_ids(), format_func=type_label,
                          key="present_type")
     n = st.number_input("Sentences", 1, 30, 5, key="present_n")
     seed = st.number_input("Seed", 0, 2**31 - 1, 0, key="present_seed")
@@ -53,7 +53,7 @@ nav[0].button("Previous", key="present_prev", icon=":material/arrow_back:", disa
               on_click=_move, args=(-1,))
 nav[1].button("Next", key="present_next", icon=":material/arrow_forward:", disabled=pos >= len(items) - 1,
               on_click=_move, args=(1,))
-nav[2].caption(f"{pos + 1} / {len(items)} · {TYPE_NAMES.get(item.type, item.type)}"
+nav[2].caption(f"{pos + 1} / {len(items)} · {display_name(item.type)}"
                + (f" · poll **{poll.code}**" if poll else ""))
 reveal = nav[3].button("Reveal the model's choice", key=f"present_reveal_{pos}", type="primary",
                        icon=":material/smart_toy:")

@@ -6,8 +6,9 @@ import pandas as pd
 import streamlit as st
 
 from amp.data import generate as gen
+from amp.data.types import get_type, type_ids
 from ui import teach
-from ui.common import READINGS, TYPE_NAMES, csv_download, guarded, type_label
+from ui.common import csv_download, guarded, type_label
 
 ALL = "(all templates)"
 
@@ -29,16 +30,16 @@ st.caption("Every AmP sentence is generated from a small template; each has exac
 teach.logic_toggle()
 
 c1, c2 = st.columns([1, 2])
-type_ = c1.selectbox("Ambiguity type", gen.AMBIGUOUS_TYPES, format_func=type_label,
+type_ = c1.selectbox("Ambiguity type", type_ids(), format_func=type_label,
                      key="tpl_type", persist_state="session")
 tpls = gen.templates(type_)
 by_id = {t.id: t for t in tpls}
 choice = c2.selectbox("Template", [ALL, *by_id], key=f"tpl_template_{type_}", persist_state="session",
                       format_func=lambda i: i if i == ALL else f"{i} — {by_id[i].description or by_id[i].spec}")
 
-lf0_text, lf1_text = READINGS[type_]
+lf0_text, lf1_text = get_type(type_).notes
 shown = tpls if choice == ALL else [by_id[choice]]
-with st.expander(f"{TYPE_NAMES[type_]}: {len(shown)} template(s) — surface, LF0/LF1 and slot words",
+with st.expander(f"{get_type(type_).name}: {len(shown)} template(s) — surface, LF0/LF1 and slot words",
                  expanded=choice != ALL):
     for t in shown:
         st.markdown(f"**`{t.id}`** · {t.size():,} sentences · surface template:")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from amp.data.generate import AMBIGUOUS_TYPES
+from amp.data.types import type_ids
 from amp.evaluation import experiments as ex
 from amp.reporting import plots
 from ui import sweep
@@ -18,7 +18,7 @@ st.caption("Each test sentence is parsed under a prompt of unambiguous examples 
            "which reading wins at top-1; Fig. 3: how P(LF0) is spread.")
 
 c1, c2, c3, c4 = st.columns([2, 1, 1, 1])
-types = c1.multiselect("Ambiguity types", AMBIGUOUS_TYPES, default=["pp"], format_func=type_label,
+types = c1.multiselect("Ambiguity types", type_ids(), default=["pp"], format_func=type_label,
                        key="zs_types", persist_state="session")
 n = c2.number_input("Test sentences per type", 1, 200, 2, key="zs_n", persist_state="session")
 seed = c3.number_input("Seed", 0, 2**31 - 1, 0, key="zs_seed", persist_state="session")

@@ -22,21 +22,9 @@ import numbers
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from amp.data.types import normalise_type as normalise_type  # the type aliases, declared with the types
 from amp.errors import MetricError
 from amp.evaluation.matching import gold_key, match_lf, prediction_key
-
-#: Data ``type`` strings → the paper's ambiguity type names (reference §0, §14 item 1).
-TYPE_ALIASES: dict[str, str] = {"scope_reverse": "revscope"}
-
-
-def normalise_type(name: str) -> str:
-    """The paper's name of an ambiguity type: ``scope_reverse`` → ``revscope``, others unchanged.
-
-    Grouping examples by this name (not the raw data string) avoids the original's empty
-    revscope group (reference §13.3).
-    """
-    name = name.strip()
-    return TYPE_ALIASES.get(name, name)
 
 
 @dataclass(frozen=True)
