@@ -17,7 +17,7 @@ LF1 = "exists x . girl(x) AND exists y . man(y) AND saw(x, y)"
 
 
 def _rec(id_, type_, ratio, beams, p):
-    fields = ex._match_fields(beams, LF0, LF1, "logical", "fol")
+    fields = ex.match_fields(beams, LF0, LF1, "logical", "fol")
     return ex.SweepRecord(id=id_, type=type_, ratio=ratio, surface="s", lf0=LF0, lf1=LF1, beams=tuple(beams),
                           p_lf0=p, p_lf0_total=p, **fields)
 
@@ -184,7 +184,7 @@ def test_research_tables_read_beams_with_any_words():
 
     def rec(id_: str, ratio: float | None, beams: tuple[str, ...], p: float) -> ex.SweepRecord:
         return ex.SweepRecord(id=id_, type="pp", ratio=ratio, surface="s", lf0=lf0, lf1=lf1, beams=beams,
-                              p_lf0=p, **ex._match_fields(beams, lf0, lf1, "logical", "fol"))
+                              p_lf0=p, **ex.match_fields(beams, lf0, lf1, "logical", "fol"))
 
     few = [rec(f"f/pp/{r}/{i}", r, (beam,), r) for r in (0.0, 1.0) for i, beam in enumerate((renamed, swam))]
     renamed0 = ("exists w . exists q . exists ev . exists h . man(w) AND boy(q) AND saw(ev) AND agent(ev, w) AND "

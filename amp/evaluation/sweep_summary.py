@@ -1,0 +1,263 @@
+"""Sweep summaries (pure): records → the paper's tables (FDM, FIM, ZM_k, top-1 accuracies, P(LF0)).
+
+:func:`fewshot_summary` (accuracy and P(LF0) per type and ratio, FDM and FIM per type) and
+:func:`zeroshot_summary` (ZM_k, top-1 accuracies, P(LF0) per type) take
+:class:`~amp.evaluation.sweep_run.SweepRecord` s or :func:`records_frame`'s DataFrame, work on
+partial sweeps and return empty frames with the right columns on empty input.
+
+Differences from the original, on purpose: ZM_k counts revscope like every other type (the
+original's type-name mismatch made it 0, §13.3), and FDM is reported with its true range 0–2
+(§13.4).  Section numbers "§n" refer to ``docs/amp-reference.md``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict
+from typing import Any
+
+import pandas as pd
+
+from amp.data.generate import AMBIGUOUS_TYPES
+from amp.evaluation import metrics
+from amp.evaluation.sweep_plan import ExperimentError
+from amp.evaluation.sweep_run import RECORD_COLUMNS, SweepRecord
+from amp.logic.vocabulary import FORMATS, MODES
+
+__all__ = [
+    "FEWSHOT_PER_RATIO_COLUMNS",
+    "FEWSHOT_PER_TYPE_COLUMNS",
+    "fewshot_summary",
+    "records_frame",
+    "zeroshot_columns",
+    "zeroshot_summary",
+]
+
+
+def records_frame(records: Iterable[SweepRecord]) -> pd.DataFrame:
+    """The records as a DataFrame, one row per record, columns :data:`RECORD_COLUMNS`.
+
+    ``ratio``, the probabilities and ranks are float columns (NaN = missing); empty input gives
+    an empty frame with the same columns.
+    """
+    rows = [asdict(r) for r in records]
+    df = pd.DataFrame(rows, columns=list(RECORD_COLUMNS))
+    for col in ("ratio", "lf0_rank", "lf1_rank", "p_lf0", "p_lf0_total", "min_prob_lf0", "min_prob_lf1"):
+        df[col] = pd.to_numeric(df[col], errors="coerce").astype("float64")
+    df["cached"] = df["cached"].astype(bool)
+    return df
+
+
+def _frame(records: Iterable[SweepRecord] | pd.DataFrame) -> pd.DataFrame:
+    if isinstance(records, pd.DataFrame):
+        missing = [c for c in ("type", "ratio", "lf0", "lf1", "beams", "p_lf0") if c not in records.columns]
+        if missing:
+            raise ExperimentError(f"records frame lacks column(s) {missing}; build it with records_frame()")
+        return records
+    return records_frame(records)
+
+
+def _single(df: pd.DataFrame, column: str, override: str | None, default: str, allowed: Sequence[str]) -> str:
+    """The one ``mode``/``fmt`` of a frame's rows (or ``override``); mixed values are an error."""
+    if override is not None:
+        if override not in allowed:
+            raise ExperimentError(f"{column} must be one of {tuple(allowed)}, not {override!r}")
+        return override
+    values = set(df[column].dropna()) if column in df.columns else set()
+    if len(values) > 1:
+        raise ExperimentError(
+            f"records mix several {column}s {sorted(values)}; summarise them separately or pass {column}="
+        )
+    return values.pop() if values else default
+
+
+def _predictions(df: pd.DataFrame) -> pd.DataFrame:
+    """Rows that ran (no error) and have beams: the ones accuracies are computed over."""
+    if "error" in df.columns:
+        df = df[df["error"].isna()]
+    return df[df["beams"].map(lambda b: isinstance(b, list | tuple) and len(b) > 0)]
+
+
+def _scored(df: pd.DataFrame) -> list[float]:
+    """The non-missing P(LF0) values of rows that ran."""
+    if "error" in df.columns:
+        df = df[df["error"].isna()]
+    return [float(v) for v in pd.to_numeric(df["p_lf0"], errors="coerce").dropna()]
+
+
+def _triples(df: pd.DataFrame) -> list[tuple[str | None, str, str]]:
+    """(top-1 prediction, gold LF0, gold LF1) per row, the input of the top-1 metrics (§13.2)."""
+    return [(b[0] if len(b) else None, lf0, lf1) for b, lf0, lf1 in zip(df["beams"], df["lf0"], df["lf1"], strict=True)]
+
+
+def _accuracies(df: pd.DataFrame, mode: str, fmt: str) -> tuple[int, float, float, float]:
+    """(n, acc_lf0, acc_lf1, neither) of the top beams, by :func:`amp.evaluation.metrics.top1_accuracy`."""
+    triples = _triples(df)
+    if not triples:
+        return 0, math.nan, math.nan, math.nan
+    top1s, lf0s, lf1s = zip(*triples, strict=True)
+    acc = metrics.top1_accuracy(top1s, lf0s, lf1s, mode, fmt=fmt)
+    return len(triples), acc["lf0"], acc["lf1"], acc["neither"]
+
+
+def _p_stats(values: Sequence[float]) -> tuple[float, float, float]:
+    """(mean, std, sem) of P(LF0) values (std with ddof=1; std and sem NaN below 2 values)."""
+    n = len(values)
+    if n == 0:
+        return math.nan, math.nan, math.nan
+    mean = sum(values) / n
+    if n < 2:
+        return mean, math.nan, math.nan
+    std = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1))
+    return mean, std, std / math.sqrt(n)
+
+
+# --------------------------------------------------------------------------- summaries
+
+#: Columns of :func:`fewshot_summary`'s per-(type, ratio) frame.
+FEWSHOT_PER_RATIO_COLUMNS: tuple[str, ...] = (
+    "type", "ratio", "n", "acc_lf0", "acc_lf1", "neither",
+    "mean_p_lf0", "std_p_lf0", "sem_p_lf0", "n_p_lf0", "n_errors",
+)
+#: Columns of :func:`fewshot_summary`'s per-type frame.
+FEWSHOT_PER_TYPE_COLUMNS: tuple[str, ...] = ("type", "FDM", "FIM", "n", "n_ratios", "n_errors")
+
+
+def zeroshot_columns(k: int) -> tuple[str, ...]:
+    """Columns of :func:`zeroshot_summary` for ``k``."""
+    return ("type", "n", f"ZM_{k}", "acc_lf0", "acc_lf1", "neither", "mean_p_lf0", "mean_p_lf0_total",
+            "n_errors")
+
+
+def _type_order(types: Iterable[str]) -> list[str]:
+    present = list(dict.fromkeys(types))
+    known = [t for t in AMBIGUOUS_TYPES if t in present]
+    return known + sorted(t for t in present if t not in AMBIGUOUS_TYPES)
+
+
+def _n_errors(df: pd.DataFrame) -> int:
+    return int(df["error"].notna().sum()) if "error" in df.columns else 0
+
+
+def fewshot_summary(
+    records: Iterable[SweepRecord] | pd.DataFrame, mode: str | None = None
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Few-shot results per (type, ratio) and per type (paper §4, Fig. 6; reference §13.4–13.5).
+
+    Returns ``(per_ratio, per_type)``:
+
+    * ``per_ratio`` — :data:`FEWSHOT_PER_RATIO_COLUMNS`: ``n`` sentences with a prediction,
+      ``acc_lf0``/``acc_lf1`` the fractions (0–1) whose top beam is LF0/LF1, ``neither`` the
+      fraction that is neither (including unparseable), mean/std/sem of P(LF0) over the
+      ``n_p_lf0`` scored sentences, and ``n_errors`` items that failed to run (they are left
+      out of everything else).
+    * ``per_type`` — :data:`FEWSHOT_PER_TYPE_COLUMNS`: ``FDM`` (paper Eq. 2, :func:`amp.evaluation.metrics.fdm`)
+      = mean over ratios of |acc_lf0 − r| + |acc_lf1 − (1 − r)|, **range 0–2** (the paper says
+      0–1, reference §13.4), lower is better; ``FIM`` (paper Eq. 3, :func:`amp.evaluation.metrics.fim`) =
+      mean over ratios of the mean (P(LF0) − r)², range 0–1; ``n`` records, the ``n_ratios``
+      ratios they cover, ``n_errors``.
+
+    Works on a partial sweep — records arriving one by one; the metrics then average over the
+    ratios seen so far — and on empty input (empty frames with these columns).  Matching uses
+    ``mode`` ("logical"/"paper"; default: the mode the records were made with), so the
+    canonicaliser can be switched without running the model again.
+    """
+    df = _frame(records)
+    df = df[df["ratio"].notna()]
+    mode = _single(df, "mode", mode, "logical", MODES)
+    fmt = _single(df, "fmt", None, "fol", FORMATS)
+    per_ratio_rows: list[dict[str, Any]] = []
+    per_type_rows: list[dict[str, Any]] = []
+    for type_ in _type_order(df["type"]):
+        sub = df[df["type"] == type_]
+        ratio_rows = [_fewshot_ratio(sub[sub["ratio"] == r], type_, r, mode, fmt)
+                      for r in sorted(float(r) for r in sub["ratio"].unique())]
+        per_ratio_rows += [row for row, _, _ in ratio_rows]
+        fdm_input = {row["ratio"]: triples for row, triples, _ in ratio_rows if row["n"]}
+        fim_input = {row["ratio"]: ps for row, _, ps in ratio_rows if ps}
+        per_type_rows.append({
+            "type": type_,
+            "FDM": metrics.fdm(fdm_input, mode, fmt=fmt),
+            "FIM": metrics.fim(fim_input),
+            "n": len(sub) - _n_errors(sub),
+            "n_ratios": int(sub["ratio"].nunique()),
+            "n_errors": _n_errors(sub),
+        })
+    per_ratio = pd.DataFrame(per_ratio_rows, columns=list(FEWSHOT_PER_RATIO_COLUMNS))
+    per_type = pd.DataFrame(per_type_rows, columns=list(FEWSHOT_PER_TYPE_COLUMNS))
+    return (
+        _typed(per_ratio, ints=("n", "n_p_lf0", "n_errors")),
+        _typed(per_type, ints=("n", "n_ratios", "n_errors")),
+    )
+
+
+def _fewshot_ratio(
+    rows: pd.DataFrame, type_: str, ratio: float, mode: str, fmt: str
+) -> tuple[dict[str, Any], list[tuple[str | None, str, str]], list[float]]:
+    """One (type, ratio) row of :func:`fewshot_summary`, with its FDM triples and FIM P(LF0) values."""
+    predicted = _predictions(rows)
+    n, acc0, acc1, neither = _accuracies(predicted, mode, fmt)
+    ps = _scored(rows)
+    mean, std, sem = _p_stats(ps)
+    row = {
+        "type": type_, "ratio": ratio, "n": n, "acc_lf0": acc0, "acc_lf1": acc1,
+        "neither": neither, "mean_p_lf0": mean, "std_p_lf0": std, "sem_p_lf0": sem,
+        "n_p_lf0": len(ps), "n_errors": _n_errors(rows),
+    }
+    return row, _triples(predicted) if n else [], ps
+
+
+def zeroshot_summary(
+    records: Iterable[SweepRecord] | pd.DataFrame, k: int = 5, mode: str | None = None
+) -> pd.DataFrame:
+    """Zero-shot results per type (paper §3: Table 2, Fig. 2, Fig. 3; reference §13.2–13.3).
+
+    Columns ``zeroshot_columns(k)``: ``n`` sentences with a prediction; ``ZM_<k>`` (paper
+    Eq. 1, :func:`amp.evaluation.metrics.zm_k`) the **percentage** (0–100) of them with *both* gold LFs
+    among the top k beams; ``acc_lf0``/``acc_lf1`` top-1 accuracies and ``neither`` (fractions
+    0–1, Fig. 2); ``mean_p_lf0`` (min-prob normalised, the paper's definition) and
+    ``mean_p_lf0_total`` (total-prob normalised, what Fig. 3 plotted); ``n_errors`` failed items
+    (left out of the rest).  Partial input works; empty input gives an empty frame with these
+    columns.  ``mode`` as in :func:`fewshot_summary`.
+    """
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise ExperimentError(f"k must be a whole number >= 1, not {k!r}")
+    df = _frame(records)
+    mode = _single(df, "mode", mode, "logical", MODES)
+    fmt = _single(df, "fmt", None, "fol", FORMATS)
+    rows: list[dict[str, Any]] = []
+    for type_ in _type_order(df["type"]):
+        sub = df[df["type"] == type_]
+        predicted = _predictions(sub)
+        n, acc0, acc1, neither = _accuracies(predicted, mode, fmt)
+        examples = [
+            (tuple(b), lf0, lf1)
+            for b, lf0, lf1 in zip(predicted["beams"], predicted["lf0"], predicted["lf1"], strict=True)
+        ]
+        ok = sub[sub["error"].isna()] if "error" in sub.columns else sub
+        total = (pd.to_numeric(ok["p_lf0_total"], errors="coerce").dropna() if "p_lf0_total" in ok
+                 else pd.Series([], dtype=float))
+        rows.append({
+            "type": type_,
+            "n": n,
+            f"ZM_{k}": metrics.zm_k(examples, k, mode, fmt=fmt),
+            "acc_lf0": acc0,
+            "acc_lf1": acc1,
+            "neither": neither,
+            "mean_p_lf0": _p_stats(_scored(sub))[0],
+            "mean_p_lf0_total": float(total.mean()) if len(total) else math.nan,
+            "n_errors": _n_errors(sub),
+        })
+    return _typed(pd.DataFrame(rows, columns=list(zeroshot_columns(k))), ints=("n", "n_errors"))
+
+
+def _typed(df: pd.DataFrame, *, ints: Sequence[str]) -> pd.DataFrame:
+    for col in df.columns:
+        if col == "type":
+            df[col] = df[col].astype(object)
+        elif col in ints:
+            df[col] = df[col].astype("int64")
+        else:
+            df[col] = df[col].astype("float64")
+    return df
