@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from amp.data.generate import AMBIGUOUS_TYPES, sample_pairs
+from amp.data.types import find_type, get_type, type_ids
 from amp.errors import AmpError
 from amp.logic.vocabulary import check_format, check_mode
 from amp.prompts import Prompt, mixed_prompt, zero_shot_prompt
@@ -45,9 +46,6 @@ class ExperimentError(AmpError, ValueError):
 #: The paper's 11 LF0 ratios r = 0, 0.1, …, 1 (§0.6).
 DEFAULT_RATIOS: tuple[float, ...] = tuple(i / 10 for i in range(11))
 
-#: The data's type string for inverse scope, accepted as an alias of ``revscope`` (§14.1).
-_TYPE_ALIASES = {"scope_reverse": "revscope"}
-
 # --------------------------------------------------------------------------- configs
 
 
@@ -63,14 +61,12 @@ def _whole(name: str, value: Any, minimum: int | None = 1) -> int:
 def _check_common(types: Sequence[str], beams: int, fmt: str, mode: str) -> tuple[str, ...]:
     if isinstance(types, str):
         types = (types,)
-    normalised = tuple(_TYPE_ALIASES.get(str(t), str(t)) for t in types)
-    if not normalised:
-        raise ExperimentError(f"types is empty; choose some of {', '.join(AMBIGUOUS_TYPES)}")
-    unknown = [t for t in normalised if t not in AMBIGUOUS_TYPES]
+    if not types:
+        raise ExperimentError(f"types is empty; choose some of {', '.join(type_ids())}")
+    unknown = [str(t) for t in types if find_type(str(t)) is None]  # aliases (scope_reverse) are known
     if unknown:
-        raise ExperimentError(
-            f"unknown ambiguity type(s) {unknown}; choose from {', '.join(AMBIGUOUS_TYPES)}"
-        )
+        raise ExperimentError(f"unknown ambiguity type(s) {unknown}; choose from {', '.join(type_ids())}")
+    normalised = tuple(get_type(str(t)).id for t in types)
     if len(set(normalised)) != len(normalised):
         raise ExperimentError(f"types {list(normalised)} lists a type twice")
     _whole("beams", beams)

@@ -19,7 +19,7 @@ from typing import Any
 
 import pandas as pd
 
-from amp.data.generate import AMBIGUOUS_TYPES
+from amp.data.types import order_types
 from amp.evaluation import metrics
 from amp.evaluation.sweep_plan import ExperimentError
 from amp.evaluation.sweep_run import RECORD_COLUMNS, SweepRecord
@@ -130,12 +130,6 @@ def zeroshot_columns(k: int) -> tuple[str, ...]:
             "n_errors")
 
 
-def _type_order(types: Iterable[str]) -> list[str]:
-    present = list(dict.fromkeys(types))
-    known = [t for t in AMBIGUOUS_TYPES if t in present]
-    return known + sorted(t for t in present if t not in AMBIGUOUS_TYPES)
-
-
 def _n_errors(df: pd.DataFrame) -> int:
     return int(df["error"].notna().sum()) if "error" in df.columns else 0
 
@@ -169,7 +163,7 @@ def fewshot_summary(
     fmt = _single(df, "fmt", None, "fol", FORMATS)
     per_ratio_rows: list[dict[str, Any]] = []
     per_type_rows: list[dict[str, Any]] = []
-    for type_ in _type_order(df["type"]):
+    for type_ in order_types(df["type"]):
         sub = df[df["type"] == type_]
         ratio_rows = [_fewshot_ratio(sub[sub["ratio"] == r], type_, r, mode, fmt)
                       for r in sorted(float(r) for r in sub["ratio"].unique())]
@@ -227,7 +221,7 @@ def zeroshot_summary(
     mode = _single(df, "mode", mode, "logical", MODES)
     fmt = _single(df, "fmt", None, "fol", FORMATS)
     rows: list[dict[str, Any]] = []
-    for type_ in _type_order(df["type"]):
+    for type_ in order_types(df["type"]):
         sub = df[df["type"] == type_]
         predicted = _predictions(sub)
         n, acc0, acc1, neither = _accuracies(predicted, mode, fmt)
