@@ -37,6 +37,8 @@ from amp.data.templates import engine as _model
 from amp.data.templates import registry as _registry
 from amp.data.types import BUILTIN_TYPES, find_type
 from amp.errors import AmpError, TemplateError
+from amp.logic.ast import Atom, Formula, Junction, Quantified, atoms, quantifier_prefix
+from amp.logic.reader import parse_lf
 
 __all__ = [
     "PARAPHRASES",
@@ -274,7 +276,7 @@ def paraphrases(pair_or_surface: AmbiguousPair | str) -> tuple[str, str]:
 def _fallback(pair: AmbiguousPair, idx: int) -> str:
     try:
         return f"reading {idx}: {verbalise_lf(pair.lf(idx).lf)}"
-    except (AmpError, ImportError, ValueError):
+    except (AmpError, ValueError):
         return f"reading LF{idx} of template {pair.template}"
 
 
@@ -289,41 +291,59 @@ def verbalise_lf(lf: str, fmt: str = "fol") -> str:
     disappear into clauses ("x saw y using z", "y had z"); nested junctions are bracketed.
     Raises :class:`~amp.errors.LFParseError` if the LF does not parse.
     """
-    from amp.logic.ast import Atom, Junction, Quantified, atoms, quantifier_prefix
-    from amp.logic.reader import parse_lf
+    text = _Verbaliser(parse_lf(lf, fmt)).render(nested=False)
+    return text.replace("such that for every", "such that, for every")
 
-    formula = parse_lf(lf, fmt)
-    verbs = set(lexicon.verb_predicates()) | {"have"}
-    roles = {"agent", "patient", "instrument"}
-    events = {
-        a.args[0]
-        for a in atoms(formula)
-        if (a.pred in roles and len(a.args) == 2) or (a.pred in verbs and len(a.args) == 1)
-    }
-    absorbed: set[Atom] = set()
 
-    def nouns_of(body: object) -> dict[str, Atom]:
-        # a lone atom body stays the statement ("for every x, x is a dog"), so only AND children
+class _Verbaliser:
+    """The steps of :func:`verbalise_lf` over one parsed formula: quantifier prefixes, event
+    clauses, junctions and lone atoms.  Noun atoms folded into a quantifier phrase ("a cat y")
+    are remembered in ``absorbed`` so that the body does not repeat them."""
+
+    def __init__(self, formula: Formula) -> None:
+        self.formula = formula
+        self.verbs = set(lexicon.verb_predicates()) | {"have"}
+        roles = {"agent", "patient", "instrument"}
+        self.events = {
+            a.args[0]
+            for a in atoms(formula)
+            if (a.pred in roles and len(a.args) == 2) or (a.pred in self.verbs and len(a.args) == 1)
+        }
+        self.absorbed: set[Atom] = set()
+
+    def render(self, node: Formula | None = None, *, nested: bool) -> str:
+        node = self.formula if node is None else node
+        if isinstance(node, Quantified):
+            text = self.quantified(node)
+            return f"({text})" if nested else text
+        if isinstance(node, Atom):
+            return self.atom_text(node)
+        return self.junction(node, nested=nested)
+
+    def nouns_of(self, body: Formula) -> dict[str, Atom]:
+        """Noun atoms directly under an AND body, by variable (a lone atom body stays the
+        statement: "for every x, x is a dog")."""
         found: dict[str, Atom] = {}
         if not isinstance(body, Junction) or body.op != "AND":
             return found
         for child in body.children:
-            if isinstance(child, Atom) and len(child.args) == 1 and child.pred not in verbs:
+            if isinstance(child, Atom) and len(child.args) == 1 and child.pred not in self.verbs:
                 found.setdefault(child.args[0], child)
         return found
 
-    def quantified(node: object) -> str:
-        prefix, body = quantifier_prefix(node)  # type: ignore[arg-type]
-        nouns = nouns_of(body)
+    def quantified(self, node: Quantified) -> str:
+        """"for every dog x, there is a cat y and a cup z such that …" (event variables dropped)."""
+        prefix, body = quantifier_prefix(node)
+        nouns = self.nouns_of(body)
         groups: list[tuple[str, list[str]]] = []
         for quant, var in prefix:
-            if var in events:
+            if var in self.events:
                 continue
             atom = nouns.get(var)
             if atom is None:
                 phrase = f"some {var}" if quant == "exists" else var
             else:
-                absorbed.add(atom)
+                self.absorbed.add(atom)
                 phrase = f"{indefinite(atom.pred) if quant == 'exists' else noun_phrase(atom.pred)} {var}"
             if groups and groups[-1][0] == quant == "exists":
                 groups[-1][1].append(phrase)
@@ -333,9 +353,10 @@ def verbalise_lf(lf: str, fmt: str = "fol") -> str:
         for quant, phrases in groups:
             listed = phrases[0] if len(phrases) == 1 else ", ".join(phrases[:-1]) + " and " + phrases[-1]
             text += f"there is {listed} such that " if quant == "exists" else f"for every {listed}, "
-        return text + render(body, nested=False)
+        return text + self.render(body, nested=False)
 
-    def clause(event: str, parts: list[Atom]) -> str:
+    def clause(self, parts: list[Atom]) -> str:
+        """One event's atoms as "x saw y using z" / "y had z"."""
         verb = next((a.pred for a in parts if len(a.args) == 1), None)
         role = {a.pred: a.args[1] for a in parts if len(a.args) == 2}
         words = [role.get("agent", "someone"), "had" if verb == "have" else surface_word(verb or "did something")]
@@ -345,20 +366,14 @@ def verbalise_lf(lf: str, fmt: str = "fol") -> str:
             words.append(f"using {role['instrument']}")
         return " ".join(words)
 
-    def render(node: object, *, nested: bool) -> str:
-        if isinstance(node, Quantified):
-            text = quantified(node)
-            return f"({text})" if nested else text
-        if isinstance(node, Atom):
-            return atom_text(node)
-        assert isinstance(node, Junction)
-        pieces: list[str] = []
+    def junction(self, node: Junction, *, nested: bool) -> str:
+        """An AND/OR: each event's atoms become one clause, absorbed nouns are skipped."""
         by_event: dict[str, list[Atom]] = {}
-        order: list[object] = []
+        order: list[Formula | tuple[str, str]] = []
         for child in node.children:
-            if isinstance(child, Atom) and child in absorbed:
+            if isinstance(child, Atom) and child in self.absorbed:
                 continue
-            if isinstance(child, Atom) and child.args and child.args[0] in events:
+            if isinstance(child, Atom) and child.args and child.args[0] in self.events:
                 if child.args[0] not in by_event:
                     by_event[child.args[0]] = []
                     order.append(("event", child.args[0]))
@@ -366,21 +381,15 @@ def verbalise_lf(lf: str, fmt: str = "fol") -> str:
             else:
                 order.append(child)
         if len(order) == 1 and not isinstance(order[0], tuple):
-            return render(order[0], nested=nested)  # the other children were absorbed
-        for item in order:
-            if isinstance(item, tuple):
-                pieces.append(clause(item[1], by_event[item[1]]))
-            else:
-                pieces.append(render(item, nested=True))
+            return self.render(order[0], nested=nested)  # the other children were absorbed
+        pieces = [self.clause(by_event[item[1]]) if isinstance(item, tuple) else self.render(item, nested=True)
+                  for item in order]
         text = f" {node.op.lower()} ".join(pieces)
         return f"({text})" if nested and len(pieces) > 1 else text
 
-    def atom_text(atom: Atom) -> str:
-        if len(atom.args) == 1 and atom.pred not in verbs:
+    def atom_text(self, atom: Atom) -> str:
+        if len(atom.args) == 1 and atom.pred not in self.verbs:
             return f"{atom.args[0]} is {indefinite(atom.pred)}"
-        if atom.args and atom.args[0] in events:
-            return clause(atom.args[0], [atom])
+        if atom.args and atom.args[0] in self.events:
+            return self.clause([atom])
         return f"{atom.pred}({', '.join(atom.args)})"
-
-    return render(formula, nested=False).replace("such that for every", "such that, for every")
-
