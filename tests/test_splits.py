@@ -20,18 +20,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from amp.cli.v1_splits import committable_target, parse_formats, parse_ratios, register
-from amp.data.generate import pool, write_jsonl
+from amp.data.generate import group_by_surface, pool, write_jsonl
+from amp.data.split_sampling import coin_flips, keep_paired_split
 from amp.data.splits import (
     FEWSHOT_RATIOS,
     SEED,
     SplitError,
     build_fewshot,
     build_zeroshot,
-    coin_flips,
     fewshot_10perc_config,
     fewshot_config,
-    group_by_surface,
-    keep_paired_split,
     write_folder,
 )
 from amp.data.splits_render import render_ordered

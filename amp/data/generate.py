@@ -24,7 +24,7 @@ from __future__ import annotations
 import io
 import json
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
@@ -50,6 +50,7 @@ __all__ = [
     "ambiguity_type",
     "find_pair",
     "generate",
+    "group_by_surface",
     "pairs",
     "pool",
     "read_jsonl",
@@ -269,7 +270,8 @@ def _sample_indices(size: int, n: int, seed: int, *, what: str) -> list[int]:
     return [int(i) for i in rng.choice(size, size=int(n), replace=False)]
 
 
-def _group_by_surface(records: Sequence[Example]) -> list[list[Example]]:
+def group_by_surface(records: Iterable[Example]) -> list[list[Example]]:
+    """Records grouped by surface, groups in first-appearance order (reference §5.1 step 2)."""
     groups: dict[str, list[Example]] = {}
     for r in records:
         groups.setdefault(r.surface, []).append(r)
@@ -306,7 +308,7 @@ def generate(
         keep = {r.surface for r in records if _word_matches(r, word)}
         records = [r for r in records if r.surface in keep]
     if n is not None:
-        groups = _group_by_surface(records)
+        groups = group_by_surface(records)
         idx = _sample_indices(len(groups), n, seed, what=f"{name} surfaces")  # type: ignore[arg-type]
         records = [r for i in idx for r in groups[i]]
     if fmt == "lisp":
