@@ -590,11 +590,11 @@ def test_research_run_refuses_bad_settings_before_any_item(settings: dict, messa
     """Bad sampling settings used to fail every item and then crash the report: now the run is
     refused up front with a typed error, for the app and the CLI alike."""
     from amp.errors import AmpError
-    from amp.evaluation import research
+    from amp.evaluation import runs
 
     class NoModel:
         def __getattr__(self, name: str) -> object:
             raise AssertionError(f"the model was used ({name})")
 
     with pytest.raises(AmpError, match=message):
-        list(research.run_method(NoModel(), [object()], **settings))
+        list(runs.run_method(NoModel(), [object()], **settings))

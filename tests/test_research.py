@@ -10,7 +10,9 @@ import pytest
 from tiny_models import build_tiny_model
 
 from amp.evaluation import experiments as ex
-from amp.evaluation import research
+from amp.evaluation import runs
+from amp.reporting import png_export, token_plots
+from amp.reporting.report import tables, write_report
 
 LF0 = "exists x . man(x) AND exists y . girl(y) AND saw(x, y)"
 LF1 = "exists x . girl(x) AND exists y . man(y) AND saw(x, y)"
@@ -45,7 +47,7 @@ def report(tmp_path_factory) -> tuple[Path, dict[str, Path]]:
     """One report with PNGs (one browser start) shared by the tests that read it."""
     out = tmp_path_factory.mktemp("report")
     zero, few = records()
-    return out, research.write_report(zero, few, out, SETTINGS)
+    return out, write_report(zero, few, out, SETTINGS)
 
 
 def _png_size(path: Path) -> tuple[int, int]:
@@ -70,7 +72,7 @@ def test_write_report_produces_every_file(report):
 
 def test_write_report_writes_every_figure_as_png(report):
     out, written = report
-    assert research._find_browser() is not None, "no Chromium/Chrome here: install chromium (bash run.sh test does)"
+    assert png_export.find_browser() is not None, "no Chromium/Chrome here: install chromium (bash run.sh test does)"
     assert sorted(n[:-5] for n in written if n.endswith(".html")) == sorted(FIGURES)
     text = (out / "report.md").read_text()
     assert "PNG not written" not in text
@@ -84,9 +86,9 @@ def test_write_report_writes_every_figure_as_png(report):
 
 
 def test_write_report_without_a_browser_keeps_csv_and_html(tmp_path, monkeypatch):
-    monkeypatch.setattr(research, "_find_browser", lambda: None)
+    monkeypatch.setattr(png_export, "find_browser", lambda: None)
     zero, few = records()
-    written = research.write_report(zero, few, tmp_path, SETTINGS)
+    written = write_report(zero, few, tmp_path, SETTINGS)
     for name in EXPECTED:
         assert (tmp_path / name).is_file() and name in written, name
     assert not list(tmp_path.glob("*.png")) and not any(n.endswith(".png") for n in written)
@@ -99,18 +101,18 @@ def test_write_report_without_a_browser_keeps_csv_and_html(tmp_path, monkeypatch
 
 def test_manifest_round_trip(tmp_path):
     zero, few = records()
-    path = research.save_manifest("a run", {"model": "m"}, zero, few, directory=tmp_path)
-    loaded = research.load_manifest(path)
+    path = runs.save_manifest("a run", {"model": "m"}, zero, few, directory=tmp_path)
+    loaded = runs.load_manifest(path)
     assert loaded["zero_shot"] == zero and loaded["few_shot"] == few and loaded["settings"] == {"model": "m"}
-    assert research.list_runs(tmp_path) == [path]
+    assert runs.list_runs(tmp_path) == [path]
 
 
 def test_token_char_spans_share_a_character_axis():
     a, b = ["exi", "sts", " x"], ["ex", "ists", " ", "x"]
-    sa, sb = research.token_char_spans(a), research.token_char_spans(b)
+    sa, sb = token_plots.token_char_spans(a), token_plots.token_char_spans(b)
     assert sa[-1][1] == sb[-1][1] == len("exists x")
     assert sa == [(0, 3), (3, 6), (6, 8)]
-    frame = research.char_axis_frame(b, [0.1, 0.2, 0.3, 0.4])
+    frame = token_plots.char_axis_frame(b, [0.1, 0.2, 0.3, 0.4])
     assert list(frame["token_index"]) == [0, 0, 1, 1, 1, 1, 2, 3]
 
 
@@ -118,7 +120,7 @@ def test_reproduce_cli_end_to_end_then_from_cache(tmp_path, monkeypatch, capsys)
     model = build_tiny_model(tmp_path / "tiny-4k", n_positions=4096)
     monkeypatch.setenv("AMP_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    monkeypatch.setattr(research, "_find_browser", lambda: None)  # PNGs: tested above; saves two browser starts
+    monkeypatch.setattr(png_export, "find_browser", lambda: None)  # PNGs: tested above; saves two browser starts
     from amp.cli import main
 
     args = ["reproduce", "--model", str(model), "--n-zero", "1", "--n-few", "1", "--types", "pp",
@@ -157,14 +159,14 @@ def test_run_method_alternatives_give_records(saved_tiny_model, tmp_path, method
 
     parser = Parser(str(saved_tiny_model), device="cpu", dtype="float32", cache=ResultCache(tmp_path / "c"))
     items = ex.plan_zeroshot(ex.ZeroShotConfig(types=("pp",), n=1))
-    recs = list(research.run_method(parser, items, method=method, width=6, n_samples=4, max_new_tokens=24))
+    recs = list(runs.run_method(parser, items, method=method, width=6, n_samples=4, max_new_tokens=24))
     assert len(recs) == 1 and recs[0].error is None and recs[0].p_lf0 is not None
     assert len(recs[0].beams) <= 5
     ex.zeroshot_summary(recs, k=5)
 
 
 def test_char_heatmap_aligns_two_tokenizations():
-    fig = research.char_heatmap({"A": (["exi", "sts"], [0.5, 0.9]), "B": (["e", "xists"], [0.1, 0.2])})
+    fig = token_plots.char_heatmap({"A": (["exi", "sts"], [0.5, 0.9]), "B": (["e", "xists"], [0.1, 0.2])})
     z = fig.data[0].z
     assert len(z[0]) == len(z[1]) == 6
     assert list(z[0]) == [0.5] * 3 + [0.9] * 3 and list(z[1]) == [0.1] + [0.2] * 5
@@ -195,7 +197,7 @@ def test_research_tables_read_beams_with_any_words():
         assert [r.match for r in matched] == ["lf1", "neither", "lf1", "neither"]
         zmatched = ex.rematch(zero, mode)
         assert [(r.match, r.lf0_rank, r.lf1_rank) for r in zmatched] == [("neither", None, 2), ("lf1", 2, 1)]
-        tabs = research.tables(zmatched, matched, k=2, mode=mode)
+        tabs = tables(zmatched, matched, k=2, mode=mode)
         row = tabs["table3_fdm_fim"].iloc[0]
         # acc LF0 = 0, acc LF1 = 0.5 at both ratios: d(0) = 0 + 0.5, d(1) = 1 + 0.5; FDM = 1.0
         assert row["FDM"] == pytest.approx(1.0) and row["FIM"] == pytest.approx(0.0)

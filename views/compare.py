@@ -7,8 +7,9 @@ import streamlit as st
 from amp.data.types import type_ids
 from amp.errors import AmpError
 from amp.evaluation import experiments as ex
-from amp.evaluation import research
+from amp.evaluation import runs as saved_runs
 from amp.evaluation.matching import match_lf
+from amp.reporting import plots
 from ui import model_picker as ui_model
 from ui.common import chart, fmt_prob, guarded, halt, type_label
 
@@ -58,19 +59,19 @@ if saved and saved[0] == item.id and all(v is not None for v in saved[2].values(
     for which in ("lf0", "lf1"):
         rows = {f"{label}": ([s.token for s in getattr(pair, which).steps], [s.prob for s in getattr(pair, which).steps])
                 for label, (_parse, pair) in out.items()}
-        chart(research.char_heatmap(rows, title=f"{which.upper()} token probabilities"), key=f"cmp_heat_{which}",
+        chart(plots.char_heatmap(rows, title=f"{which.upper()} token probabilities"), key=f"cmp_heat_{which}",
               filename=f"compare-{which}")
 
 st.divider()
 st.subheader("Saved sweeps overlaid")
-runs = research.list_runs()
+runs = saved_runs.list_runs()
 chosen = st.multiselect("Runs (from `python -m amp reproduce`)", [p.stem for p in runs], key="cmp_runs")
 if chosen:
     curves = {}
     for p in runs:
         if p.stem in chosen:
             try:
-                curves[p.stem] = ex.fewshot_summary(research.load_manifest(p)["few_shot"])[0]
+                curves[p.stem] = ex.fewshot_summary(saved_runs.load_manifest(p)["few_shot"])[0]
             except AmpError as exc:
                 st.error(str(exc))
-    chart(research.overlay_fewshot(curves), key="cmp_overlay", filename="compare-fewshot")
+    chart(plots.overlay_fewshot(curves), key="cmp_overlay", filename="compare-fewshot")

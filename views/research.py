@@ -11,14 +11,15 @@ import streamlit as st
 
 from amp.errors import AmpError
 from amp.evaluation import experiments as ex
-from amp.evaluation import research
+from amp.evaluation import runs as saved_runs
+from amp.reporting import report
 from ui.common import chart, halt
 
 st.title("Research: reproduced tables and figures")
 st.caption("Runs saved by `python -m amp reproduce` (Table 2: ZM_5; Table 3: FDM 0–2 and FIM; Fig. 2, 3, 6). "
            "Pick two runs — two models, or one run under both canonicalisers — to compare them side by side.")
 
-runs = research.list_runs()
+runs = saved_runs.list_runs()
 if not runs:
     st.info("No saved runs yet. Run `python -m amp reproduce --model … --out DIR` first.", icon=":material/info:")
     halt()
@@ -31,7 +32,7 @@ def side(col, slot: int) -> None:
         name = st.selectbox("Run", names, index=min(slot, len(names) - 1), key=f"research_run_{slot}")
         mode = st.radio("Canonical match", ["logical", "paper"], horizontal=True, key=f"research_mode_{slot}")
         try:
-            run = research.load_manifest(by_name[name])
+            run = saved_runs.load_manifest(by_name[name])
         except AmpError as exc:
             st.error(str(exc))
             return
@@ -41,7 +42,7 @@ def side(col, slot: int) -> None:
         few = ex.rematch(run["few_shot"], mode)
         k = int(settings.get("beams", 5) or 5)
         try:
-            tabs = research.tables(zero, few, k=k, mode=mode)
+            tabs = report.tables(zero, few, k=k, mode=mode)
         except AmpError as exc:  # e.g. a gold LF the paper's canonicaliser cannot read
             st.error(f"This run cannot be summarised in {mode} mode: {exc}", icon=":material/error:")
             return
@@ -49,7 +50,7 @@ def side(col, slot: int) -> None:
         st.dataframe(tabs["table2_zm"], hide_index=True, key=f"research_t2_{slot}")
         st.markdown("**Table 3 — FDM / FIM**")
         st.dataframe(tabs["table3_fdm_fim"], hide_index=True, key=f"research_t3_{slot}")
-        figs = research.figures(tabs, zero, k=k)
+        figs = report.figures(tabs, zero, k=k)
         for stem, fig in figs.items():
             chart(fig, filename=f"{name}-{stem}", key=f"research_{stem}_{slot}")
 

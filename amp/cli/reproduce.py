@@ -69,7 +69,8 @@ def _check_writable(out: str) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from amp.evaluation import experiments as ex
-    from amp.evaluation import research
+    from amp.evaluation import runs
+    from amp.reporting.report import write_report
 
     try:
         if args.n_zero < 0 or args.n_few < 0 or not (args.n_zero or args.n_few):
@@ -87,9 +88,9 @@ def run(args: argparse.Namespace) -> int:
         common = {"method": args.method, "beams": args.beams, "mode": args.mode, "width": args.width,
                   "n_samples": args.samples, "temperature": args.temperature, "seed": args.seed,
                   "max_new_tokens": args.max_new_tokens, "batch_size": args.batch_size}
-        zero = list(research.run_method(parser, ex.plan_zeroshot(zero_cfg), **common,
+        zero = list(runs.run_method(parser, ex.plan_zeroshot(zero_cfg), **common,
                                         on_progress=_progress("zero-shot"))) if args.n_zero else []
-        few = list(research.run_method(parser, ex.plan_fewshot(few_cfg), **common,
+        few = list(runs.run_method(parser, ex.plan_fewshot(few_cfg), **common,
                                        on_progress=_progress("few-shot"))) if args.n_few else []
     except AmpError as exc:
         return fail(exc)
@@ -102,8 +103,8 @@ def run(args: argparse.Namespace) -> int:
     if args.method == "sampling":
         settings.update(samples=args.samples, temperature=args.temperature)
     settings["cached"] = f"{sum(r.cached for r in zero + few)}/{len(zero) + len(few)}"
-    written = research.write_report(zero, few, out, settings)
-    manifest = research.save_manifest(name, settings, zero, few)
+    written = write_report(zero, few, out, settings)
+    manifest = runs.save_manifest(name, settings, zero, few)
     errors = sum(r.error is not None for r in zero + few)
     print(f"wrote {len(written)} files to {out} (report: {written['report.md']}); run manifest {manifest}"
           + (f"; {errors} item(s) failed" if errors else ""))

@@ -9,16 +9,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from app_helpers import assert_ok, goto
 
-from amp.evaluation import research
+from amp.evaluation import runs
 
 
 def _runs(cache: Path) -> None:
     import test_research as tr  # the hand-made records of tests/test_research.py
 
     zero, few = tr.records()
-    research.save_manifest("model-a", {"model": "a", "method": "beam", "beams": 5}, zero, few,
+    runs.save_manifest("model-a", {"model": "a", "method": "beam", "beams": 5}, zero, few,
                            directory=cache / "runs")
-    research.save_manifest("model-b", {"model": "b", "method": "distinct", "beams": 5}, zero[:2], few[:2],
+    runs.save_manifest("model-b", {"model": "b", "method": "distinct", "beams": 5}, zero[:2], few[:2],
                            directory=cache / "runs")
 
 

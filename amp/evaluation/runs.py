@@ -1,0 +1,198 @@
+"""Method-aware sweep runs and run manifests: the records behind the paper's tables and figures.
+
+* :func:`run_method` runs planned :class:`~amp.evaluation.sweep_plan.SweepItem` s with one of
+  :data:`amp.evaluation.interpretations.METHODS`: ``beam`` (the paper's constrained beam, via
+  :func:`amp.evaluation.sweep_run.run_items`), ``distinct`` (distinct-interpretation top-k from a
+  wider beam) or ``sampling`` (interpretations by estimated probability).  Every method yields
+  :class:`~amp.evaluation.sweep_run.SweepRecord` s whose ``beams`` are the ranked LF list, so the
+  summaries (ZM_k, FDM, FIM) work unchanged.  Everything goes through the result cache.
+* Run manifests (``<cache root>/runs/<name>.json``: settings + records, :func:`save_manifest`,
+  :func:`load_manifest`, :func:`list_runs`) let the Research page show any saved run without a
+  model.  The report written from records is :mod:`amp.reporting.report`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import asdict, fields
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+from amp.evaluation.interpretations import (
+    METHODS,
+    distinct_topk,
+    sample_interpretations,
+    samples_cached,
+)
+from amp.evaluation.sweep_plan import ExperimentError, SweepItem
+from amp.evaluation.sweep_run import SweepRecord, record_from_result, run_items
+
+__all__ = [
+    "ReportError",
+    "list_runs",
+    "load_manifest",
+    "record_from_dict",
+    "record_to_dict",
+    "run_method",
+    "runs_dir",
+    "save_manifest",
+]
+
+
+class ReportError(ExperimentError):
+    """A run, run manifest or report input that cannot be used."""
+
+
+# --------------------------------------------------------------------------- running
+
+
+def _check_settings(method: str, *, beams: int, width: int, n_samples: int, temperature: float, seed: int,
+                    max_new_tokens: int | None) -> None:
+    """The request bounds of :mod:`amp.parser.limits` for one method's settings (SettingError /
+    RequestTooLarge)."""
+    from amp.parser import limits
+
+    limits.check_beams(beams)
+    limits.check_max_new_tokens(max_new_tokens)
+    limits.check_seed(seed)
+    if method == "distinct":
+        limits.check_count(width, "width", limits.MAX_WIDTH)
+    if method == "sampling":
+        limits.check_samples(n_samples)
+        limits.check_temperature(temperature)
+
+
+def run_method(
+    parser: Any,
+    items: Iterable[SweepItem],
+    *,
+    method: str = "beam",
+    beams: int = 5,
+    mode: str = "logical",
+    width: int = 20,
+    n_samples: int = 20,
+    temperature: float = 1.0,
+    seed: int = 0,
+    max_new_tokens: int | None = None,
+    on_progress: Callable[[int, int, SweepRecord], None] | None = None,
+    batch_size: int | None = None,
+) -> Iterator[SweepRecord]:
+    """Records for ``items`` with ``method`` (see the module docstring); P(LF0) by forced decoding.
+
+    ``max_new_tokens`` bounds generation (None: from the prompt, as in the paper; ``beam`` then
+    runs batched through :func:`amp.evaluation.sweep_run.run_items`, ``batch_size`` items per model
+    call).  ``beams`` is the beam size (``beam``) or the number of distinct interpretations
+    kept (``distinct``, from a beam of ``width``; ``sampling``, from ``n_samples`` samples).
+    """
+    if method not in METHODS:
+        raise ReportError(f"method must be one of {METHODS}, not {method!r}")
+    _check_settings(method, beams=beams, width=width, n_samples=n_samples, temperature=temperature, seed=seed,
+                    max_new_tokens=max_new_tokens)  # before the run: a bad setting would fail every item
+    planned = list(items)
+    if method == "beam" and max_new_tokens is None:  # the paper's path: batched, cached run_items
+        yield from run_items(parser, planned, beams=beams, mode=mode, on_progress=on_progress,
+                             batch_size=batch_size)
+        return
+    total = len(planned)
+    for done, item in enumerate(planned, 1):
+        try:
+            if method == "beam":  # with a generation budget: one cached parse per item
+                was = parser.cached_parse(item.prompt_text, fmt=item.fmt, beams=beams,
+                                          max_new_tokens=max_new_tokens) is not None
+                texts = [b.text for b in parser.parse(item.prompt_text, fmt=item.fmt, beams=beams,
+                                                       max_new_tokens=max_new_tokens).beams]
+            elif method == "distinct":
+                was = parser.cached_parse(item.prompt_text, fmt=item.fmt, beams=max(width, beams),
+                                          max_new_tokens=max_new_tokens) is not None
+                texts = distinct_topk(parser, item.prompt_text, k=beams, width=width, mode=mode, fmt=item.fmt,
+                                      max_new_tokens=max_new_tokens).topk
+            else:
+                was = samples_cached(parser, item.prompt_text, n_samples, temperature, seed, item.fmt,
+                                     max_new_tokens)
+                result = sample_interpretations(parser, item.prompt_text, n=n_samples, temperature=temperature,
+                                                seed=seed, fmt=item.fmt, lf0=item.lf0, lf1=item.lf1, mode=mode,
+                                                max_new_tokens=max_new_tokens)
+                texts = result.topk[:beams]
+            pair_cached = parser.cached_pair(item.prompt_text, item.lf0, item.lf1, fmt=item.fmt) is not None
+            pair = parser.score_pair(item.prompt_text, item.lf0, item.lf1, fmt=item.fmt)
+            fake = SimpleNamespace(parse=SimpleNamespace(beams=[SimpleNamespace(text=t) for t in texts]),
+                                   pair=pair, cached=bool(was and pair_cached), error=None)
+        except Exception as exc:  # noqa: BLE001 — one bad item must not end a long run
+            fake = SimpleNamespace(parse=None, pair=None, cached=False, error=f"{type(exc).__name__}: {exc}")
+        record = record_from_result(item, fake, mode=mode)
+        if on_progress is not None:
+            on_progress(done, total, record)
+        yield record
+
+
+# --------------------------------------------------------------------------- records <-> JSON
+
+
+def _clean(value: Any) -> Any:
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if isinstance(value, tuple):
+        return list(value)
+    return value
+
+
+def record_to_dict(record: SweepRecord) -> dict[str, Any]:
+    """A record as strict JSON data."""
+    return {k: _clean(v) for k, v in asdict(record).items()}
+
+
+_RECORD_FIELDS = {f.name for f in fields(SweepRecord)}
+
+
+def record_from_dict(d: dict[str, Any]) -> SweepRecord:
+    """Inverse of :func:`record_to_dict` (unknown keys are ignored)."""
+    data = {k: v for k, v in d.items() if k in _RECORD_FIELDS}
+    data["beams"] = tuple(data.get("beams") or ())
+    return SweepRecord(**data)
+
+
+def runs_dir() -> Path:
+    """``<cache root>/runs`` (``$AMP_CACHE_DIR/runs`` when set); not created here."""
+    from amp.settings import cache_root
+
+    return cache_root() / "runs"
+
+
+def _slug(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-") or "run"
+
+
+def save_manifest(name: str, settings: dict[str, Any], records_zero: Sequence[SweepRecord],
+                  records_few: Sequence[SweepRecord], directory: Path | None = None) -> Path:
+    """Write ``<directory or runs_dir()>/<name>.json`` with the settings and all records."""
+    folder = Path(directory) if directory is not None else runs_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{_slug(name)}.json"
+    payload = {"name": name, "settings": settings,
+               "zero_shot": [record_to_dict(r) for r in records_zero],
+               "few_shot": [record_to_dict(r) for r in records_few]}
+    path.write_text(json.dumps(payload, ensure_ascii=False, indent=1), encoding="utf-8")
+    return path
+
+
+def load_manifest(path: str | Path) -> dict[str, Any]:
+    """A manifest as ``{"name", "settings", "zero_shot": [SweepRecord…], "few_shot": […]}``."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        return {"name": str(data.get("name") or Path(path).stem), "settings": dict(data.get("settings") or {}),
+                "zero_shot": [record_from_dict(d) for d in data.get("zero_shot") or []],
+                "few_shot": [record_from_dict(d) for d in data.get("few_shot") or []]}
+    except (OSError, ValueError, TypeError, AttributeError) as exc:
+        raise ReportError(f"cannot read the run manifest {path}: {exc}") from exc
+
+
+def list_runs(directory: Path | None = None) -> list[Path]:
+    """Saved run manifests, newest first."""
+    folder = Path(directory) if directory is not None else runs_dir()
+    if not folder.is_dir():
+        return []
+    return sorted(folder.glob("*.json"), key=lambda p: (-p.stat().st_mtime, p.name))

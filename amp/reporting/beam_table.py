@@ -1,0 +1,47 @@
+"""The beams of one parse as a table for the app, each labelled with the gold LF it is."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+from amp.evaluation.matching import Match, match_lf
+from amp.evaluation.sweep_run import optional_float
+
+__all__ = ["BEAM_MATCH_NAMES", "BEAM_TABLE_COLUMNS", "beam_table"]
+
+BEAM_TABLE_COLUMNS = ("rank", "LF", "score", "log-prob", "finished", "parses", "match")
+#: How the table words :func:`~amp.evaluation.matching.match_lf`'s labels.
+BEAM_MATCH_NAMES: dict[Match, str] = {
+    "lf0": "LF0", "lf1": "LF1", "both": "LF0 = LF1", "neither": "other", "unparseable": "unparseable",
+}
+
+
+def beam_table(parse_result: Any, lf0: str | None, lf1: str | None, mode: str = "logical",
+               *, fmt: str = "fol") -> pd.DataFrame:
+    """The beams of one :class:`~amp.parser.results.ParseResult` as a table for the app.
+
+    Columns: ``rank`` (1 = best), ``LF`` (the beam's text), ``score`` (length-normalised, what
+    the beam search ranks by), ``log-prob`` (summed token log-probability), ``finished``,
+    ``parses`` (whether the text parses as an LF), ``match`` (:func:`amp.evaluation.matching.match_lf`
+    in ``mode``, worded by :data:`BEAM_MATCH_NAMES`: ``"LF0"``, ``"LF1"``, ``"LF0 = LF1"`` when the
+    two golds canonicalise alike, ``"other"`` for a well-formed LF that is neither,
+    ``"unparseable"``).  A gold LF that is missing matches nothing.  ``parse_result`` may also be
+    a plain sequence of beams.
+    """
+    beams = list(getattr(parse_result, "beams", parse_result) or ())
+    rows = []
+    for position, beam in enumerate(beams):
+        text = str(getattr(beam, "text", ""))
+        match = match_lf(text, lf0, lf1, mode=mode, fmt=fmt)
+        rows.append({
+            "rank": position + 1,
+            "LF": text,
+            "score": optional_float(getattr(beam, "score", None)),
+            "log-prob": optional_float(getattr(beam, "logprob", None)),
+            "finished": bool(getattr(beam, "finished", True)),
+            "parses": bool(getattr(beam, "parses", match != "unparseable")),
+            "match": BEAM_MATCH_NAMES[match],
+        })
+    return pd.DataFrame(rows, columns=list(BEAM_TABLE_COLUMNS))

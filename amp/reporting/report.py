@@ -1,0 +1,137 @@
+"""The reproduction report: Tables 2 and 3 and Figures 2, 3 and 6 from sweep records (pure).
+
+:func:`write_report` writes Table 2 (ZM_5), Table 3 (FDM/FIM), Figures 2, 3 and 6 as CSV, every
+figure as standalone HTML and as PNG (:mod:`amp.reporting.png_export`), the records, and
+``report.md`` with the settings and the differences from the paper (:data:`DIFFERENCES`).
+:func:`tables` and :func:`figures` are what the Research page shows for a saved run.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from amp.evaluation.sweep_run import SweepRecord
+from amp.evaluation.sweep_summary import fewshot_summary, records_frame, zeroshot_summary
+from amp.reporting import plots
+from amp.reporting.png_export import write_pngs
+
+__all__ = ["DIFFERENCES", "figures", "tables", "write_report"]
+
+
+def tables(records_zero: Sequence[SweepRecord], records_few: Sequence[SweepRecord], *,
+           k: int = 5, mode: str | None = None) -> dict[str, pd.DataFrame]:
+    """The report's tables, by file stem (pure)."""
+    zero = zeroshot_summary(records_zero, k=k, mode=mode)
+    per_ratio, per_type = fewshot_summary(records_few, mode=mode)
+    return {
+        "table2_zm": zero[["type", "n", f"ZM_{k}"]],
+        "table3_fdm_fim": per_type,
+        "fig2_zeroshot_accuracy": zero,
+        "fig3_p_lf0": records_frame(records_zero)[["id", "type", "p_lf0", "p_lf0_total"]],
+        "fig6_fewshot_per_ratio": per_ratio,
+    }
+
+
+def figures(tabs: dict[str, pd.DataFrame], records_zero: Sequence[SweepRecord], *, k: int = 5) -> dict[str, Any]:
+    """The report's plotly figures, by file stem (pure)."""
+    return {
+        "table2_zm": plots.zm_bars(tabs["fig2_zeroshot_accuracy"], k),
+        "fig2_zeroshot_accuracy": plots.accuracy_bars(tabs["fig2_zeroshot_accuracy"]),
+        "fig3_p_lf0": plots.p_lf0_distribution(records_frame(records_zero)),
+        "fig6_fewshot_accuracy": plots.accuracy_vs_ratio(tabs["fig6_fewshot_per_ratio"]),
+        "fig6_fewshot_p_lf0": plots.p_lf0_vs_ratio(tabs["fig6_fewshot_per_ratio"]),
+    }
+
+
+DIFFERENCES = """\
+## How these numbers differ from the paper's, and why
+
+* **Inverse scope (revscope) ZM_k is not 0 here.**  The original code compared the data's type
+  name `scope_reverse` with `revscope`, so its Table 2 reported ZM = 0 for inverse scope whatever
+  the model produced (reference §13.3).  We count revscope like every other type.
+* **Conjunction LF labels follow the code, not Table 1.**  The paper's Table 1 swaps LF0 and LF1
+  for conjunction scope; the data and the original code use LF0 = AND as main connective and
+  LF1 = OR (reference §14).  Our accuracies and P(LF0) use the code's labels.
+* **FDM ranges 0–2, not 0–1.**  FDM = mean over ratios of |acc_LF0 − r| + |acc_LF1 − (1 − r)|,
+  whose true maximum is 2 (the paper states 0–1; reference §13.4).
+* **P(LF0) uses one prompt for both LFs and scores every LF token.**  The original drew a fresh
+  random prompt for the LF1 forced decode; here LF0 and LF1 are scored under the *same* prompt,
+  and the minimum token probability is taken over every token of the LF (reference §11, §12).
+  `p_lf0_total` (total sequence probability) is also given, which is what Fig. 3 plotted.
+* **Decoding.**  Constrained beam search keeps summed log-probs and re-ranks the final beams
+  with the GNMT length penalty (α = 0.7); the original applied it inside the search.  Models differ
+  from the paper's (Codex, CodeGen, …), so absolute numbers are not comparable.
+"""
+
+
+def _md_table(df: pd.DataFrame) -> str:
+    if df.empty:
+        return "_(no data)_\n"
+    cols = list(df.columns)
+    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    for row in df.itertuples(index=False):
+        cells = [f"{v:.3f}" if isinstance(v, float) and not math.isnan(v) else ("–" if isinstance(v, float) else str(v))
+                 for v in row]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def write_report(records_zero: Sequence[SweepRecord], records_few: Sequence[SweepRecord],
+                 out_dir: str | Path, settings: dict[str, Any], *, k: int = 5) -> dict[str, Path]:
+    """Write every table, figure and ``report.md`` into ``out_dir``; returns ``{file name: path}``.
+
+    A pure function of the records and ``settings`` (shown in the report; ``mode`` chooses the
+    canonicaliser, default: the records' own).  Every figure of :func:`figures`, and Table 3 drawn
+    by :func:`amp.reporting.plots.fdm_fim_table`, is written as HTML and as PNG (see
+    :func:`amp.reporting.png_export.write_pngs`); PNGs that cannot be made are listed with the reason in ``report.md``.
+    """
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    mode = settings.get("mode")
+    tabs = tables(records_zero, records_few, k=k, mode=mode)
+    figs: dict[str, Any] = {}
+    for stem, fig in figures(tabs, records_zero, k=k).items():
+        figs[stem] = fig
+        if stem == "table2_zm":  # Table 3 as a figure, for the report only (the Research page shows the frame)
+            figs["table3_fdm_fim"] = plots.fdm_fim_table(tabs["table3_fdm_fim"])
+    written: dict[str, Path] = {}
+    for stem, df in tabs.items():
+        path = out / f"{stem}.csv"
+        df.to_csv(path, index=False)
+        written[path.name] = path
+    for name, recs in (("records_zero_shot", records_zero), ("records_few_shot", records_few)):
+        path = out / f"{name}.csv"
+        records_frame(recs).to_csv(path, index=False)
+        written[path.name] = path
+    for stem, fig in figs.items():
+        path = out / f"{stem}.html"
+        fig.write_html(str(path), include_plotlyjs=True, full_html=True)
+        written[path.name] = path
+    pngs, png_problem = write_pngs([(fig, out / f"{stem}.png") for stem, fig in figs.items()])
+    written.update((p.name, p) for p in pngs)
+    lines = ["# AmP reproduction report", "", "## Settings", ""]
+    lines += [f"* **{key}**: {value}" for key, value in settings.items()]
+    lines += ["", f"Zero-shot records: {len(records_zero)}; few-shot records: {len(records_few)}.", "",
+              f"## Table 2 — ZM_{k} per type (%)", "", _md_table(tabs["table2_zm"]),
+              "## Table 3 — FDM (0–2, lower is better) and FIM (0–1) per type", "",
+              _md_table(tabs["table3_fdm_fim"]),
+              "## Figures", ""]
+    for stem in figs:
+        png, html = f"{stem}.png", f"{stem}.html"
+        if png in written:
+            lines.append(f"* [{png}]({png}) · [{html}]({html}) (interactive)")
+        else:
+            lines.append(f"* [{html}]({html}) (interactive)")
+    if png_problem:
+        missing = [f"{stem}.png" for stem in figs if f"{stem}.png" not in written]
+        lines += ["", f"PNG not written for {', '.join(missing)}: {png_problem}."]
+    lines += ["", DIFFERENCES]
+    report = out / "report.md"
+    report.write_text("\n".join(lines), encoding="utf-8")
+    written["report.md"] = report
+    return written

@@ -1,0 +1,87 @@
+"""The look shared by every AmP figure: colours, fonts, layout, the empty figure.
+
+Conventions, so that figures read at a glance on a projector: template ``plotly_white``, a title
+on every figure, axis titles that say the unit; LF0 is always :data:`LF0_COLOR` (blue) and LF1
+always :data:`LF1_COLOR` (vermillion), from the colour-blind-safe Okabe–Ito palette; empty input
+gives an empty figure whose title says what is missing (:func:`empty_figure`), never an exception.
+Type colours and names are declared with the type (:mod:`amp.data.types`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import pandas as pd
+import plotly.graph_objects as go
+
+__all__ = [
+    "IDEAL_COLOR",
+    "LF0_COLOR",
+    "LF1_COLOR",
+    "NEITHER_COLOR",
+    "PROB_COLORSCALE",
+    "TEMPLATE",
+    "apply_layout",
+    "empty_figure",
+    "hover_escape",
+    "require_columns",
+]
+
+#: Plotly template of every figure.
+TEMPLATE = "plotly_white"
+#: Colour of LF0 (the first reading) in every figure (Okabe–Ito blue).
+LF0_COLOR = "#0072B2"
+#: Colour of LF1 (the second reading) in every figure (Okabe–Ito vermillion).
+LF1_COLOR = "#D55E00"
+#: Colour of "neither LF" (a prediction matching no gold LF).
+NEITHER_COLOR = "#999999"
+#: Colour of reference lines (ideal diagonal, "no preference" line).
+IDEAL_COLOR = "#555555"
+#: Colour scale of token probabilities, fixed to 0–1: dark purple = the model doubts, yellow = it
+#: is sure.  Viridis (perceptually uniform, colour-blind-safe) on purpose: a red/blue scale would
+#: read as "LF1/LF0" next to the LF colours.
+PROB_COLORSCALE = "Viridis"
+
+_FONT = {"size": 15}
+_TITLE_FONT = {"size": 19}
+
+
+def apply_layout(fig: go.Figure, title: str, **kwargs: Any) -> go.Figure:
+    """Title, template and fonts shared by every figure; ``kwargs`` go to ``update_layout``."""
+    fig.update_layout(
+        template=TEMPLATE,
+        title={"text": title, "font": _TITLE_FONT, "x": 0.02, "xanchor": "left"},
+        font=_FONT,
+        hoverlabel={"font_size": 14},
+        **kwargs,
+    )
+    return fig
+
+
+def empty_figure(title: str, message: str = "No data yet.") -> go.Figure:
+    """An empty figure whose title and centred note say what is missing (used for empty input)."""
+    fig = go.Figure()
+    apply_layout(fig, f"{title}<br><sup>{message}</sup>", height=320)
+    fig.update_xaxes(visible=False)
+    fig.update_yaxes(visible=False)
+    fig.add_annotation(
+        text=message, x=0.5, y=0.5, xref="paper", yref="paper", showarrow=False,
+        font={"size": 17, "color": IDEAL_COLOR},
+    )
+    return fig
+
+
+def require_columns(df: pd.DataFrame | None, columns: Sequence[str]) -> pd.DataFrame | None:
+    """``df`` if it has rows and all ``columns``; else None (the caller draws an empty figure)."""
+    if df is None or len(df) == 0:
+        return None
+    missing = [c for c in columns if c not in df.columns]
+    if missing:
+        raise ValueError(f"frame lacks column(s) {missing}; it has {list(df.columns)}")
+    return df
+
+
+def hover_escape(text: str) -> str:
+    """Escape a token for plotly's HTML-ish hover labels."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
