@@ -52,7 +52,7 @@ PACKAGE_DIR = Path(__file__).resolve().parent
 
 #: The modules whose source decides what a cached result holds (paths relative to the ``amp``
 #: package): constrained decoding and its automaton and vocabulary masks, forced scoring,
-#: sampling, the prompt pass, the record layouts, divergence, batching, the in-process backend
+#: sampling, the prompt pass, the record layouts (and :mod:`amp.records`, which encodes them), divergence, batching, the in-process backend
 #: and the facade that encodes records, the LF grammar (and the lexicon it is built from) and
 #: the prompt builders.  Their text is hashed into every key (:func:`code_digest`).  Left out on
 #: purpose: ``parser/models.py`` (a model's weights and tokenizer are identified by their own
@@ -77,6 +77,7 @@ CODE_MODULES: tuple[str, ...] = (
     "logic/grammar.py",
     "data/lexicon.py",
     "prompts.py",
+    "records.py",
 )
 
 

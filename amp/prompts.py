@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
-from typing import Any
+from typing import Annotated, Any, Literal, Self
 
 import numpy as np
+from pydantic import BeforeValidator, ValidationError
 
 from amp.data import lexicon
 from amp.data.generate import AmbiguousPair, find_pair, pairs, pool
@@ -24,13 +25,21 @@ from amp.data.templates.records import Example
 from amp.data.types import get_type, type_ids
 from amp.errors import PromptError
 from amp.logic.vocabulary import check_format
+from amp.records import JsonRecord, describe
 
 #: The preamble of every prompt (reference §10).
 HEADER = "Let's translate what a human user says into what a computer might say."
 
 
+def _no_bool(label: Any) -> Any:
+    """``true``/``false`` are not the labels 1/0 (JSON readers would otherwise take them as such)."""
+    if isinstance(label, bool):
+        raise ValueError(f"label must be 0, 1 or null, not {label!r}")
+    return label
+
+
 @dataclass(frozen=True)
-class PromptExample:
+class PromptExample(JsonRecord):
     """One Human/Computer example.
 
     ``label`` is 0 when shown with LF0, 1 when shown with LF1, ``None`` for an unambiguous
@@ -40,7 +49,7 @@ class PromptExample:
     utterance: str
     lf: str
     alt_lf: str | None = None
-    label: int | None = None
+    label: Annotated[Literal[0, 1] | None, BeforeValidator(_no_bool)] = None
 
     @property
     def is_ambiguous(self) -> bool:
@@ -52,22 +61,17 @@ class PromptExample:
             raise PromptError(f"example {self.utterance!r} is not ambiguous: it has no other reading")
         return PromptExample(self.utterance, self.alt_lf, self.lf, 1 - self.label)  # type: ignore[arg-type, operator]
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"utterance": self.utterance, "lf": self.lf, "alt_lf": self.alt_lf, "label": self.label}
-
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> PromptExample:
+    def from_dict(cls, data: Any) -> Self:
+        """The schema's reading, with :class:`PromptError` saying what is wrong and where."""
         try:
-            label = data.get("label")
-            if label not in (None, 0, 1) or isinstance(label, bool):
-                raise PromptError(f"label must be 0, 1 or null, not {label!r}")
-            return cls(str(data["utterance"]), str(data["lf"]), data.get("alt_lf"), label)
-        except (KeyError, TypeError, AttributeError) as exc:
-            raise PromptError(f"malformed prompt example {data!r}: {exc}") from None
+            return super().from_dict(data)
+        except ValidationError as exc:
+            raise PromptError(f"malformed prompt example {data!r}: {describe(exc)}") from None
 
 
 @dataclass(frozen=True)
-class Prompt:
+class Prompt(JsonRecord):
     """A few-shot prompt (reference §10, "Exact prompt text")."""
 
     examples: tuple[PromptExample, ...]
@@ -152,30 +156,18 @@ class Prompt:
         return "\n".join(blocks)
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-safe dict (see :meth:`from_dict`)."""
-        return {
-            "header": self.header,
-            "type": self.type,
-            "examples": [ex.to_dict() for ex in self.examples],
-            "test_utterance": self.test_utterance,
-            "gold_lf0": self.gold_lf0,
-            "gold_lf1": self.gold_lf1,
-        }
+        """The schema's JSON-safe dict, ``header`` and ``type`` first (as prompts were always written)."""
+        d = super().to_dict()
+        return {"header": d.pop("header"), "type": d.pop("type"), **d}
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Prompt:
-        """Inverse of :meth:`to_dict`; unknown keys (e.g. a rendered ``text``) are ignored."""
+    def from_dict(cls, data: Any) -> Self:
+        """Inverse of :meth:`to_dict`; unknown keys (e.g. a rendered ``text``) are ignored;
+        :class:`PromptError` says what is wrong and where."""
         try:
-            return cls(
-                examples=tuple(PromptExample.from_dict(e) for e in data["examples"]),
-                test_utterance=str(data["test_utterance"]),
-                header=str(data.get("header", HEADER)),
-                type=data.get("type"),
-                gold_lf0=data.get("gold_lf0"),
-                gold_lf1=data.get("gold_lf1"),
-            )
-        except (KeyError, TypeError) as exc:
-            raise PromptError(f"malformed prompt dict: missing or bad {exc}") from None
+            return super().from_dict(data)
+        except ValidationError as exc:
+            raise PromptError(f"malformed prompt dict: {describe(exc)}") from None
 
 
 # --- helpers -----------------------------------------------------------------------------------

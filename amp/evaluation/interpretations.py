@@ -23,11 +23,12 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from amp.errors import AmpError
 from amp.evaluation.metrics import gold_key, prediction_key
+from amp.records import JsonRecord, NanAsNull
 
 if TYPE_CHECKING:
     from amp.parser.parser import Parser
@@ -54,7 +55,7 @@ class InterpretationError(AmpError, ValueError):
 
 
 @dataclass(frozen=True)
-class Interpretation:
+class Interpretation(JsonRecord):
     """One distinct interpretation: a representative LF text, its canonical key and its weight.
 
     ``score`` is the GNMT score of the best beam with this reading (distinct top-k) or the
@@ -66,13 +67,8 @@ class Interpretation:
     score: float
     count: int = 1
 
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Interpretation:
-        return cls(text=d["text"], canonical=d["canonical"], score=float(d["score"]), count=int(d["count"]))
-
-
 @dataclass(frozen=True)
-class DistinctTopK:
+class DistinctTopK(JsonRecord):
     """Result of :func:`distinct_topk`: up to ``k`` interpretations, best first."""
 
     interpretations: tuple[Interpretation, ...]
@@ -89,21 +85,13 @@ class DistinctTopK:
         """The representative LF texts, best first (input of ``zm_k``)."""
         return [i.text for i in self.interpretations]
 
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> DistinctTopK:
-        return cls(**{**d, "interpretations": tuple(Interpretation.from_dict(i) for i in d["interpretations"])})
-
-
 @dataclass(frozen=True)
-class SampledInterpretations:
+class SampledInterpretations(JsonRecord):
     """Result of :func:`sample_interpretations`.
 
     ``samples`` are the raw sampled texts (None = unfinished/unparseable), ``interpretations``
     the distinct canonical readings by decreasing count, ``p_lf0``/``p_lf1``/``p_other`` the
-    estimated probabilities of the gold readings (NaN without golds).  The probabilities of
+    estimated probabilities of the gold readings (NaN without golds; ``null`` in JSON).  The probabilities of
     ``interpretations`` plus ``p_unparseable`` sum to 1.
     """
 
@@ -115,9 +103,9 @@ class SampledInterpretations:
     mode: str
     fmt: str = "fol"
     p_unparseable: float = 0.0
-    p_lf0: float = math.nan
-    p_lf1: float = math.nan
-    p_other: float = math.nan
+    p_lf0: NanAsNull = math.nan
+    p_lf1: NanAsNull = math.nan
+    p_other: NanAsNull = math.nan
     method: str = "sampling"
     distribution: dict[str, float] = field(default_factory=dict)
 
@@ -125,23 +113,6 @@ class SampledInterpretations:
     def topk(self) -> list[str]:
         """Representative LF texts by decreasing estimated probability (input of ``zm_k``)."""
         return [i.text for i in self.interpretations]
-
-    def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
-        for key in ("p_lf0", "p_lf1", "p_other"):  # strict JSON: no NaN
-            if isinstance(d[key], float) and math.isnan(d[key]):
-                d[key] = None
-        return d
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> SampledInterpretations:
-        d = dict(d)
-        for key in ("p_lf0", "p_lf1", "p_other"):
-            d[key] = math.nan if d.get(key) is None else float(d[key])
-        d["samples"] = tuple(d["samples"])
-        d["interpretations"] = tuple(Interpretation.from_dict(i) for i in d["interpretations"])
-        return cls(**d)
-
 
 # --------------------------------------------------------------------------- pure parts
 

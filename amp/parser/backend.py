@@ -22,10 +22,11 @@ Every method takes plain values and returns the plain result records of
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from amp.errors import AmpError
+from amp.records import JsonRecord, StrObject
 
 if TYPE_CHECKING:
     from amp.parser.jobs import JobClient
@@ -78,7 +79,7 @@ class SearchSettings:
 
 
 @dataclass(frozen=True)
-class Runtime:
+class Runtime(JsonRecord):
     """What a backend computes with: everything besides the call's own inputs that a result depends on.
 
     ``model``/``tokenizer`` are identities (:func:`amp.parser.models.identities`), ``device`` a
@@ -92,19 +93,7 @@ class Runtime:
     tokenizer: str
     device: str
     dtype: str
-    versions: dict[str, str]
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"model": self.model, "tokenizer": self.tokenizer, "device": self.device, "dtype": self.dtype,
-                "versions": dict(self.versions)}
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Runtime:
-        versions = d.get("versions") or {}
-        if not isinstance(versions, dict):
-            raise TypeError("versions must be an object")
-        return cls(model=str(d["model"]), tokenizer=str(d["tokenizer"]), device=str(d["device"]),
-                   dtype=str(d["dtype"]), versions={str(k): str(v) for k, v in versions.items()})
+    versions: StrObject = field(default_factory=dict)
 
 
 @runtime_checkable

@@ -30,13 +30,14 @@ from amp.parser.cancel import SearchCancelled, cancel_scope
 from amp.parser.jobs import run_as_job
 from amp.parser.parser import Parser
 from amp.parser.results import PairScore, ParseResult
+from amp.records import JsonRecord
 
 Progress = Callable[[int, int, "BatchItemResult"], None]
 Cancel = threading.Event | Callable[[], bool]
 
 
 @dataclass(frozen=True)
-class BatchItem:
+class BatchItem(JsonRecord):
     """One unit of work: parse ``prompt`` and/or score ``lf0`` against ``lf1`` after it."""
 
     id: str
@@ -49,27 +50,19 @@ class BatchItem:
 
 
 @dataclass(frozen=True)
-class BatchItemResult:
+class BatchItemResult(JsonRecord):
     """The outcome of one :class:`BatchItem`; ``cached`` if nothing had to be computed."""
 
     id: str
     parse: ParseResult | None
     pair: PairScore | None
-    cached: bool
+    cached: bool = False
     error: str | None = None
 
     @property
     def ok(self) -> bool:
         return self.error is None
 
-    def to_dict(self) -> dict:
-        return {
-            "id": self.id,
-            "parse": self.parse.to_dict() if self.parse else None,
-            "pair": self.pair.to_dict() if self.pair else None,
-            "cached": self.cached,
-            "error": self.error,
-        }
 
 
 def default_batch_size(parser: Parser) -> int:

@@ -15,10 +15,13 @@ import builtins
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Annotated, Any, Protocol
+
+from pydantic import AfterValidator
 
 from amp.parser.backend import BackendError, SearchSettings
 from amp.parser.results import PairScore, ParseResult
+from amp.records import JsonObject, JsonRecord
 
 if TYPE_CHECKING:
     from amp.parser.batch import BatchItem, BatchItemResult, BatchRun
@@ -29,12 +32,18 @@ if TYPE_CHECKING:
 STATES = ("queued", "running", "done", "cancelled", "failed", "interrupted")
 FINAL = frozenset({"done", "cancelled", "failed"})
 
+def _known_state(state: str) -> str:
+    if state not in STATES:
+        raise ValueError(f"unknown job state {state!r}")
+    return state
+
+
 #: Seconds between two polls of a running job.
 POLL_S = 0.5
 
 
 @dataclass(frozen=True)
-class JobStatus:
+class JobStatus(JsonRecord):
     """Where a job stands: ``done`` of ``total`` items (``cached`` answered from the server's
     cache, ``errors`` failed), times in seconds since the epoch, ``eta_s`` the estimated time
     left (None until an item was computed), ``meta`` what the submitter attached (e.g. the
@@ -42,7 +51,7 @@ class JobStatus:
 
     id: str
     label: str
-    state: str
+    state: Annotated[str, AfterValidator(_known_state)]
     total: int
     done: int = 0
     cached: int = 0
@@ -52,30 +61,12 @@ class JobStatus:
     finished: float | None = None
     eta_s: float | None = None
     error: str | None = None
-    meta: dict[str, Any] = field(default_factory=dict)
+    meta: JsonObject = field(default_factory=dict)
 
     @property
     def final(self) -> bool:
         return self.state in FINAL
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "label": self.label, "state": self.state, "total": self.total, "done": self.done,
-                "cached": self.cached, "errors": self.errors, "created": self.created, "started": self.started,
-                "finished": self.finished, "eta_s": self.eta_s, "error": self.error, "meta": dict(self.meta)}
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> JobStatus:
-        state = str(d["state"])
-        if state not in STATES:
-            raise ValueError(f"unknown job state {state!r}")
-        def opt(v: Any) -> float | None:
-            return None if v is None else float(v)
-
-        return cls(id=str(d["id"]), label=str(d.get("label", "")), state=state, total=int(d["total"]),
-                   done=int(d.get("done", 0)), cached=int(d.get("cached", 0)), errors=int(d.get("errors", 0)),
-                   created=float(d.get("created", 0.0)), started=opt(d.get("started")),
-                   finished=opt(d.get("finished")), eta_s=opt(d.get("eta_s")),
-                   error=None if d.get("error") is None else str(d["error"]), meta=dict(d.get("meta") or {}))
 
 
 @dataclass(frozen=True)
@@ -100,30 +91,6 @@ class JobClient(Protocol):
     def results(self, job_id: str, start: int = 0) -> builtins.list[JobResult]: ...
 
     def cancel(self, job_id: str) -> JobStatus: ...
-
-
-def item_to_dict(item: BatchItem) -> dict[str, Any]:
-    return {"id": item.id, "prompt": item.prompt, "lf0": item.lf0, "lf1": item.lf1, "fmt": item.fmt,
-            "parse": item.parse, "score": item.score}
-
-
-def item_from_dict(d: dict[str, Any]) -> BatchItem:
-    from amp.parser.batch import BatchItem
-
-    return BatchItem(id=str(d["id"]), prompt=str(d["prompt"]), lf0=d.get("lf0"), lf1=d.get("lf1"),
-                     fmt=str(d.get("fmt", "fol")), parse=bool(d.get("parse", True)), score=bool(d.get("score", True)))
-
-
-def result_from_dict(d: dict[str, Any]) -> BatchItemResult:
-    from amp.parser.batch import BatchItemResult
-
-    return BatchItemResult(
-        id=str(d["id"]),
-        parse=ParseResult.from_dict(d["parse"]) if d.get("parse") else None,
-        pair=PairScore.from_dict(d["pair"]) if d.get("pair") else None,
-        cached=bool(d.get("cached", False)),
-        error=None if d.get("error") is None else str(d["error"]),
-    )
 
 
 def store_result(parser: Parser, item: BatchItem, result: BatchItemResult, search: SearchSettings) -> None:

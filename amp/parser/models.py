@@ -33,12 +33,13 @@ import shutil
 import threading
 import time
 from collections import OrderedDict
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 from amp.errors import ModelLoadError
+from amp.records import JsonRecord
 from amp.settings import models_dir
 
 #: The spec that names the embedded model.
@@ -102,7 +103,7 @@ class ModelSource:
 
 
 @dataclass(frozen=True)
-class DefaultModelInfo:
+class DefaultModelInfo(JsonRecord):
     """What the README and the app say about the embedded default model."""
 
     name: str
@@ -119,9 +120,6 @@ class DefaultModelInfo:
     licence: str
     licence_path: str
     notice_path: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 # ---------------------------------------------------------------------------------------------

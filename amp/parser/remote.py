@@ -28,13 +28,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from amp.parser.backend import Ask, BackendError, Runtime, SearchSettings
-from amp.parser.jobs import (
-    JobResult,
-    JobStatus,
-    item_from_dict,
-    item_to_dict,
-    result_from_dict,
-)
+from amp.parser.batch import BatchItem, BatchItemResult
+from amp.parser.jobs import JobResult, JobStatus
 from amp.parser.results import Beam, ForcedScore, PairScore, ParseResult, TokenStep
 
 #: Version of the HTTP API; a client and a server must agree on it.
@@ -276,7 +271,7 @@ class RemoteJobs:
 
     def submit(self, items: Sequence[Any], search: SearchSettings, *, top_n: int, batch_size: int,
                label: str = "", meta: dict[str, Any] | None = None) -> JobStatus:
-        d = self.backend.post("/v1/jobs", {"items": [item_to_dict(i) for i in items], "search": search.as_dict(),
+        d = self.backend.post("/v1/jobs", {"items": [i.to_dict() for i in items], "search": search.as_dict(),
                                            "top_n": top_n, "batch_size": batch_size, "label": label,
                                            "meta": meta or {}})
         return _status(d)
@@ -291,8 +286,8 @@ class RemoteJobs:
     def results(self, job_id: str, start: int = 0) -> builtins.list[JobResult]:
         d = self.backend.request("GET", f"/v1/jobs/{_jid(job_id)}/results?start={int(start)}",
                                  timeout_s=QUICK_TIMEOUT_S * 4)
-        return _each(d, "results", lambda r: JobResult(int(r["index"]), item_from_dict(r["item"]),
-                                                       result_from_dict(r["result"])), None)
+        return _each(d, "results", lambda r: JobResult(int(r["index"]), BatchItem.from_dict(r["item"]),
+                                                       BatchItemResult.from_dict(r["result"])), None)
 
     def cancel(self, job_id: str) -> JobStatus:
         return _status(self.backend.request("DELETE", f"/v1/jobs/{_jid(job_id)}", timeout_s=QUICK_TIMEOUT_S))

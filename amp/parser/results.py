@@ -1,11 +1,10 @@
 """Plain result records of the parser: beams, forced scores, pair scores, divergences.
 
-Frozen dataclasses with ``to_dict()``/``from_dict()``.  ``to_dict`` output is JSON-safe (only
-str/int/float/bool/None, lists and dicts).  JSON has no NaN or infinities, so **non-finite floats
-are written as the strings ``"nan"``, ``"inf"`` and ``"-inf"``** and read back as floats by
-``from_dict`` (a round trip is exact: ``R.from_dict(json.loads(json.dumps(r.to_dict()))) == r``
-except that NaN never equals itself).  Probabilities are plain (not log) floats in [0, 1];
-log-probabilities are natural logs.
+Frozen dataclasses whose fields are their JSON schema (:class:`amp.records.JsonRecord`:
+``to_dict()``/``from_dict()`` and the cache's and demo packs' validation come from one
+pydantic schema).  ``to_dict`` output is JSON-safe; non-finite floats are written as ``"nan"``,
+``"inf"`` and ``"-inf"`` (:data:`amp.records.JsonFloat`) and read back as floats.
+Probabilities are plain (not log) floats in [0, 1]; log-probabilities are natural logs.
 """
 
 from __future__ import annotations
@@ -14,32 +13,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-
-def enc_float(x: float | None) -> float | str | None:
-    """A float as JSON allows it: finite floats as is, NaN/±inf as ``"nan"``/``"inf"``/``"-inf"``."""
-    if x is None:
-        return None
-    x = float(x)
-    if math.isfinite(x):
-        return x
-    if math.isnan(x):
-        return "nan"
-    return "inf" if x > 0 else "-inf"
-
-
-def dec_float(x: float | str | None) -> float | None:
-    """Inverse of :func:`enc_float`."""
-    if x is None:
-        return None
-    return float(x)
-
-
-def dec_req(x: float | str | None) -> float:
-    """Inverse of :func:`enc_float` for a value that must be present: ``None`` raises
-    ``TypeError`` (a cache reader treats the entry as corrupt)."""
-    if x is None:
-        raise TypeError("a required number is missing (null)")
-    return float(x)
+from amp.records import JsonFloat, JsonRecord, OptJsonFloat
 
 
 def _log(p: float) -> float:
@@ -49,23 +23,16 @@ def _log(p: float) -> float:
 
 
 @dataclass(frozen=True)
-class TokenAlternative:
+class TokenAlternative(JsonRecord):
     """One candidate token at a position (for hover tooltips): its text, id and probability."""
 
     token: str
     token_id: int
-    prob: float
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"token": self.token, "token_id": self.token_id, "prob": enc_float(self.prob)}
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> TokenAlternative:
-        return cls(token=d["token"], token_id=int(d["token_id"]), prob=dec_req(d["prob"]))
+    prob: JsonFloat
 
 
 @dataclass(frozen=True)
-class TokenStep:
+class TokenStep(JsonRecord):
     """One output token with its probability, raw and renormalised over the grammar mask.
 
     ``prob`` is softmax over the whole vocabulary; ``prob_grammar`` is softmax over the tokens
@@ -76,8 +43,8 @@ class TokenStep:
 
     token: str
     token_id: int
-    prob: float
-    prob_grammar: float
+    prob: JsonFloat
+    prob_grammar: JsonFloat
     alternatives: tuple[TokenAlternative, ...] = ()
     alternatives_grammar: tuple[TokenAlternative, ...] = ()
 
@@ -89,32 +56,9 @@ class TokenStep:
     def logprob_grammar(self) -> float:
         return _log(self.prob_grammar)
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "token": self.token,
-            "token_id": self.token_id,
-            "prob": enc_float(self.prob),
-            "prob_grammar": enc_float(self.prob_grammar),
-            "alternatives": [a.to_dict() for a in self.alternatives],
-            "alternatives_grammar": [a.to_dict() for a in self.alternatives_grammar],
-        }
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> TokenStep:
-        return cls(
-            token=d["token"],
-            token_id=int(d["token_id"]),
-            prob=dec_req(d["prob"]),
-            prob_grammar=dec_req(d["prob_grammar"]),
-            alternatives=tuple(TokenAlternative.from_dict(a) for a in d.get("alternatives", ())),
-            alternatives_grammar=tuple(
-                TokenAlternative.from_dict(a) for a in d.get("alternatives_grammar", ())
-            ),
-        )
-
 
 @dataclass(frozen=True)
-class Beam:
+class Beam(JsonRecord):
     """One beam of a (constrained) beam search (reference §12).
 
     ``raw_text`` is the generated text as produced (with the grammar's leading space and final
@@ -136,44 +80,15 @@ class Beam:
     raw_text: str
     token_ids: tuple[int, ...]
     tokens: tuple[str, ...]
-    logprob: float
-    score: float
+    logprob: JsonFloat
+    score: JsonFloat
     finished: bool
     parses: bool
     steps: tuple[TokenStep, ...] = ()
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "rank": self.rank,
-            "text": self.text,
-            "raw_text": self.raw_text,
-            "token_ids": list(self.token_ids),
-            "tokens": list(self.tokens),
-            "logprob": enc_float(self.logprob),
-            "score": enc_float(self.score),
-            "finished": self.finished,
-            "parses": self.parses,
-            "steps": [s.to_dict() for s in self.steps],
-        }
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Beam:
-        return cls(
-            rank=int(d["rank"]),
-            text=d["text"],
-            raw_text=d["raw_text"],
-            token_ids=tuple(int(i) for i in d["token_ids"]),
-            tokens=tuple(d["tokens"]),
-            logprob=dec_req(d["logprob"]),
-            score=dec_req(d["score"]),
-            finished=bool(d["finished"]),
-            parses=bool(d["parses"]),
-            steps=tuple(TokenStep.from_dict(s) for s in d.get("steps", ())),
-        )
-
 
 @dataclass(frozen=True)
-class ParseResult:
+class ParseResult(JsonRecord):
     """All beams of one prompt, ranked (finished beams first, each group by GNMT score).
 
     ``settings`` holds what determined the result (beams, alpha, max_new_tokens, top_n, …);
@@ -196,28 +111,9 @@ class ParseResult:
         """The LFs of finished, parseable beams in rank order."""
         return [b.text for b in self.beams if b.finished and b.parses]
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "beams": [b.to_dict() for b in self.beams],
-            "constrained": self.constrained,
-            "fmt": self.fmt,
-            "settings": dict(self.settings),
-            "prompt_tokens": self.prompt_tokens,
-        }
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> ParseResult:
-        return cls(
-            beams=tuple(Beam.from_dict(b) for b in d["beams"]),
-            constrained=bool(d["constrained"]),
-            fmt=d["fmt"],
-            settings=dict(d.get("settings", {})),
-            prompt_tokens=int(d.get("prompt_tokens", 0)),
-        )
-
 
 @dataclass(frozen=True)
-class ForcedScore:
+class ForcedScore(JsonRecord):
     """Forced decoding of one LF after a prompt (reference §12, "Forced decode").
 
     Sums are over every token of ``" " + lf + "\\n"``, **including the token that carries the
@@ -234,42 +130,15 @@ class ForcedScore:
     token_ids: tuple[int, ...]
     tokens: tuple[str, ...]
     steps: tuple[TokenStep, ...]
-    sum_logprob: float
-    mean_logprob: float
-    sum_logprob_grammar: float
-    min_prob: float
-    min_prob_grammar: float
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "lf": self.lf,
-            "token_ids": list(self.token_ids),
-            "tokens": list(self.tokens),
-            "steps": [s.to_dict() for s in self.steps],
-            "sum_logprob": enc_float(self.sum_logprob),
-            "mean_logprob": enc_float(self.mean_logprob),
-            "sum_logprob_grammar": enc_float(self.sum_logprob_grammar),
-            "min_prob": enc_float(self.min_prob),
-            "min_prob_grammar": enc_float(self.min_prob_grammar),
-        }
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> ForcedScore:
-        return cls(
-            lf=d["lf"],
-            token_ids=tuple(int(i) for i in d["token_ids"]),
-            tokens=tuple(d["tokens"]),
-            steps=tuple(TokenStep.from_dict(s) for s in d["steps"]),
-            sum_logprob=dec_req(d["sum_logprob"]),
-            mean_logprob=dec_req(d["mean_logprob"]),
-            sum_logprob_grammar=dec_req(d["sum_logprob_grammar"]),
-            min_prob=dec_req(d["min_prob"]),
-            min_prob_grammar=dec_req(d["min_prob_grammar"]),
-        )
+    sum_logprob: JsonFloat
+    mean_logprob: JsonFloat
+    sum_logprob_grammar: JsonFloat
+    min_prob: JsonFloat
+    min_prob_grammar: JsonFloat
 
 
 @dataclass(frozen=True)
-class PairScore:
+class PairScore(JsonRecord):
     """P(LF0) of an ambiguous sentence from forced decoding of both LFs (paper §2, reference §12).
 
     ``p_lf0 = m0 / (m0 + m1)`` over the minimum token probabilities (the paper's definition,
@@ -280,33 +149,16 @@ class PairScore:
 
     lf0: ForcedScore
     lf1: ForcedScore
-    p_lf0: float
-    p_lf0_total: float
+    p_lf0: JsonFloat
+    p_lf0_total: JsonFloat
 
     @property
     def p_lf1(self) -> float:
         return 1.0 - self.p_lf0
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "lf0": self.lf0.to_dict(),
-            "lf1": self.lf1.to_dict(),
-            "p_lf0": enc_float(self.p_lf0),
-            "p_lf0_total": enc_float(self.p_lf0_total),
-        }
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> PairScore:
-        return cls(
-            lf0=ForcedScore.from_dict(d["lf0"]),
-            lf1=ForcedScore.from_dict(d["lf1"]),
-            p_lf0=dec_req(d["p_lf0"]),
-            p_lf0_total=dec_req(d["p_lf0_total"]),
-        )
-
 
 @dataclass(frozen=True)
-class Divergence:
+class Divergence(JsonRecord):
     """Where two token sequences first differ (the data behind the paper's Figure 4).
 
     ``index`` is the first token position whose ids differ (``None`` for identical sequences;
@@ -321,41 +173,10 @@ class Divergence:
     char_offset: int | None
     token_a: str | None
     token_b: str | None
-    prob_a: float | None
-    prob_b: float | None
-    prob_a_grammar: float | None
-    prob_b_grammar: float | None
-    window_a: tuple[float, ...] = ()
-    window_b: tuple[float, ...] = ()
+    prob_a: OptJsonFloat
+    prob_b: OptJsonFloat
+    prob_a_grammar: OptJsonFloat
+    prob_b_grammar: OptJsonFloat
+    window_a: tuple[JsonFloat, ...] = ()
+    window_b: tuple[JsonFloat, ...] = ()
     window_start: int = 0
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "index": self.index,
-            "char_offset": self.char_offset,
-            "token_a": self.token_a,
-            "token_b": self.token_b,
-            "prob_a": enc_float(self.prob_a),
-            "prob_b": enc_float(self.prob_b),
-            "prob_a_grammar": enc_float(self.prob_a_grammar),
-            "prob_b_grammar": enc_float(self.prob_b_grammar),
-            "window_a": [enc_float(p) for p in self.window_a],
-            "window_b": [enc_float(p) for p in self.window_b],
-            "window_start": self.window_start,
-        }
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Divergence:
-        return cls(
-            index=d["index"],
-            char_offset=d["char_offset"],
-            token_a=d["token_a"],
-            token_b=d["token_b"],
-            prob_a=dec_float(d["prob_a"]),
-            prob_b=dec_float(d["prob_b"]),
-            prob_a_grammar=dec_float(d["prob_a_grammar"]),
-            prob_b_grammar=dec_float(d["prob_b_grammar"]),
-            window_a=tuple(dec_req(p) for p in d.get("window_a", ())),
-            window_b=tuple(dec_req(p) for p in d.get("window_b", ())),
-            window_start=int(d.get("window_start", 0)),
-        )

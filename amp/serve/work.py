@@ -22,10 +22,11 @@ from typing import Any
 
 from amp.errors import AmpError, ModelLoadError
 from amp.parser.backend import SearchSettings
+from amp.records import JsonRecord
 
 
 @dataclass(frozen=True)
-class ServeConfig:
+class ServeConfig(JsonRecord):
     """How the service runs; validated once by :func:`amp.serve.launch.config_from_args`."""
 
     spec: str = "default"
@@ -43,9 +44,6 @@ class ServeConfig:
     top_n: int = 5
     batch_size: int = 8
     threads: int = 1
-
-    def to_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
 
 
 def error_answer(exc: BaseException) -> dict[str, Any]:
@@ -185,11 +183,10 @@ class Work:
 
     def chunk(self, call: dict[str, Any]) -> dict[str, Any]:
         """Part of a job: its items, in order, through :func:`~amp.parser.batch.run_batch`."""
-        from amp.parser.batch import run_batch
-        from amp.parser.jobs import item_from_dict
+        from amp.parser.batch import BatchItem, run_batch
 
         def go() -> dict[str, Any]:
-            items = [item_from_dict(d) for d in call["items"]]
+            items = [BatchItem.from_dict(d) for d in call["items"]]
             search = SearchSettings(**call["search"])
             run = run_batch(self.parser(int(call["top_n"])), items, batch_size=len(items), ordered=True,
                             **search.as_dict())

@@ -26,7 +26,7 @@ BATCH_WAIT_S = 0.02
                   graceful_shutdown_timeout_s=5.0)
 class ParserWorker:
     def __init__(self, config: dict[str, Any]) -> None:
-        cfg = ServeConfig(**config)
+        cfg = ServeConfig.from_dict(config)
         import torch
 
         torch.set_num_threads(max(1, cfg.threads))
