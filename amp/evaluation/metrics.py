@@ -123,13 +123,14 @@ def top1_accuracy(
         return dict.fromkeys(("lf0", "lf1", "either", "neither", "unparseable"), math.nan)
     c0 = c1 = ce = cu = 0
     for top1, lf0, lf1 in zip(top1s, lf0s, lf1s):
-        key = prediction_key(top1, mode, fmt)
-        m0 = key is not None and key == gold_key(lf0, mode, fmt)
-        m1 = key is not None and key == gold_key(lf1, mode, fmt)
+        for gold in (lf0, lf1):
+            gold_key(gold, mode, fmt)  # a gold LF that does not parse is a MetricError, not a mismatch
+        label = match_lf(top1, lf0, lf1, mode=mode, fmt=fmt)
+        m0, m1 = label in ("lf0", "both"), label in ("lf1", "both")
         c0 += m0
         c1 += m1
         ce += m0 or m1
-        cu += key is None
+        cu += label == "unparseable"
     return {"lf0": c0 / n, "lf1": c1 / n, "either": ce / n, "neither": 1 - ce / n, "unparseable": cu / n}
 
 

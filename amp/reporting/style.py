@@ -15,18 +15,8 @@ from typing import Any
 import pandas as pd
 import plotly.graph_objects as go
 
-__all__ = [
-    "IDEAL_COLOR",
-    "LF0_COLOR",
-    "LF1_COLOR",
-    "NEITHER_COLOR",
-    "PROB_COLORSCALE",
-    "TEMPLATE",
-    "apply_layout",
-    "empty_figure",
-    "hover_escape",
-    "require_columns",
-]
+__all__ = ["IDEAL_COLOR", "LF0_COLOR", "LF1_COLOR", "NEITHER_COLOR", "PROB_COLORSCALE", "TEMPLATE",
+           "apply_layout", "empty_figure", "hover_escape", "require_columns"]
 
 #: Plotly template of every figure.
 TEMPLATE = "plotly_white"
