@@ -17,7 +17,7 @@ import pandas as pd
 
 from amp.evaluation.sweep_run import SweepRecord
 from amp.evaluation.sweep_summary import fewshot_summary, records_frame, zeroshot_summary
-from amp.reporting import plots
+from amp.reporting import sweep_plots as plots
 from amp.reporting.png_export import write_pngs
 
 __all__ = ["DIFFERENCES", "figures", "tables", "write_report"]
@@ -87,7 +87,7 @@ def write_report(records_zero: Sequence[SweepRecord], records_few: Sequence[Swee
 
     A pure function of the records and ``settings`` (shown in the report; ``mode`` chooses the
     canonicaliser, default: the records' own).  Every figure of :func:`figures`, and Table 3 drawn
-    by :func:`amp.reporting.plots.fdm_fim_table`, is written as HTML and as PNG (see
+    by :func:`amp.reporting.sweep_plots.fdm_fim_table`, is written as HTML and as PNG (see
     :func:`amp.reporting.png_export.write_pngs`); PNGs that cannot be made are listed with the reason in ``report.md``.
     """
     out = Path(out_dir)
