@@ -271,3 +271,29 @@ def test_failed_write_is_undone(pack: Path, target: ResultCache, monkeypatch: py
         import_pack(pack, target)
     monkeypatch.setattr(JSONTextDisk, "store", real_store)
     assert _snapshot(target) == before
+
+
+def test_value_problem_names_the_field_and_what_is_wrong() -> None:
+    """Parser-kind values are checked against their record's schema (amp.records): the problem
+    says where (the field path) and what; a value that only re-encodes differently is refused too."""
+    import copy
+
+    from amp.teaching.pack_format import value_problem
+    from tests.test_records import FIXTURE
+
+    parse = FIXTURE["inspection"]["parse"]
+    key = "parse:" + "0" * 64
+    assert value_problem(key, parse) is None
+    bad = copy.deepcopy(parse)
+    bad["beams"][0]["text"] = {"not": "text"}
+    problem = value_problem(key, bad)
+    assert problem is not None and "ParseResult" in problem and "beams.0.text" in problem
+    extra = {**copy.deepcopy(parse), "surprise": 1}
+    assert "layout" in (value_problem(key, extra) or "")
+    retyped = copy.deepcopy(parse)
+    retyped["beams"][0]["logprob"] = 1  # an int where the parser writes a float
+    assert "layout" in (value_problem(key, retyped) or "")
+    steps = {"steps": FIXTURE["inspection"]["predicted_steps"]}
+    assert value_problem("steps:" + "0" * 64, steps) is None
+    assert "samples.1" in (value_problem("sample:" + "0" * 64, {"samples": ["a", 3]}) or "")
+    assert value_problem("other:" + "0" * 64, {"anything": [1]}) is None

@@ -158,6 +158,20 @@ class PairScore(JsonRecord):
 
 
 @dataclass(frozen=True)
+class StepsValue(JsonRecord):
+    """The cached value of :meth:`amp.parser.Parser.beam_steps`: ``{"steps": [TokenStep, …]}``."""
+
+    steps: tuple[TokenStep, ...]
+
+
+@dataclass(frozen=True)
+class SamplesValue(JsonRecord):
+    """The cached value of :meth:`amp.parser.Parser.sample`: ``{"samples": [text | null, …]}``."""
+
+    samples: tuple[str | None, ...]
+
+
+@dataclass(frozen=True)
 class Divergence(JsonRecord):
     """Where two token sequences first differ (the data behind the paper's Figure 4).
 
