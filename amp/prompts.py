@@ -205,21 +205,13 @@ def _lookup(surface: str) -> Example:
     return found[-1]
 
 
-_SURFACE_VERB = {lexicon.denotation(v): v for v in lexicon.all_verbs()}
-
-
-def _word(value: str) -> str:
-    """The surface word of an LF-side binding value (``picked_up`` → "picked up")."""
-    return _SURFACE_VERB.get(value, value)
-
-
 def _ingredient_surfaces(pair: AmbiguousPair, rng: np.random.Generator) -> list[str]:
     """The ingredient sentences of reference §10 by the recipe of the pair's type
     (:attr:`amp.data.types.AmbiguityType.ingredients`), in the original's pre-shuffle order."""
     recipe = get_type(pair.type).ingredients
     if recipe is None:
         raise PromptError(f"no zero-shot ingredients are defined for type {pair.type!r}")
-    return recipe(pair.surface, {k: _word(v) for k, v in pair.var_bindings.items()}, rng)
+    return recipe(pair.surface, {k: lexicon.surface_word(v) for k, v in pair.var_bindings.items()}, rng)
 
 
 def zero_shot_prompt(test: str | AmbiguousPair, *, seed: int = 12345) -> Prompt:

@@ -75,6 +75,15 @@ def denotation(word: str) -> str:
     return _SPECIAL_DENOTATIONS.get(word, word)
 
 
+_SURFACE_WORDS = {lf: word for word, lf in _SPECIAL_DENOTATIONS.items()}
+
+
+def surface_word(value: str) -> str:
+    """The surface word of an LF-side value, the inverse of :func:`denotation`
+    (``picked_up`` → "picked up"; every other value is its own word)."""
+    return _SURFACE_WORDS.get(value, value)
+
+
 def all_nouns() -> tuple[str, ...]:
     return tuple(dict.fromkeys(INDEFINITE_NPS))
 

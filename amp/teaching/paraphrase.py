@@ -29,11 +29,10 @@ from __future__ import annotations
 import re
 import string
 from collections.abc import Mapping
-from functools import lru_cache
 
 from amp.data import lexicon
 from amp.data.generate import AmbiguousPair, find_pair
-from amp.data.templates import engine as _model
+from amp.data.lexicon import surface_word
 from amp.data.templates import registry as _registry
 from amp.data.types import BUILTIN_TYPES, find_type
 from amp.errors import AmpError, TemplateError
@@ -51,7 +50,6 @@ __all__ = [
     "paraphrases",
     "past_participle",
     "pronoun",
-    "surface_word",
     "verbalise_lf",
 ]
 
@@ -125,17 +123,6 @@ def _regular_base(word: str) -> str:
     if stem.endswith(("v", "c")) or _CVC.match(stem):
         return stem + "e"
     return stem
-
-
-def surface_word(value: str) -> str:
-    """The surface word of an LF-side binding (``picked_up`` → "picked up")."""
-    return _inverse_denotations(_model.registry_version()).get(value, value)
-
-
-@lru_cache(maxsize=4)
-def _inverse_denotations(version: int) -> dict[str, str]:
-    words = {w for ws in _model.WORD_LISTS.values() for w in ws} | set(lexicon.all_verbs())
-    return {lexicon.denotation(w): w for w in sorted(words) if lexicon.denotation(w) != w}
 
 
 def base_form(verb: str) -> str:
