@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict, fields
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from amp.evaluation.interpretations import (
     METHODS,
@@ -30,6 +30,9 @@ from amp.evaluation.interpretations import (
 )
 from amp.evaluation.sweep_plan import ExperimentError, SweepItem
 from amp.evaluation.sweep_run import SweepRecord, record_from_result, run_items
+
+if TYPE_CHECKING:
+    from amp.parser.parser import Parser
 
 __all__ = [
     "ReportError",
@@ -67,7 +70,7 @@ def _check_settings(method: str, *, beams: int, width: int, n_samples: int, temp
 
 
 def run_method(
-    parser: Any,
+    parser: Parser,
     items: Iterable[SweepItem],
     *,
     method: str = "beam",

@@ -13,11 +13,14 @@ import math
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, fields, replace
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from amp.evaluation.matching import MATCHES, Match, match_lf
 from amp.evaluation.sweep_plan import ExperimentError, FewShotConfig, SweepItem, SweepSentence, ZeroShotConfig, plan
 from amp.logic.vocabulary import check_mode
+
+if TYPE_CHECKING:
+    from amp.parser.parser import Parser
 
 __all__ = [
     "MATCH_LABELS",
@@ -143,7 +146,7 @@ def _cancelled(cancel: Cancel) -> bool:
 
 
 def run_items(
-    parser: Any,
+    parser: Parser,
     items: Iterable[SweepItem],
     *,
     beams: int = 5,
@@ -185,7 +188,7 @@ def run_items(
 
 
 def _stream(
-    parser: Any,
+    parser: Parser,
     planned: list[SweepItem],
     by_id: dict[str, SweepItem],
     *,
@@ -230,7 +233,7 @@ def _stream(
 
 
 def run_sweep(
-    parser: Any,
+    parser: Parser,
     config: FewShotConfig | ZeroShotConfig,
     *,
     on_progress: Progress | None = None,
