@@ -212,27 +212,21 @@ CONJ_OR_FIRST_LF1 = (
     "( {vp2}(e) AND agent(e, x) AND {vp3}(i) AND agent(i, x) ) )"
 )
 
-CONJ_TEMPLATES: tuple[Template, ...] = (
+CONJ_TEMPLATES: tuple[Template, ...] = tuple(
     Template(
-        id="conj/and_first",
+        id=f"conj/{first}_first",
         pool="conj",
         ambiguity="conj",
         type="conj",
-        slots="the {np1:INDEFINITE_SENTIENT_NPS} {vp1:INTRANSITIVE_VPS} and {vp2:INTRANSITIVE_VPS} "
-              "or {vp3:INTRANSITIVE_VPS}",
-        lfs=(CONJ_AND_FIRST_LF0, CONJ_AND_FIRST_LF1),
-        description="the N V and V or V",
-    ),
-    Template(
-        id="conj/or_first",
-        pool="conj",
-        ambiguity="conj",
-        type="conj",
-        slots="the {np1:INDEFINITE_SENTIENT_NPS} {vp1:INTRANSITIVE_VPS} or {vp2:INTRANSITIVE_VPS} "
-              "and {vp3:INTRANSITIVE_VPS}",
-        lfs=(CONJ_OR_FIRST_LF0, CONJ_OR_FIRST_LF1),
-        description="the N V or V and V",
-    ),
+        slots=f"the {{np1:INDEFINITE_SENTIENT_NPS}} {{vp1:INTRANSITIVE_VPS}} {first} {{vp2:INTRANSITIVE_VPS}} "
+              f"{second} {{vp3:INTRANSITIVE_VPS}}",
+        lfs=lfs,
+        description=f"the N V {first} V {second} V",
+    )
+    for first, second, lfs in (
+        ("and", "or", (CONJ_AND_FIRST_LF0, CONJ_AND_FIRST_LF1)),
+        ("or", "and", (CONJ_OR_FIRST_LF0, CONJ_OR_FIRST_LF1)),
+    )
 )
 
 #: All ambiguous templates, in pool order within each type.
