@@ -81,8 +81,10 @@ def test_a_stale_entry_from_older_code_is_not_found(tmp_path: Path, monkeypatch:
     store = ResultCache(tmp_path / "results")
     package = _copy_package(tmp_path / "amp")
     decode = package / "parser" / "decode.py"
-    decode.write_text(decode.read_text(encoding="utf-8").replace("alpha: float = 0.7", "alpha: float = 0.6", 1),
-                      encoding="utf-8")
+    text = decode.read_text(encoding="utf-8")
+    changed = text.replace("MIN_NEW_TOKENS = 64", "MIN_NEW_TOKENS = 65", 1)
+    assert changed != text  # the edit took place
+    decode.write_text(changed, encoding="utf-8")
     monkeypatch.setattr(cache_mod, "PACKAGE_DIR", package)
     cache_mod._cached_digest.cache_clear()
     try:

@@ -22,8 +22,8 @@ Every method takes plain values and returns the plain result records of
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from dataclasses import asdict, dataclass, field, replace
+from typing import TYPE_CHECKING, Any, Protocol, TypedDict, Unpack, runtime_checkable
 
 from amp.errors import AmpError
 from amp.records import JsonRecord, StrObject
@@ -37,6 +37,8 @@ Ask = tuple[str, "str | None", "str | None"]
 
 #: The largest number of alternatives recorded per token (``top_n``) any backend accepts.
 MAX_TOP_N = 20
+#: Alternatives recorded per token unless a caller asks for another number.
+DEFAULT_TOP_N = 5
 
 
 class BackendError(AmpError):
@@ -53,11 +55,22 @@ class BackendError(AmpError):
         self.status = status
 
 
+class SearchKeywords(TypedDict, total=False):
+    """The fields of :class:`SearchSettings` as keywords (a call may name some of them)."""
+
+    beams: int
+    alpha: float
+    constrained: bool
+    max_new_tokens: int | None
+
+
 @dataclass(frozen=True)
 class SearchSettings:
     """The beam-search settings that are part of a parse's cache key (and of its call).
 
-    Validated once, here, wherever they come from (UI, CLI, service).
+    The one declaration of their defaults (beam 5 and the GNMT α = 0.7 of reference §12),
+    validated once, here, wherever they come from (UI, CLI, service, sweeps).  Callers pass the
+    record; :meth:`of` builds it from a record and/or keywords.
     """
 
     beams: int = 5
@@ -72,6 +85,12 @@ class SearchSettings:
         object.__setattr__(self, "alpha", limits.check_alpha(self.alpha))
         object.__setattr__(self, "constrained", bool(self.constrained))
         limits.check_max_new_tokens(self.max_new_tokens)
+
+    @classmethod
+    def of(cls, search: SearchSettings | None = None, **changes: Unpack[SearchKeywords]) -> SearchSettings:
+        """``search`` (the defaults when None) with ``changes`` applied, validated."""
+        base = cls() if search is None else search
+        return replace(base, **changes) if changes else base
 
     def as_dict(self) -> dict[str, Any]:
         """The settings as cache-key parts and call keywords."""

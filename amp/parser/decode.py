@@ -42,7 +42,7 @@ import os
 import re
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import Any
+from typing import Any, Unpack
 
 import torch
 from lark.exceptions import LarkError
@@ -50,6 +50,7 @@ from transformers import LogitsProcessorList, StoppingCriteriaList
 
 from amp.errors import DecodingError
 from amp.logic.grammar import lark_parser
+from amp.parser.backend import DEFAULT_TOP_N, Ask, SearchKeywords, SearchSettings
 from amp.parser.fastsearch import SearchStats, fast_beam_search, supported
 from amp.parser.prefix import (
     cache_kwarg,
@@ -85,6 +86,8 @@ MIN_NEW_TOKENS = 64
 MAX_NEW_TOKENS = 256
 
 _EXAMPLE_LF = re.compile(r"^Computer: ?(\S.*)$", re.MULTILINE)
+#: ``(lf0, lf1, ids0, ids1)``: an LF pair to score and its output token ids.
+_Pair = tuple[str, str, list[int], list[int]]
 #: Sums below this are filler rows (transformers pads beam scores with -1e9; masked rows are -inf).
 _FILLER = -1e8
 
@@ -103,7 +106,7 @@ def search_mode(mode: str | None = None) -> str:
     return chosen
 
 
-def gnmt_score(logprob: float, length: int, alpha: float = 0.7) -> float:
+def gnmt_score(logprob: float, length: int, alpha: float) -> float:
     """GNMT length-penalised score (reference §12): ``logprob / ((5+len)^α / 6^α)``."""
     if alpha == 0 or length <= 0:
         return logprob
@@ -217,84 +220,66 @@ def _rank(beams: list[Beam]) -> tuple[Beam, ...]:
     return tuple(replace(beams[i], rank=r) for r, i in enumerate(order))
 
 
-def beam_search_batch(
-    model: Any,
-    tokenizer: Any,
-    prompts: Sequence[str],
-    *,
-    fmt: str = "fol",
-    beams: int = 5,
-    alpha: float = 0.7,
-    constrained: bool = True,
-    max_new_tokens: int | None = None,
-    top_n: int = 5,
-    steps_for: int = 1,
-    search: str | None = None,
-    cancel: Any = None,
-    stats: SearchStats | None = None,
-) -> list[ParseResult]:
-    """Beam search for several prompts in one search (left padding); ``search`` see :func:`search_mode`.
+class DecodeOptions(SearchKeywords, total=False):
+    """The keywords of :func:`parse_and_score_batch` besides its settings record, for the wrappers."""
 
-    ``steps_for``: how many top-ranked beams per prompt get per-token ``steps``
-    (probabilities and top-``top_n`` alternatives) from one forced pass (0 = none).
-    The prompts run once (:mod:`amp.parser.prefix`); search and forced pass share that pass.
-    """
-    return [
-        parse
-        for parse, _pair in parse_and_score_batch(
-            model, tokenizer, [(p, None, None) for p in prompts], fmt=fmt, beams=beams, alpha=alpha,
-            constrained=constrained, max_new_tokens=max_new_tokens, top_n=top_n, steps_for=steps_for,
-            search=search, cancel=cancel, stats=stats,
-        )
-    ]
+    fmt: str
+    top_n: int
+    steps_for: int
+    search: str | None
+    cancel: Any
+    stats: SearchStats | None
+
+
+def beam_search_batch(model: Any, tokenizer: Any, prompts: Sequence[str], settings: SearchSettings | None = None,
+                      **options: Unpack[DecodeOptions]) -> list[ParseResult]:
+    """Beam search for several prompts in one search (left padding): :func:`parse_and_score_batch`
+    without LF pairs, the same settings and options."""
+    items: list[Ask] = [(p, None, None) for p in prompts]
+    return [parse for parse, _pair in parse_and_score_batch(model, tokenizer, items, settings, **options)]
 
 
 def parse_and_score_batch(
     model: Any,
     tokenizer: Any,
-    items: Sequence[tuple[str, str | None, str | None]],
+    items: Sequence[Ask],
+    settings: SearchSettings | None = None,
     *,
     fmt: str = "fol",
-    beams: int = 5,
-    alpha: float = 0.7,
-    constrained: bool = True,
-    max_new_tokens: int | None = None,
-    top_n: int = 5,
+    top_n: int = DEFAULT_TOP_N,
     steps_for: int = 1,
     search: str | None = None,
     cancel: Any = None,
     stats: SearchStats | None = None,
+    **changes: Unpack[SearchKeywords],
 ) -> list[tuple[ParseResult, PairScore | None]]:
     """Beam search after each ``(prompt, lf0, lf1)`` and, where both LFs are given, their P(LF0).
 
+    ``settings`` (:class:`SearchSettings`, the defaults when None; keywords override its fields)
+    are the search's beams, α, grammar and budget; ``search`` which constrained search runs
+    (:func:`search_mode`).  ``steps_for``: how many top-ranked beams per prompt get per-token
+    ``steps`` (probabilities and top-``top_n`` alternatives, 0 = none).
+
     One prompt pass for the whole batch (:func:`amp.parser.prefix.prefill`); the search starts
-    from it, and one forced pass over it scores the top beams' tokens (``steps_for``) and the
-    LF pairs together.  The parses are those :func:`beam_search_batch` returns and the pairs
-    those :func:`amp.parser.scoring.score_pair` returns, to float rounding.  An LF outside the
-    grammar raises :class:`DecodingError` before anything is decoded.
+    from it, and one forced pass over it scores the top beams' tokens and the LF pairs together.
+    The pairs are those :func:`amp.parser.scoring.score_pair` returns, to float rounding.  An LF
+    outside the grammar raises :class:`DecodingError` before anything is decoded.
     """
-    if beams < 1:
-        raise DecodingError("beams must be at least 1")
+    settings = SearchSettings.of(settings, **changes)
     if not items:
         return []
     masker = get_masker(tokenizer, fmt)
-    vocab = masker.vocab
     prompts = [prompt for prompt, _a, _b in items]
-    pairs: list[tuple[str, str, list[int], list[int]] | None] = []
-    for _prompt, lf0, lf1 in items:
-        if lf0 is None or lf1 is None:
-            pairs.append(None)
-            continue
-        ids0, ids1 = (encode_output(tokenizer, check_lf(masker, lf)) for lf in (lf0, lf1))
-        pairs.append((lf0, lf1, ids0, ids1))
+    pairs = [_encoded_pair(tokenizer, masker, lf0, lf1) for _prompt, lf0, lf1 in items]
     prompt_ids = [encode_prompt(tokenizer, p) for p in prompts]
     eos = eos_ids(model, tokenizer)
-    pad_id = vocab.pad_id if vocab.pad_id is not None else (eos[0] if eos else 0)
+    pad_id = masker.vocab.pad_id if masker.vocab.pad_id is not None else (eos[0] if eos else 0)
     width = max(len(p) for p in prompt_ids)
-    budget = max_new_tokens or max(default_max_new_tokens(tokenizer, p) for p in prompts)
+    budget = settings.max_new_tokens or max(default_max_new_tokens(tokenizer, p) for p in prompts)
     check_context(model, width, budget)
     mode = search_mode(search)
-    if constrained and mode != "generate" and supported(model):
+    beams = settings.beams
+    if settings.constrained and mode != "generate" and supported(model):
         prefix = prefill(model, prompt_ids, pad_id, full_cache=True)
         processor = GrammarLogitsProcessor(masker, width, eos, batch_size=len(prompts))
         found = fast_beam_search(model, prefix, processor, beams=beams, budget=budget, eos=eos, pad_id=pad_id,
@@ -303,9 +288,30 @@ def parse_and_score_batch(
     else:
         prefix = prefill(model, prompt_ids, pad_id)
         processor, sequences = _generate(model, masker, prefix, width, eos, pad_id, beams=beams, budget=budget,
-                                         constrained=constrained, batch=len(prompts))
-    return _finish(model, masker, prompts, prompt_ids, pairs, prefix, processor, sequences, beams=beams,
-                   alpha=alpha, constrained=constrained, budget=budget, top_n=top_n, steps_for=steps_for, fmt=fmt)
+                                         constrained=settings.constrained, batch=len(prompts))
+    ranked = [_ranked_beams(masker, processor, sequences, b, settings, fmt) for b in range(len(prompts))]
+    record = {**settings.as_dict(), "max_new_tokens": budget, "top_n": top_n, "fmt": fmt}
+    return _finish(model, masker, prefix, ranked, pairs, record, prompt_ids, top_n=top_n, steps_for=steps_for)
+
+
+def _encoded_pair(tokenizer: Any, masker: Any, lf0: str | None, lf1: str | None) -> _Pair | None:
+    """``(lf0, lf1, ids0, ids1)`` of an ask with both LFs (checked against the grammar), else None."""
+    if lf0 is None or lf1 is None:
+        return None
+    ids0, ids1 = (encode_output(tokenizer, check_lf(masker, lf)) for lf in (lf0, lf1))
+    return lf0, lf1, ids0, ids1
+
+
+def _ranked_beams(masker: Any, processor: Any, sequences: list[list[int]], b: int, settings: SearchSettings,
+                  fmt: str) -> list[Beam]:
+    """The ranked beams of prompt ``b`` from the searched sequences (``settings.beams`` per prompt)."""
+    beams = settings.beams
+    made = [
+        make_beam(masker.vocab, masker, sequences[r], processor.tracker, b, constrained=settings.constrained,
+                  fmt=fmt, alpha=settings.alpha)
+        for r in range(b * beams, (b + 1) * beams)
+    ]
+    return list(_rank(made))
 
 
 def _generate(model: Any, masker: Any, prefix: Any, width: int, eos: list[int], pad_id: int, *, beams: int,
@@ -346,90 +352,48 @@ def _generate(model: Any, masker: Any, prefix: Any, width: int, eos: list[int], 
     return processor, sequences
 
 
-def _finish(model: Any, masker: Any, prompts: Sequence[str], prompt_ids: list[list[int]], pairs: list, prefix: Any,
-            processor: Any, sequences: list[list[int]], *, beams: int, alpha: float, constrained: bool, budget: int,
-            top_n: int, steps_for: int, fmt: str) -> list[tuple[ParseResult, PairScore | None]]:
-    """Beams from the searched sequences, and the forced pass for the top beams' steps and the LF pairs."""
-    vocab = masker.vocab
-    settings = {
-        "beams": beams,
-        "alpha": alpha,
-        "constrained": constrained,
-        "max_new_tokens": budget,
-        "top_n": top_n,
-        "fmt": fmt,
-    }
-    ranked_all: list[list[Beam]] = []
+def _finish(model: Any, masker: Any, prefix: Any, ranked: list[list[Beam]], pairs: list[_Pair | None],
+            settings: dict[str, Any], prompt_ids: list[list[int]], *, top_n: int,
+            steps_for: int) -> list[tuple[ParseResult, PairScore | None]]:
+    """One forced pass for the top beams' steps and the LF pairs; the results with ``settings`` recorded."""
     requests: list[tuple[int, Sequence[int]]] = []
     owners: list[tuple[str, int, int]] = []  # ("beam", prompt, rank) or ("lf0"/"lf1", prompt, 0)
-    for b in range(len(prompts)):
-        made = [
-            make_beam(vocab, masker, sequences[r], processor.tracker, b, constrained=constrained, fmt=fmt, alpha=alpha)
-            for r in range(b * beams, (b + 1) * beams)
-        ]
-        ranked = list(_rank(made))
-        ranked_all.append(ranked)
-        for i, beam in enumerate(ranked[: max(0, steps_for)]):
+    for b, beams in enumerate(ranked):
+        for i, beam in enumerate(beams[: max(0, steps_for)]):
             if beam.token_ids:
                 requests.append((b, beam.token_ids))
                 owners.append(("beam", b, i))
-        if pairs[b] is not None:
-            _lf0, _lf1, ids0, ids1 = pairs[b]
-            requests += [(b, ids0), (b, ids1)]
+        pair = pairs[b]
+        if pair is not None:
+            requests += [(b, pair[2]), (b, pair[3])]
             owners += [("lf0", b, 0), ("lf1", b, 0)]
     forced: dict[tuple[str, int], ForcedScore] = {}
     for (kind, b, i), (_row, ids), lp in zip(owners, requests, prefixed_logprobs(model, prefix, requests), strict=True):
         if kind == "beam":
-            text = vocab.text_of(list(ids))
-            fs = forced_from_logprobs(masker, text, ids, lp, top_n, False, constrained)
-            ranked_all[b][i] = replace(ranked_all[b][i], steps=fs.steps)
+            fs = forced_from_logprobs(masker, masker.vocab.text_of(list(ids)), ids, lp, top_n, False,
+                                      settings["constrained"])
+            ranked[b][i] = replace(ranked[b][i], steps=fs.steps)
         else:
-            lf = pairs[b][0] if kind == "lf0" else pairs[b][1]
-            forced[(kind, b)] = forced_from_logprobs(masker, lf, ids, lp, top_n, True)
-    results: list[tuple[ParseResult, PairScore | None]] = []
-    for b in range(len(prompts)):
-        parse = ParseResult(
-            beams=tuple(ranked_all[b]),
-            constrained=constrained,
-            fmt=fmt,
-            settings=dict(settings),
-            prompt_tokens=len(prompt_ids[b]),
-        )
-        pair = pair_score(forced[("lf0", b)], forced[("lf1", b)]) if pairs[b] is not None else None
-        results.append((parse, pair))
-    return results
+            lfs = pairs[b]
+            assert lfs is not None
+            forced[(kind, b)] = forced_from_logprobs(masker, lfs[0] if kind == "lf0" else lfs[1], ids, lp, top_n, True)
+    return [
+        (ParseResult(beams=tuple(beams), constrained=settings["constrained"], fmt=settings["fmt"],
+                     settings=dict(settings), prompt_tokens=len(prompt_ids[b])),
+         pair_score(forced[("lf0", b)], forced[("lf1", b)]) if pairs[b] is not None else None)
+        for b, beams in enumerate(ranked)
+    ]
 
 
-def beam_search(
-    model: Any,
-    tokenizer: Any,
-    prompt: str,
-    *,
-    fmt: str = "fol",
-    beams: int = 5,
-    alpha: float = 0.7,
-    constrained: bool = True,
-    max_new_tokens: int | None = None,
-    top_n: int = 5,
-    steps_for: int = 1,
-) -> ParseResult:
+def beam_search(model: Any, tokenizer: Any, prompt: str, settings: SearchSettings | None = None,
+                **options: Unpack[DecodeOptions]) -> ParseResult:
     """Grammar-constrained (or plain) beam search for one prompt; returns all ``beams`` beams.
 
     The prompt should end with ``Computer:`` (reference §10); the grammar's leading space is
-    the first generated character.  See the module docstring for scores and flags.
+    the first generated character.  See the module docstring for scores and flags, and
+    :func:`parse_and_score_batch` for the settings and options.
     """
-    return beam_search_batch(
-        model,
-        tokenizer,
-        [prompt],
-        fmt=fmt,
-        beams=beams,
-        alpha=alpha,
-        constrained=constrained,
-        max_new_tokens=max_new_tokens,
-        top_n=top_n,
-        steps_for=steps_for,
-    )[0]
+    return beam_search_batch(model, tokenizer, [prompt], settings, **options)[0]
 
 
 def beam_steps(
@@ -439,7 +403,7 @@ def beam_steps(
     beam: Beam,
     fmt: str = "fol",
     *,
-    top_n: int = 5,
+    top_n: int = DEFAULT_TOP_N,
     constrained: bool = True,
 ) -> tuple[TokenStep, ...]:
     """Per-token probabilities and alternatives of a beam (a forced pass over its ids).

@@ -139,14 +139,14 @@ class InProcessBackend:
         from amp.parser.decode import beam_search_batch
 
         return self._run(lambda lm: list(beam_search_batch(
-            lm.model, lm.tokenizer, list(prompts), fmt=fmt, top_n=top_n, **search.as_dict())))
+            lm.model, lm.tokenizer, list(prompts), search, fmt=fmt, top_n=top_n)))
 
     def parse_and_score(self, asks: Sequence[Ask], *, fmt: str, top_n: int,
                         search: SearchSettings) -> list[tuple[ParseResult, PairScore | None]]:
         from amp.parser.decode import parse_and_score_batch
 
         return self._run(lambda lm: list(parse_and_score_batch(
-            lm.model, lm.tokenizer, list(asks), fmt=fmt, top_n=top_n, **search.as_dict())))
+            lm.model, lm.tokenizer, list(asks), search, fmt=fmt, top_n=top_n)))
 
     def forced(self, prompt: str, lfs: Sequence[str], *, fmt: str, top_n: int) -> list[ForcedScore]:
         from amp.parser.scoring import forced_score

@@ -18,17 +18,19 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable, Sequence
 from functools import lru_cache
-from typing import Any, TypeVar
+from typing import Any, TypeVar, Unpack
 
 from amp.cache import CacheWarning, ResultCache
-from amp.errors import AmpError, CacheError
+from amp.errors import CacheError
 from amp.parser import limits, models
 from amp.parser.backend import (
+    DEFAULT_TOP_N,
     MAX_TOP_N,
     Ask,
     Backend,
     BackendError,
     Runtime,
+    SearchKeywords,
     SearchSettings,
 )
 from amp.parser.results import (
@@ -66,11 +68,10 @@ class Parser:
         trust_remote_code: bool = False,
         gguf_file: str | None = None,
         cache: ResultCache | None | bool = True,
-        top_n: int = 5,
+        top_n: int = DEFAULT_TOP_N,
         backend: Backend | None = None,
     ) -> None:
-        if isinstance(top_n, bool) or not isinstance(top_n, int) or not 0 <= top_n <= MAX_TOP_N:
-            raise AmpError(f"top_n must be a whole number from 0 to {MAX_TOP_N}, not {top_n!r}")
+        limits.check_count(top_n, "top_n", MAX_TOP_N, minimum=0)
         if backend is None:
             from amp.parser.local import InProcessBackend
 
@@ -80,14 +81,7 @@ class Parser:
         self.spec = backend.spec
         self.top_n = top_n
         self._runtime: Runtime | None = None
-        if cache is True:
-            try:
-                self.cache: ResultCache | None = ResultCache()
-            except CacheError as exc:
-                warnings.warn(f"running without the result cache: {exc}", CacheWarning, stacklevel=2)
-                self.cache = None
-        else:  # (an empty ResultCache is falsy: it has __len__)
-            self.cache = cache if isinstance(cache, ResultCache) else None
+        self.cache = _open_cache(cache)
 
     @classmethod
     def remote(cls, url: str, *, token: str | None = None, cache: ResultCache | None | bool = True,
@@ -99,15 +93,9 @@ class Parser:
         """
         from amp.parser.remote import RemoteBackend
 
-        if cache is True:
-            try:
-                cache = ResultCache()
-            except CacheError as exc:
-                warnings.warn(f"running without the result cache: {exc}", CacheWarning, stacklevel=2)
-                cache = None
-        backend = RemoteBackend(url, token=token, timeout_s=timeout_s,
-                                info_cache=cache if isinstance(cache, ResultCache) else None)
-        return cls(backend=backend, cache=cache, top_n=backend.info().top_n)
+        opened = _open_cache(cache)
+        backend = RemoteBackend(url, token=token, timeout_s=timeout_s, info_cache=opened)
+        return cls(backend=backend, cache=opened, top_n=backend.info().top_n)
 
     # -- what the model is, without loading it ------------------------------------------------------
 
@@ -156,48 +144,28 @@ class Parser:
 
     # -- public calls ---------------------------------------------------------------------------------
 
-    def parse(
-        self,
-        prompt: str,
-        *,
-        fmt: str = "fol",
-        beams: int = 5,
-        alpha: float = 0.7,
-        constrained: bool = True,
-        max_new_tokens: int | None = None,
-    ) -> ParseResult:
-        """Grammar-constrained (or free) beam search after ``prompt``; cached."""
-        return self.parse_many([prompt], fmt=fmt, beams=beams, alpha=alpha, constrained=constrained,
-                               max_new_tokens=max_new_tokens)[0]
+    def parse(self, prompt: str, search: SearchSettings | None = None, *, fmt: str = "fol",
+              **settings: Unpack[SearchKeywords]) -> ParseResult:
+        """Grammar-constrained (or free) beam search after ``prompt``; cached.
 
-    def parse_many(
-        self,
-        prompts: Sequence[str],
-        *,
-        fmt: str = "fol",
-        beams: int = 5,
-        alpha: float = 0.7,
-        constrained: bool = True,
-        max_new_tokens: int | None = None,
-    ) -> list[ParseResult]:
+        ``search`` is the record of settings (the defaults when None); keywords override its fields.
+        """
+        return self.parse_many([prompt], search, fmt=fmt, **settings)[0]
+
+    def parse_many(self, prompts: Sequence[str], search: SearchSettings | None = None, *, fmt: str = "fol",
+                   **settings: Unpack[SearchKeywords]) -> list[ParseResult]:
         """``parse`` for several prompts; the uncached ones go through one batched decode."""
-        search = SearchSettings(beams, alpha, constrained, max_new_tokens)
+        search = SearchSettings.of(search, **settings)
         _check_asks([(p, None, None) for p in prompts])
         return self._cached_many(
             "parse", ParseResult.from_dict, ParseResult.to_dict,
             lambda todo: self.backend.parse(todo, fmt=fmt, top_n=self.top_n, search=search),
-            [{"prompt": p, "fmt": fmt, **search.as_dict()} for p in prompts], list(prompts),
+            [_parse_parts(p, fmt, search) for p in prompts], list(prompts),
         )
 
     def parse_and_score_many(
-        self,
-        items: Sequence[tuple[str, str | None, str | None]],
-        *,
-        fmt: str = "fol",
-        beams: int = 5,
-        alpha: float = 0.7,
-        constrained: bool = True,
-        max_new_tokens: int | None = None,
+        self, items: Sequence[tuple[str, str | None, str | None]], search: SearchSettings | None = None, *,
+        fmt: str = "fol", **settings: Unpack[SearchKeywords],
     ) -> list[tuple[ParseResult, PairScore | None]]:
         """:meth:`parse` of each ``(prompt, lf0, lf1)`` and its :meth:`score_pair` (None without LFs).
 
@@ -206,23 +174,13 @@ class Parser:
         uncached items in one batch.  Results are read from and stored under the same cache keys
         as :meth:`parse` and :meth:`score_pair`, so either call finds them later.
         """
-        search = SearchSettings(beams, alpha, constrained, max_new_tokens)
+        search = SearchSettings.of(search, **settings)
         items = [(p, a, b) if a is not None and b is not None else (p, None, None) for p, a, b in items]
         _check_asks(items)
-
-        def parse_parts(i: int) -> dict[str, Any]:
-            return {"prompt": items[i][0], "fmt": fmt, **search.as_dict()}
-
-        def pair_parts(i: int) -> dict[str, Any]:
-            return {"prompt": items[i][0], "fmt": fmt, "lf0": items[i][1], "lf1": items[i][2]}
-
-        parses: list[ParseResult | None] = [
-            self._lookup(self.cache_key("parse", **parse_parts(i)), ParseResult.from_dict) for i in range(len(items))
-        ]
-        pairs: list[PairScore | None] = [
-            self._lookup(self.cache_key("pair", **pair_parts(i)), PairScore.from_dict) if items[i][1] else None
-            for i in range(len(items))
-        ]
+        parse_keys = [self.cache_key("parse", **_parse_parts(p, fmt, search)) for p, _a, _b in items]
+        pair_keys = [self.cache_key("pair", **_pair_parts(p, a, b, fmt)) if a else None for p, a, b in items]
+        parses = [self._lookup(key, ParseResult.from_dict) for key in parse_keys]
+        pairs = [self._lookup(key, PairScore.from_dict) if key else None for key in pair_keys]
         todo = [i for i in range(len(items)) if parses[i] is None]
         if todo:
             asks: list[Ask] = [(items[i][0], items[i][1], items[i][2]) if pairs[i] is None else (items[i][0], None, None)
@@ -233,10 +191,11 @@ class Parser:
                                    kind="protocol")
             for i, (parse, pair) in zip(todo, values, strict=True):
                 parses[i] = parse
-                self._store(self.cache_key("parse", **parse_parts(i)), parse, ParseResult.to_dict)
+                self._store(self.cache_key("parse", **_parse_parts(items[i][0], fmt, search)), parse,
+                            ParseResult.to_dict)  # (the key again: the model identity may be exact now)
                 if pair is not None:
                     pairs[i] = pair
-                    self._store(self.cache_key("pair", **pair_parts(i)), pair, PairScore.to_dict)
+                    self._store(self.cache_key("pair", **_pair_parts(*items[i], fmt=fmt)), pair, PairScore.to_dict)
         rest = [i for i in range(len(items)) if items[i][1] is not None and pairs[i] is None]
         if rest:
             for i, pair in zip(rest, self.score_pairs([items[i] for i in rest], fmt=fmt), strict=True):  # type: ignore[misc]
@@ -264,7 +223,7 @@ class Parser:
         return self._cached_many(
             "pair", PairScore.from_dict, PairScore.to_dict,
             lambda todo: self.backend.score_pairs(todo, fmt=fmt, top_n=self.top_n),
-            [{"prompt": p, "fmt": fmt, "lf0": a, "lf1": b} for p, a, b in items], list(items),
+            [_pair_parts(p, a, b, fmt) for p, a, b in items], list(items),
         )
 
     def beam_steps(
@@ -333,6 +292,9 @@ class Parser:
             **parts,
         )
 
+    def _parse_key(self, prompt: str, fmt: str, search: SearchSettings) -> str:
+        return self.cache_key("parse", **_parse_parts(prompt, fmt, search))
+
     def _lookup(self, key: str, decode: Callable[[dict], T]) -> T | None:
         if self.cache is None:
             return None
@@ -373,37 +335,18 @@ class Parser:
         """Whether a call with these parts is in the cache (no model load, no decoding)."""
         return self.cache is not None and self.cache_key(kind, **parts) in self.cache
 
-    def cached_parse(
-        self,
-        prompt: str,
-        *,
-        fmt: str = "fol",
-        beams: int = 5,
-        alpha: float = 0.7,
-        constrained: bool = True,
-        max_new_tokens: int | None = None,
-    ) -> ParseResult | None:
+    def cached_parse(self, prompt: str, search: SearchSettings | None = None, *, fmt: str = "fol",
+                     **settings: Unpack[SearchKeywords]) -> ParseResult | None:
         """The cached result of :meth:`parse` with these arguments, or ``None`` (never computes)."""
-        search = SearchSettings(beams, alpha, constrained, max_new_tokens)
-        return self._lookup(self.cache_key("parse", prompt=prompt, fmt=fmt, **search.as_dict()),
-                            ParseResult.from_dict)
+        return self._lookup(self._parse_key(prompt, fmt, SearchSettings.of(search, **settings)), ParseResult.from_dict)
 
     def cached_pair(self, prompt: str, lf0: str, lf1: str, *, fmt: str = "fol") -> PairScore | None:
         """The cached result of :meth:`score_pair`, or ``None`` (never computes)."""
-        return self._lookup(self.cache_key("pair", prompt=prompt, fmt=fmt, lf0=lf0, lf1=lf1), PairScore.from_dict)
+        return self._lookup(self.cache_key("pair", **_pair_parts(prompt, lf0, lf1, fmt)), PairScore.from_dict)
 
-    def result_keys(
-        self,
-        prompt: str,
-        lf0: str | None = None,
-        lf1: str | None = None,
-        *,
-        fmt: str = "fol",
-        beams: int = 5,
-        alpha: float = 0.7,
-        constrained: bool = True,
-        max_new_tokens: int | None = None,
-    ) -> list[str]:
+    def result_keys(self, prompt: str, lf0: str | None = None, lf1: str | None = None,
+                    search: SearchSettings | None = None, *, fmt: str = "fol",
+                    **settings: Unpack[SearchKeywords]) -> list[str]:
         """Keys of every cached result behind one prompt (never computes, never loads the model).
 
         The parse with these settings, the per-token steps of each of its beams (what
@@ -413,8 +356,7 @@ class Parser:
         """
         if self.cache is None:
             return []
-        search = SearchSettings(beams, alpha, constrained, max_new_tokens)
-        keys = [self.cache_key("parse", prompt=prompt, fmt=fmt, **search.as_dict())]
+        keys = [self._parse_key(prompt, fmt, SearchSettings.of(search, **settings))]
         result = self._lookup(keys[0], ParseResult.from_dict)
         if result is not None:
             keys += [
@@ -423,7 +365,7 @@ class Parser:
                 for b in result.beams
             ]
         if lf0 is not None and lf1 is not None:
-            keys.append(self.cache_key("pair", prompt=prompt, fmt=fmt, lf0=lf0, lf1=lf1))
+            keys.append(self.cache_key("pair", **_pair_parts(prompt, lf0, lf1, fmt)))
         return [k for k in dict.fromkeys(keys) if k in self.cache]
 
     def __repr__(self) -> str:
@@ -443,6 +385,28 @@ def _check_asks(items: Sequence[tuple[str, str | None, str | None]], *, batch: b
         for lf in (lf0, lf1):
             if lf is not None:
                 limits.check_lf(lf)
+
+
+def _open_cache(cache: ResultCache | None | bool) -> ResultCache | None:
+    """``True``: the default cache (None, with a :class:`CacheWarning`, if it cannot open); a
+    ``ResultCache`` as given; anything else None.  (An empty ResultCache is falsy: it has __len__.)"""
+    if cache is True:
+        try:
+            return ResultCache()
+        except CacheError as exc:
+            warnings.warn(f"running without the result cache: {exc}", CacheWarning, stacklevel=3)
+            return None
+    return cache if isinstance(cache, ResultCache) else None
+
+
+def _parse_parts(prompt: str, fmt: str, search: SearchSettings) -> dict[str, Any]:
+    """The cache-key parts of a parse (the same names and values as ever: cached results stay valid)."""
+    return {"prompt": prompt, "fmt": fmt, **search.as_dict()}
+
+
+def _pair_parts(prompt: str, lf0: str | None, lf1: str | None, fmt: str) -> dict[str, Any]:
+    """The cache-key parts of a P(LF0) pair."""
+    return {"prompt": prompt, "fmt": fmt, "lf0": lf0, "lf1": lf1}
 
 
 @lru_cache(maxsize=8)
