@@ -18,6 +18,7 @@ from typing import Any, Literal
 import pandas as pd
 import plotly.graph_objects as go
 
+from amp.evaluation.inspection import Inspection
 from amp.evaluation.sweep_run import optional_float
 from amp.reporting.style import LF0_COLOR, LF1_COLOR, PROB_COLORSCALE, apply_layout, empty_figure, hover_escape
 
@@ -243,22 +244,21 @@ def _lf_label(which: str, role: str) -> str:
     return f"{role} (<span style='color:{color}'><b>{name}</b></span>)" if color else f"{role} ({name})"
 
 
-def inspection_heatmap(inspection: Any, *, prob: ProbKind = "raw", wrap: int = 16) -> go.Figure:
+def inspection_heatmap(inspection: Inspection, *, prob: ProbKind = "raw", wrap: int = 16) -> go.Figure:
     """:func:`token_heatmap` of an :class:`~amp.evaluation.inspection.Inspection` (paper Fig. 4).
 
     Top row: the predicted (top) beam's tokens; bottom row: the forced decode of the other
     reading; the rows are labelled with the reading each one is (LF0 blue, LF1 vermillion) and
     the first differing token is marked.
     """
-    predicted = getattr(inspection, "predicted_match", "neither")
-    alternative = getattr(inspection, "alternative", "")
     return token_heatmap(
-        getattr(inspection, "predicted_steps", ()),
-        getattr(inspection, "alternative_steps", None),
-        divergence=getattr(inspection, "divergence", None),
+        inspection.predicted_steps,
+        inspection.alternative_steps,
+        divergence=inspection.divergence,
         prob=prob,
         wrap=wrap,
-        labels=(_lf_label(predicted, "predicted parse"), _lf_label(alternative, "other reading")),
+        labels=(_lf_label(inspection.predicted_match, "predicted parse"),
+                _lf_label(inspection.alternative, "other reading")),
     )
 
 
