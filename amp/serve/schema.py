@@ -6,14 +6,16 @@ travel as the ``to_dict()`` JSON of :mod:`amp.parser.results` (non-finite floats
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from amp.logic.vocabulary import Format as Fmt
 from amp.parser import limits
-from amp.parser.backend import MAX_TOP_N
+from amp.parser.backend import DEFAULT_TOP_N, MAX_TOP_N, SearchSettings
 
-Fmt = Literal["fol", "lisp"]
+#: The defaults of a request's search: those of the library's record.
+_DEFAULT = SearchSettings()
 Prompt = Annotated[str, Field(min_length=1, max_length=limits.MAX_PROMPT_CHARS)]
 LF = Annotated[str, Field(min_length=1, max_length=limits.MAX_LF_CHARS)]
 TopN = Annotated[int, Field(ge=0, le=MAX_TOP_N)]
@@ -24,12 +26,12 @@ class Strict(BaseModel):
 
 
 class Search(Strict):
-    """Beam-search settings (:class:`amp.parser.backend.SearchSettings`)."""
+    """Beam-search settings: the fields of :class:`amp.parser.backend.SearchSettings`, its defaults."""
 
-    beams: int = Field(5, ge=1, le=limits.MAX_BEAMS)
-    alpha: float = Field(0.7, ge=0.0, le=10.0, allow_inf_nan=False)
-    constrained: bool = True
-    max_new_tokens: int | None = Field(None, ge=1, le=limits.MAX_NEW_TOKENS)
+    beams: int = Field(_DEFAULT.beams, ge=1, le=limits.MAX_BEAMS)
+    alpha: float = Field(_DEFAULT.alpha, ge=0.0, le=10.0, allow_inf_nan=False)
+    constrained: bool = _DEFAULT.constrained
+    max_new_tokens: int | None = Field(_DEFAULT.max_new_tokens, ge=1, le=limits.MAX_NEW_TOKENS)
 
 
 class ParseRequest(Strict):
@@ -37,7 +39,7 @@ class ParseRequest(Strict):
 
     prompts: list[Prompt] = Field(min_length=1, max_length=limits.MAX_BATCH_ITEMS)
     fmt: Fmt = "fol"
-    top_n: TopN = 5
+    top_n: TopN = DEFAULT_TOP_N
     search: Search = Search()
 
 
@@ -46,7 +48,7 @@ class JointRequest(Strict):
 
     items: list[tuple[Prompt, LF | None, LF | None]] = Field(min_length=1, max_length=limits.MAX_BATCH_ITEMS)
     fmt: Fmt = "fol"
-    top_n: TopN = 5
+    top_n: TopN = DEFAULT_TOP_N
     search: Search = Search()
 
 
@@ -56,7 +58,7 @@ class ForcedRequest(Strict):
     prompt: Prompt
     lfs: list[LF] = Field(min_length=1, max_length=limits.MAX_FORCED_LFS)
     fmt: Fmt = "fol"
-    top_n: TopN = 5
+    top_n: TopN = DEFAULT_TOP_N
 
 
 class PairsRequest(Strict):
@@ -64,7 +66,7 @@ class PairsRequest(Strict):
 
     items: list[tuple[Prompt, LF, LF]] = Field(min_length=1, max_length=limits.MAX_BATCH_ITEMS)
     fmt: Fmt = "fol"
-    top_n: TopN = 5
+    top_n: TopN = DEFAULT_TOP_N
 
 
 class StepsRequest(Strict):
@@ -73,7 +75,7 @@ class StepsRequest(Strict):
     prompt: Prompt
     beam: dict[str, Any]
     fmt: Fmt = "fol"
-    top_n: TopN = 5
+    top_n: TopN = DEFAULT_TOP_N
     constrained: bool = True
 
 
@@ -83,7 +85,7 @@ class SampleRequest(Strict):
     prompt: Prompt
     n: int = Field(20, ge=1, le=limits.MAX_SAMPLES)
     temperature: float = Field(1.0, gt=0.0, le=100.0, allow_inf_nan=False)
-    seed: int = Field(0, ge=0, le=2**32 - 1)
+    seed: int = Field(0, ge=0, le=limits.MAX_SEED)
     fmt: Fmt = "fol"
     max_new_tokens: int | None = Field(None, ge=1, le=limits.MAX_NEW_TOKENS)
 
@@ -105,7 +107,7 @@ class JobRequest(Strict):
 
     items: list[JobItem] = Field(min_length=1, max_length=limits.MAX_JOB_ITEMS)
     search: Search = Search()
-    top_n: TopN = 5
+    top_n: TopN = DEFAULT_TOP_N
     batch_size: int = Field(8, ge=1, le=limits.MAX_JOB_BATCH)
     label: str = Field("", max_length=300)
     meta: dict[str, Any] = Field(default_factory=dict)
