@@ -20,6 +20,7 @@ from amp.evaluation.sweep_plan import ExperimentError, FewShotConfig, SweepItem,
 from amp.logic.vocabulary import check_mode
 
 if TYPE_CHECKING:
+    from amp.parser.batch import BatchItemResult
     from amp.parser.parser import Parser
 
 __all__ = [
@@ -99,18 +100,14 @@ def optional_float(value: Any) -> float | None:
     return None if math.isnan(f) else f
 
 
-def record_from_result(item: SweepItem, result: Any, *, mode: str = "logical") -> SweepRecord:
+def record_from_result(item: SweepItem, result: BatchItemResult, *, mode: str = "logical") -> SweepRecord:
     """Turn one :class:`~amp.parser.batch.BatchItemResult` into a :class:`SweepRecord`.
 
     ``result.parse`` (a ParseResult or None) gives the beams; ``result.pair`` (a PairScore or
-    None) gives P(LF0) and the minimum token probabilities; ``result.error`` passes through.
+    None) gives P(LF0) and the minimum token probabilities (NaN → None); ``result.error`` passes through.
     """
-    parse = getattr(result, "parse", None)
-    pair = getattr(result, "pair", None)
-    beams = tuple(str(b.text) for b in getattr(parse, "beams", None) or ())
-    score0 = getattr(pair, "lf0", None)
-    score1 = getattr(pair, "lf1", None)
-    error = getattr(result, "error", None)
+    beams = tuple(str(b.text) for b in result.parse.beams) if result.parse is not None else ()
+    pair = result.pair
     return SweepRecord(
         id=item.id,
         type=item.type,
@@ -120,12 +117,12 @@ def record_from_result(item: SweepItem, result: Any, *, mode: str = "logical") -
         lf1=item.lf1,
         beams=beams,
         **match_fields(beams, item.lf0, item.lf1, mode, item.fmt),
-        p_lf0=optional_float(getattr(pair, "p_lf0", None)),
-        p_lf0_total=optional_float(getattr(pair, "p_lf0_total", None)),
-        min_prob_lf0=optional_float(getattr(score0, "min_prob", None)),
-        min_prob_lf1=optional_float(getattr(score1, "min_prob", None)),
-        cached=bool(getattr(result, "cached", False)),
-        error=None if error is None else str(error),
+        p_lf0=None if pair is None else optional_float(pair.p_lf0),
+        p_lf0_total=None if pair is None else optional_float(pair.p_lf0_total),
+        min_prob_lf0=None if pair is None else optional_float(pair.lf0.min_prob),
+        min_prob_lf1=None if pair is None else optional_float(pair.lf1.min_prob),
+        cached=bool(result.cached),
+        error=None if result.error is None else str(result.error),
         fmt=item.fmt,
         mode=mode,
     )
