@@ -25,7 +25,7 @@ import contextlib
 import os
 import threading
 from collections.abc import Callable, Iterator
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import streamlit as st
 
@@ -33,6 +33,10 @@ from amp.errors import AmpError, ModelLoadError
 from amp.parser.backend import BackendError
 from amp.parser.cancel import SearchCancelled, cancel_scope
 from ui.common import describe_error
+
+if TYPE_CHECKING:
+    from amp.cache import ResultCache
+    from amp.parser import Parser
 
 T = TypeVar("T")
 
@@ -72,14 +76,14 @@ def set_server(url: str) -> None:
 
 
 @st.cache_resource(show_spinner=False, max_entries=3, ttl=600)
-def _load_remote(url: str, token: str | None) -> Any:
+def _load_remote(url: str, token: str | None) -> Parser:
     """A parser whose model is the service's at ``url`` (raises BackendError if it is not usable)."""
     from amp.parser import Parser
 
     return Parser.remote(url, token=token, cache=result_cache())
 
 
-def _remote_or_none() -> Any | None:
+def _remote_or_none() -> Parser | None:
     try:
         return _load_remote(current_server(), current_token())
     except Exception:  # noqa: BLE001 - a peek never fails a page
@@ -113,7 +117,7 @@ def load_error(spec: str | None = None) -> str | None:
 
 
 @st.cache_resource(show_spinner=False, max_entries=3)
-def _load(spec: str) -> Any:
+def _load(spec: str) -> Parser:
     """The parser of ``spec``, shared by all sessions of this process.
 
     :class:`amp.parser.Parser` loads its weights lazily, on the first result-cache *miss*, so a
@@ -127,7 +131,7 @@ def _load(spec: str) -> Any:
     return parser
 
 
-def loaded_parser(spec: str | None = None) -> Any | None:
+def loaded_parser(spec: str | None = None) -> Parser | None:
     """The parser of ``spec`` if this process already created it (creating nothing)."""
     if current_server():
         return _remote_or_none()
@@ -141,7 +145,7 @@ def loaded_parser(spec: str | None = None) -> Any | None:
 _READY: set[str] = set()
 
 
-def peek_parser() -> Any | None:
+def peek_parser() -> Parser | None:
     """The current model's parser if it can be created, drawing nothing (for estimates, cache checks).
 
     Creating a parser is cheap (weights load lazily); a spec that fails gives ``None`` here and
@@ -158,7 +162,7 @@ def peek_parser() -> Any | None:
         return None
 
 
-def get_parser(*, where: Any = None) -> Any | None:
+def get_parser(*, where: Any = None) -> Parser | None:
     """The current model's parser; ``None`` (with an error and a way back) if it cannot load.
 
     ``where`` is the container to draw an error in (default: the page).
@@ -195,7 +199,7 @@ def _fail(box: Any, spec: str, exc: BaseException) -> None:
     _show_failure(box, spec, message)
 
 
-def compute(parser: Any, label: str, fn: Callable[[Any], T], *, who: str | None = None) -> T | None:
+def compute(parser: Parser, label: str, fn: Callable[[Parser], T], *, who: str | None = None) -> T | None:
     """Run ``fn(parser)`` under the model lock inside a status box; errors become ``st.error``.
 
     The status label says when the call may also load the model (the Parser loads on its first
@@ -206,7 +210,7 @@ def compute(parser: Any, label: str, fn: Callable[[Any], T], *, who: str | None 
     def final(text: str) -> str:
         return f"{who}: {text[0].lower()}{text[1:]}" if who else text
 
-    if not getattr(parser, "loaded", True):
+    if not parser.loaded:
         label += (" The model loads on the first uncached call: about a minute the first time for the "
                   "embedded model, seconds later." if current_spec() == DEFAULT else " (loading the model first)")
     with st.status(label, expanded=False) as status:
@@ -252,14 +256,14 @@ _SESSION_LOCKS: dict[int, Any] = {}
 _SESSION_LOCKS_GUARD = threading.Lock()
 
 
-def _lock_of(parser: Any) -> Any:
+def _lock_of(parser: Parser) -> Any:
     """One re-entrant lock per shared parser object (created once, under a guard)."""
     with _SESSION_LOCKS_GUARD:
         return _SESSION_LOCKS.setdefault(id(parser), threading.RLock())
 
 
 @contextlib.contextmanager
-def using(parser: Any) -> Iterator[Any]:
+def using(parser: Parser) -> Iterator[Parser]:
     """Serialise one unit of work on the shared parser: ``with using(p): inspect(p, ...)``.
 
     The library already holds ``LoadedModel.lock`` around every model call; this lock makes a
@@ -296,27 +300,27 @@ def _rerun_requested() -> bool:
     return state is not None and getattr(state, "name", "CONTINUE") != "CONTINUE"
 
 
-def describe(parser: Any) -> str:
+def describe(parser: Parser) -> str:
     """``"cpu · float32"``-style summary of where the model runs (``"server http://… · cuda · bfloat16"``)."""
     try:
         return parser.describe()
-    except (AttributeError, AmpError):
-        return f"{getattr(parser, 'device', '?')} · {getattr(parser, 'dtype', '?')}"
+    except AmpError:
+        return f"{parser.device} · {parser.dtype}"
 
 
-def identity(parser: Any) -> str:
+def identity(parser: Parser) -> str:
     """The model's identity string (part of every cache key)."""
-    return str(getattr(parser, "identity", "") or getattr(parser, "spec", ""))
+    return parser.identity or parser.spec
 
 
 @st.cache_resource(show_spinner=False)
-def _result_cache(directory: str) -> Any:
+def _result_cache(directory: str) -> ResultCache:
     from amp.cache import ResultCache
 
     return ResultCache(directory)
 
 
-def result_cache() -> Any:
+def result_cache() -> ResultCache:
     """The process-wide :class:`amp.cache.ResultCache` (of ``$AMP_CACHE_DIR`` or ``cache/``)."""
     from amp.settings import results_dir
 

@@ -11,9 +11,9 @@ its next redraw (after the item in flight); the records so far stay in the state
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import streamlit as st
 
@@ -21,6 +21,11 @@ from amp.errors import AmpError
 from amp.parser.cancel import progress_scope
 from ui import model_picker as ui_model
 from ui.common import describe_error
+
+if TYPE_CHECKING:
+    from amp.evaluation.sweep_plan import SweepItem
+    from amp.evaluation.sweep_run import SweepRecord
+    from amp.parser import Parser
 
 #: Guessed seconds per uncached item = BASE + PER_EXAMPLE × (examples in the prompt), per device kind.
 #: Measured on the project's shared 2-core CPU with Gemma 3 270M, 5 beams: about 120 s for a
@@ -37,7 +42,7 @@ class SweepState:
 
     config: Any
     total: int
-    records: list[Any] = field(default_factory=list)
+    records: list[SweepRecord] = field(default_factory=list)
     status: str = "running"  # running | done | cancelled | failed
     error: str | None = None
     seconds: float = 0.0
@@ -48,9 +53,9 @@ def _units(k: float) -> float:
     return base + per * k
 
 
-def cached_count(parser: Any, items: Sequence[Any], beams: int) -> int:
+def cached_count(parser: Parser | None, items: Sequence[SweepItem], beams: int) -> int:
     """How many planned items are already in the result cache (parse and both scores)."""
-    if parser is None or not hasattr(parser, "cached_parse"):
+    if parser is None:
         return 0
     n = 0
     for it in items:
@@ -71,7 +76,7 @@ def estimate(items: Sequence[Any], beams: int) -> str:
     if not todo:
         return f"All {len(items)} prompt(s) are cached: the sweep re-renders at once."
     mean_k = sum(len(it.prompt.examples) for it in items) / len(items)
-    device = str(getattr(parser, "device", "cpu")).split(":")[0] if parser is not None else "cpu"
+    device = parser.device.split(":")[0] if parser is not None else "cpu"
     measured = _SPEED.get(ui_model.identity(parser)) if parser is not None else None
     if measured is not None:
         per = measured * _units(mean_k)
@@ -118,12 +123,12 @@ def run(
     return _follow(key, config, items, parser, stream, draw)
 
 
-def _follow(key: str, config: Any, items: Sequence[Any], parser: Any, stream: Any,
-            draw: Callable[[list[Any], bool], None]) -> SweepState:
+def _follow(key: str, config: Any, items: Sequence[SweepItem], parser: Parser, stream: Iterator[SweepRecord],
+            draw: Callable[[list[SweepRecord], bool], None]) -> SweepState:
     """Draw a stream of records with a progress bar into a fresh :class:`SweepState`."""
     state = SweepState(config=config, total=len(items))
     st.session_state[key] = state
-    first = "" if getattr(parser, "loaded", True) else " (the first one also loads the model)"
+    first = "" if parser.loaded else " (the first one also loads the model)"
     if parser.backend.jobs is not None:
         first = " — running as a job on the parser server; it goes on if you close this tab"
     bar = st.progress(0.0, text=f"0 / {state.total} prompts{first}")
@@ -146,7 +151,7 @@ def _follow(key: str, config: Any, items: Sequence[Any], parser: Any, stream: An
                 record = next(stream, None)
             if record is None:
                 break
-            if not getattr(record, "cached", False):
+            if not record.cached:
                 ahead[0] = max(0, ahead[0] - 1)
                 uncached_time += time.perf_counter() - t0
                 uncached_units += _units(examples.get(record.id, 10))
@@ -180,7 +185,7 @@ def show_status(state: SweepState | None) -> None:
     if state.status == "running":  # the script was stopped mid-sweep: by Cancel or a page switch
         state.status = "cancelled"
     if state.status == "done":
-        cached = sum(bool(getattr(r, "cached", False)) for r in state.records)
+        cached = sum(r.cached for r in state.records)
         st.success(f"Sweep finished: {n} prompt{'' if n == 1 else 's'} in {state.seconds:.1f} s "
                    f"({cached} from the cache).",
                    icon=":material/check_circle:")
@@ -189,7 +194,7 @@ def show_status(state: SweepState | None) -> None:
                    "Run again to finish: finished prompts come from the cache.", icon=":material/pause_circle:")
     else:
         st.error(f"Sweep failed after {n} of {state.total} prompts: {state.error}", icon=":material/error:")
-    errors = [r for r in state.records if getattr(r, "error", None)]
+    errors = [r for r in state.records if r.error]
     if errors:
         st.warning(f"{len(errors)} prompt(s) could not be run and are left out, e.g.: {errors[0].error}")
 
@@ -202,9 +207,9 @@ def jobs_panel(key: str, draw: Callable[[list, bool], None]) -> bool:
     they come) with the settings it was started with.  Returns whether a job was reattached.
     """
     parser = ui_model.peek_parser()
-    jobs = getattr(getattr(parser, "backend", None), "jobs", None)
-    if jobs is None:
+    if parser is None or parser.backend.jobs is None:
         return False
+    jobs = parser.backend.jobs
     try:
         mine = [j for j in jobs.list() if j.meta.get("page") == key]
     except AmpError as exc:

@@ -19,17 +19,19 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict, fields
 from pathlib import Path
-from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
 from amp.evaluation.interpretations import (
     METHODS,
+    Interpretation,
     distinct_topk,
     sample_interpretations,
     samples_cached,
 )
 from amp.evaluation.sweep_plan import ExperimentError, SweepItem
 from amp.evaluation.sweep_run import SweepRecord, record_from_result, run_items
+from amp.parser.batch import BatchItemResult
+from amp.parser.results import Beam, ParseResult
 
 if TYPE_CHECKING:
     from amp.parser.parser import Parser
@@ -106,30 +108,37 @@ def run_method(
             if method == "beam":  # with a generation budget: one cached parse per item
                 was = parser.cached_parse(item.prompt_text, fmt=item.fmt, beams=beams,
                                           max_new_tokens=max_new_tokens) is not None
-                texts = [b.text for b in parser.parse(item.prompt_text, fmt=item.fmt, beams=beams,
-                                                       max_new_tokens=max_new_tokens).beams]
+                parse = parser.parse(item.prompt_text, fmt=item.fmt, beams=beams, max_new_tokens=max_new_tokens)
             elif method == "distinct":
                 was = parser.cached_parse(item.prompt_text, fmt=item.fmt, beams=max(width, beams),
                                           max_new_tokens=max_new_tokens) is not None
-                texts = distinct_topk(parser, item.prompt_text, k=beams, width=width, mode=mode, fmt=item.fmt,
-                                      max_new_tokens=max_new_tokens).topk
+                parse = _interpretations_result(distinct_topk(
+                    parser, item.prompt_text, k=beams, width=width, mode=mode, fmt=item.fmt,
+                    max_new_tokens=max_new_tokens).interpretations, item.fmt)
             else:
                 was = samples_cached(parser, item.prompt_text, n_samples, temperature, seed, item.fmt,
                                      max_new_tokens)
-                result = sample_interpretations(parser, item.prompt_text, n=n_samples, temperature=temperature,
-                                                seed=seed, fmt=item.fmt, lf0=item.lf0, lf1=item.lf1, mode=mode,
-                                                max_new_tokens=max_new_tokens)
-                texts = result.topk[:beams]
+                sampled = sample_interpretations(parser, item.prompt_text, n=n_samples, temperature=temperature,
+                                                 seed=seed, fmt=item.fmt, lf0=item.lf0, lf1=item.lf1, mode=mode,
+                                                 max_new_tokens=max_new_tokens)
+                parse = _interpretations_result(sampled.interpretations[:beams], item.fmt)
             pair_cached = parser.cached_pair(item.prompt_text, item.lf0, item.lf1, fmt=item.fmt) is not None
             pair = parser.score_pair(item.prompt_text, item.lf0, item.lf1, fmt=item.fmt)
-            fake = SimpleNamespace(parse=SimpleNamespace(beams=[SimpleNamespace(text=t) for t in texts]),
-                                   pair=pair, cached=bool(was and pair_cached), error=None)
+            result = BatchItemResult(item.id, parse, pair, cached=bool(was and pair_cached))
         except Exception as exc:  # noqa: BLE001 — one bad item must not end a long run
-            fake = SimpleNamespace(parse=None, pair=None, cached=False, error=f"{type(exc).__name__}: {exc}")
-        record = record_from_result(item, fake, mode=mode)
+            result = BatchItemResult(item.id, None, None, cached=False, error=f"{type(exc).__name__}: {exc}")
+        record = record_from_result(item, result, mode=mode)
         if on_progress is not None:
             on_progress(done, total, record)
         yield record
+
+
+def _interpretations_result(interpretations: Sequence[Interpretation], fmt: str) -> ParseResult:
+    """Interpretations (best first) as the ranked beams of a parse, for :func:`record_from_result`:
+    each beam's text is the representative LF and its score the interpretation's weight (no tokens)."""
+    beams = tuple(Beam(rank=i, text=it.text, raw_text=f" {it.text}\n", token_ids=(), tokens=(), logprob=math.nan,
+                       score=it.score, finished=True, parses=True) for i, it in enumerate(interpretations))
+    return ParseResult(beams=beams, constrained=True, fmt=fmt)
 
 
 # --------------------------------------------------------------------------- records <-> JSON

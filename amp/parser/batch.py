@@ -21,7 +21,7 @@ cleanly and :attr:`BatchRun.cancelled`/:attr:`BatchRun.done` say how far it got.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator
 from dataclasses import dataclass
 
 from amp.errors import AmpError, ModelLoadError
@@ -83,7 +83,7 @@ class BatchRun(Iterator[BatchItemResult]):
     load (every uncached item then carries that error; cached items are still answered).
     """
 
-    def __init__(self, gen_factory: Callable[[BatchRun], Iterator[BatchItemResult]], total: int) -> None:
+    def __init__(self, gen_factory: Callable[[BatchRun], Generator[BatchItemResult]], total: int) -> None:
         self.total = total
         self.done = 0
         self.errors = 0
@@ -108,9 +108,7 @@ class BatchRun(Iterator[BatchItemResult]):
 
     def close(self) -> None:
         """Stop early (e.g. the consumer lost interest); the current model call finishes first."""
-        close = getattr(self._gen, "close", None)  # producers are generators
-        if close is not None:
-            close()
+        self._gen.close()
 
     def __repr__(self) -> str:
         state = "cancelled" if self.cancelled else "running" if self.done < self.total else "finished"
@@ -143,60 +141,74 @@ def run_batch(
     page can find and reattach to it later; :attr:`BatchRun.job_id` names it) and stream back in
     input order; cancelling cancels the job.
     """
-    todo = list(items)
-    search = SearchSettings(beams, alpha, constrained, max_new_tokens)
-    settings = search.as_dict()
-    cancelled = _cancel_check(cancel)
-    jobs = parser.backend.jobs
+    plan = _Plan(parser, list(items), SearchSettings(beams, alpha, constrained, max_new_tokens),
+                 _cancel_check(cancel), max(1, batch_size or default_batch_size(parser)), label, meta)
+    in_order = ordered and parser.backend.jobs is None
 
-    def generate(run: BatchRun) -> Iterator[BatchItemResult]:
-        def emit(result: BatchItemResult) -> BatchItemResult:
-            return run.record(result, on_progress)
-
-        size = max(1, batch_size or default_batch_size(parser))
-        n = len(todo)
-        if ordered and jobs is None:
-            i = 0
-            while i < n:
-                if cancelled():
-                    break
-                hit = _from_cache(parser, todo[i], settings)
-                if hit is not None:
-                    yield emit(hit)
-                    i += 1
-                    continue
-                chunk = [i]
-                i += 1
-                while i < n and len(chunk) < size and not _in_cache(parser, todo[i], settings):
-                    chunk.append(i)
-                    i += 1
-                for result in _compute(parser, [todo[k] for k in chunk], settings, cancelled, run):
-                    yield emit(result)
-        else:
-            misses: list[int] = []
-            for i, item in enumerate(todo):
-                if cancelled():
-                    break
-                hit = _from_cache(parser, item, settings)
-                if hit is None:
-                    misses.append(i)
-                else:
-                    yield emit(hit)
-            else:
-                if jobs is not None and misses:  # the service computes them, as one job
-                    for result in run_as_job(parser, [todo[k] for k in misses], search, batch_size=size,
-                                             cancelled=cancelled, run=run, label=label, meta=meta):
-                        yield emit(result)
-                    misses = []
-                for start in range(0, len(misses), size):
-                    if cancelled():
-                        break
-                    chunk = misses[start:start + size]
-                    for result in _compute(parser, [todo[k] for k in chunk], settings, cancelled, run):
-                        yield emit(result)
+    def generate(run: BatchRun) -> Generator[BatchItemResult]:
+        for result in (_in_order(plan, run) if in_order else _cached_first(plan, run)):
+            yield run.record(result, on_progress)
         run.cancelled = run.done < run.total
 
-    return BatchRun(generate, len(todo))
+    return BatchRun(generate, len(plan.items))
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """What one :func:`run_batch` call works through: the items, the search and how to chunk it."""
+
+    parser: Parser
+    items: list[BatchItem]
+    search: SearchSettings
+    cancelled: Callable[[], bool]
+    size: int
+    label: str
+    meta: dict | None
+
+    @property
+    def settings(self) -> dict:
+        return self.search.as_dict()
+
+    def compute(self, indices: list[int], run: BatchRun) -> Iterator[BatchItemResult]:
+        return _compute(self.parser, [self.items[k] for k in indices], self.settings, self.cancelled, run)
+
+
+def _in_order(plan: _Plan, run: BatchRun) -> Iterator[BatchItemResult]:
+    """Results strictly in input order: each cached item at once, each run of uncached ones in chunks."""
+    settings, n, i = plan.settings, len(plan.items), 0
+    while i < n and not plan.cancelled():
+        hit = _from_cache(plan.parser, plan.items[i], settings)
+        if hit is not None:
+            yield hit
+            i += 1
+            continue
+        chunk = [i]
+        i += 1
+        while i < n and len(chunk) < plan.size and not _in_cache(plan.parser, plan.items[i], settings):
+            chunk.append(i)
+            i += 1
+        yield from plan.compute(chunk, run)
+
+
+def _cached_first(plan: _Plan, run: BatchRun) -> Iterator[BatchItemResult]:
+    """Every cached item first, then the rest in chunks (or as one job when the backend runs jobs)."""
+    misses: list[int] = []
+    for i, item in enumerate(plan.items):
+        if plan.cancelled():
+            return
+        hit = _from_cache(plan.parser, item, plan.settings)
+        if hit is None:
+            misses.append(i)
+        else:
+            yield hit
+    if plan.parser.backend.jobs is not None and misses:  # the service computes them, as one job
+        yield from run_as_job(plan.parser, [plan.items[k] for k in misses], plan.search, batch_size=plan.size,
+                              cancelled=plan.cancelled, run=run, label=plan.label, meta=plan.meta)
+        return
+    for start in range(0, len(misses), plan.size):
+        if plan.cancelled():
+            return
+        yield from plan.compute(misses[start:start + plan.size], run)
 
 
 def _cancel_check(cancel: Cancel | None) -> Callable[[], bool]:
@@ -223,7 +235,7 @@ def _in_cache(parser: Parser, item: BatchItem, settings: dict) -> bool:
 
 def _from_cache(parser: Parser, item: BatchItem, settings: dict) -> BatchItemResult | None:
     """The item's result if every part of it is cached and readable; never loads the model."""
-    if getattr(parser, "cache", None) is None or not _in_cache(parser, item, settings):
+    if parser.cache is None or not _in_cache(parser, item, settings):
         return None
     try:
         parse = parser.cached_parse(item.prompt, fmt=item.fmt, **settings) if item.parse else None
@@ -238,10 +250,10 @@ def _from_cache(parser: Parser, item: BatchItem, settings: dict) -> BatchItemRes
 def _single(parser: Parser, item: BatchItem, settings: dict) -> BatchItemResult:
     if item.score and (item.lf0 is None or item.lf1 is None):
         raise ValueError(f"item {item.id!r} asks for scoring but lacks lf0/lf1")
-    joint = getattr(parser, "parse_and_score_many", None)
-    if item.parse and item.score and joint is not None:  # one prompt pass for both
-        ((parse, pair),) = joint([(item.prompt, item.lf0, item.lf1)], fmt=item.fmt, **settings)
-        return BatchItemResult(item.id, parse, pair, cached=False)
+    if item.parse and item.score:  # one prompt pass for both
+        ((both, joint_pair),) = parser.parse_and_score_many([(item.prompt, item.lf0, item.lf1)], fmt=item.fmt,
+                                                            **settings)
+        return BatchItemResult(item.id, both, joint_pair, cached=False)
     parse = parser.parse(item.prompt, fmt=item.fmt, **settings) if item.parse else None
     pair = parser.score_pair(item.prompt, item.lf0, item.lf1, fmt=item.fmt) if item.score else None  # type: ignore[arg-type]
     return BatchItemResult(item.id, parse, pair, cached=False)
@@ -306,24 +318,19 @@ def _batched(parser: Parser, chunk: list[BatchItem], settings: dict) -> list[Bat
             groups.setdefault(item.fmt, []).append(k)
         parses: dict[int, ParseResult] = {}
         pairs: dict[int, PairScore] = {}
-        joint = getattr(parser, "parse_and_score_many", None)
         for fmt, members in groups.items():
             to_parse = [k for k in members if chunk[k].parse]
-            if joint is not None:  # parse + pair of an item share one prompt pass
-                asks = [(chunk[k].prompt, chunk[k].lf0, chunk[k].lf1) if chunk[k].score else (chunk[k].prompt, None, None)
-                        for k in to_parse]
-                for k, (res, pair) in zip(to_parse, joint(asks, fmt=fmt, **settings), strict=True):
-                    parses[k] = res
-                    if pair is not None:
-                        pairs[k] = pair
-            else:
-                for k, res in zip(to_parse, parser.parse_many([chunk[k].prompt for k in to_parse], fmt=fmt, **settings),
-                                  strict=True):
-                    parses[k] = res
+            # parse + pair of an item share one prompt pass
+            asks = [(chunk[k].prompt, chunk[k].lf0, chunk[k].lf1) if chunk[k].score else (chunk[k].prompt, None, None)
+                    for k in to_parse]
+            for k, (res, pair) in zip(to_parse, parser.parse_and_score_many(asks, fmt=fmt, **settings), strict=True):
+                parses[k] = res
+                if pair is not None:
+                    pairs[k] = pair
             to_score = [k for k in members if chunk[k].score and k not in pairs]
             triples = [(chunk[k].prompt, chunk[k].lf0, chunk[k].lf1) for k in to_score]
-            for k, res in zip(to_score, parser.score_pairs(triples, fmt=fmt), strict=True):  # type: ignore[arg-type]
-                pairs[k] = res
+            for k, scored in zip(to_score, parser.score_pairs(triples, fmt=fmt), strict=True):  # type: ignore[arg-type]
+                pairs[k] = scored
     except SearchCancelled:
         raise
     except Exception:  # noqa: BLE001 - retried item by item to find the culprit

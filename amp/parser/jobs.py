@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import builtins
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Annotated, Any, Protocol
 
@@ -175,7 +175,7 @@ def attach(parser: Parser, job_id: str, *, cancel: Callable[[], bool] | None = N
     status = jobs.status(job_id)
     stop = cancel or (lambda: False)
 
-    def generate(run: BatchRun) -> Iterator[BatchItemResult]:
+    def generate(run: BatchRun) -> Generator[BatchItemResult]:
         run.job_id = job_id
         for result in follow(parser, jobs, job_id, search_of(status), stop):
             yield run.record(result, on_progress)
