@@ -55,12 +55,14 @@ PACKAGE_DIR = Path(__file__).resolve().parent
 #: sampling, the prompt pass, the record layouts (and :mod:`amp.records`, which encodes them), divergence, batching, the in-process backend
 #: and the facade that encodes records, the LF grammar (and the lexicon it is built from) and
 #: the prompt builders.  Their text is hashed into every key (:func:`code_digest`).  Left out on
-#: purpose: ``parser/models.py`` (a model's weights and tokenizer are identified by their own
+#: purpose: the model modules (``parser/model_spec.py``, ``embedded_model.py``, ``model_loading.py``, ``model_registry.py``: a model's weights and tokenizer are identified by their own
 #: hashes in the key), the backend interface and the remote client/service transport (they move
 #: results, they do not compute them).
 CODE_MODULES: tuple[str, ...] = (
     "parser/automaton.py",
     "parser/batch.py",
+    "parser/beam_rows.py",
+    "parser/beam_step.py",
     "parser/cancel.py",
     "parser/decode.py",
     "parser/divergence.py",

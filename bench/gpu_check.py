@@ -211,7 +211,7 @@ def run_model(spec: str, args: argparse.Namespace, few: list[Any], zero: list[An
     import torch
 
     from amp.parser.decode import beam_search_batch, parse_and_score_batch
-    from amp.parser.models import load_model
+    from amp.parser.model_registry import load_model
     from amp.parser.scoring import score_pairs
 
     record: dict[str, Any] = {"spec": spec, "phases": []}
@@ -348,7 +348,7 @@ def run_model(spec: str, args: argparse.Namespace, few: list[Any], zero: list[An
         counter.remove()
         model = tok = lm = None  # drop this model before the next one loads
         with contextlib.suppress(Exception):
-            from amp.parser.models import unload_models
+            from amp.parser.model_registry import unload_models
 
             unload_models()
         gc.collect()

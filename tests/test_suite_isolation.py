@@ -156,7 +156,7 @@ def test_oracle_catches_a_leaking_mask_in_a_real_beam_search(
     import torch
 
     from amp.parser import decode
-    from amp.parser.models import load_model
+    from amp.parser.model_registry import load_model
     from amp.parser.processors import GrammarLogitsProcessor
 
     assert getattr(decode.parse_and_score_batch, "grammar_oracle", False)

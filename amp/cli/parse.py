@@ -22,7 +22,7 @@ from typing import Any
 
 from amp.cli import common
 from amp.errors import AmpError
-from amp.parser.models import DTYPES
+from amp.parser.model_loading import DTYPES
 from amp.parser.results import ParseResult, TokenStep
 
 

@@ -23,7 +23,7 @@ from typing import Any
 
 from amp.cli.common import fail
 from amp.errors import AmpError
-from amp.parser.models import DTYPES
+from amp.parser.model_loading import DTYPES
 
 
 def run(args: argparse.Namespace) -> int:

@@ -13,7 +13,9 @@ package does not.
 """
 
 from amp.parser.batch import BatchItem, BatchItemResult, BatchRun, run_batch
-from amp.parser.models import LoadedModel, default_model_info, load_model
+from amp.parser.embedded_model import default_model_info
+from amp.parser.model_loading import LoadedModel
+from amp.parser.model_registry import load_model
 from amp.parser.parser import Parser
 from amp.parser.results import (
     Beam,

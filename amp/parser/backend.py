@@ -101,7 +101,7 @@ class SearchSettings:
 class Runtime(JsonRecord):
     """What a backend computes with: everything besides the call's own inputs that a result depends on.
 
-    ``model``/``tokenizer`` are identities (:func:`amp.parser.models.identities`), ``device`` a
+    ``model``/``tokenizer`` are identities (:func:`amp.parser.model_spec.identities`), ``device`` a
     device *kind* as requested (``cpu``, ``cuda``, ``mps``, ``auto`` stays ``auto``), ``dtype``
     the weights dtype, ``versions`` the library versions that compute (torch, transformers,
     tokenizers).  A remote backend reports the *server's* runtime, so a result cached on the

@@ -16,8 +16,10 @@ from functools import lru_cache
 from importlib import metadata
 from typing import TYPE_CHECKING, TypeVar
 
-from amp.parser import models
+from amp.parser import model_registry
 from amp.parser.backend import Ask, Runtime, SearchSettings
+from amp.parser.model_loading import LoadedModel, select_device, select_dtype
+from amp.parser.model_spec import DEFAULT_SPEC, identities
 
 if TYPE_CHECKING:
     from amp.parser.jobs import JobClient
@@ -40,21 +42,21 @@ def library_versions() -> dict[str, str]:
 
 class InProcessBackend:
     """A model of this process: ``spec``/``device``/``dtype``/``trust_remote_code``/``gguf_file``
-    as in :func:`amp.parser.models.load_model`."""
+    as in :func:`amp.parser.model_registry.load_model`."""
 
     kind = "in-process"
 
-    def __init__(self, spec: str = models.DEFAULT_SPEC, *, device: str | None = None, dtype: str | None = None,
+    def __init__(self, spec: str = DEFAULT_SPEC, *, device: str | None = None, dtype: str | None = None,
                  trust_remote_code: bool = False, gguf_file: str | None = None) -> None:
-        self.spec = spec or models.DEFAULT_SPEC
+        self.spec = spec or DEFAULT_SPEC
         self._device_arg = device
         self._dtype_arg = dtype
         self.trust_remote_code = bool(trust_remote_code)
         self.gguf_file = gguf_file
-        # Weak: the process-wide memo (models.load_model) decides how long a model stays loaded;
+        # Weak: the process-wide memo (model_registry.load_model) decides how long a model stays loaded;
         # an evicted model is freed even while this backend lives, and reloaded on its next call.
-        self._lm_ref: Callable[[], models.LoadedModel | None] = lambda: None
-        self._adopted: models.LoadedModel | None = None
+        self._lm_ref: Callable[[], LoadedModel | None] = lambda: None
+        self._adopted: LoadedModel | None = None
         self._load_lock = threading.Lock()
         self._ids: tuple[str, str] | None = None
         self._resolved: tuple[str, str] | None = None
@@ -62,7 +64,7 @@ class InProcessBackend:
     # -- what it computes with ----------------------------------------------------------------------
 
     @property
-    def _lm(self) -> models.LoadedModel | None:
+    def _lm(self) -> LoadedModel | None:
         return self._adopted or self._lm_ref()
 
     @property
@@ -76,15 +78,15 @@ class InProcessBackend:
     def device_dtype(self) -> tuple[str, str]:
         """The device and dtype as requested and resolved (``auto`` stays ``auto``); no load."""
         if self._resolved is None:
-            dev = models.select_device(self._device_arg)
-            self._resolved = (dev, models.select_dtype(dev, self._dtype_arg))
+            dev = select_device(self._device_arg)
+            self._resolved = (dev, select_dtype(dev, self._dtype_arg))
         return self._resolved
 
     def identities(self) -> tuple[str, str]:
         if self._lm is not None:
             return self._lm.identity, self._lm.tokenizer_identity
         if self._ids is None:
-            self._ids = models.identities(self.spec, self.gguf_file)
+            self._ids = identities(self.spec, self.gguf_file)
         return self._ids
 
     def runtime(self) -> Runtime:
@@ -107,7 +109,7 @@ class InProcessBackend:
     def load(self) -> None:
         self.loaded_model()
 
-    def loaded_model(self) -> models.LoadedModel:
+    def loaded_model(self) -> LoadedModel:
         """The loaded model, loading it now if needed (raises :class:`ModelLoadError`)."""
         lm = self._lm
         if lm is None:
@@ -115,18 +117,18 @@ class InProcessBackend:
                 lm = self._lm
                 if lm is None:
                     dev, dt = self.device_dtype()
-                    lm = models.load_model(
+                    lm = model_registry.load_model(
                         self.spec, device=dev, dtype=dt,
                         trust_remote_code=self.trust_remote_code, gguf_file=self.gguf_file,
                     )
                     self._lm_ref = weakref.ref(lm)
         return lm
 
-    def adopt(self, lm: models.LoadedModel) -> None:
+    def adopt(self, lm: LoadedModel) -> None:
         """Use an already loaded model (benchmarks share one between parsers); held strongly."""
         self._adopted = lm
 
-    def _run(self, fn: Callable[[models.LoadedModel], T]) -> T:
+    def _run(self, fn: Callable[[LoadedModel], T]) -> T:
         lm = self.loaded_model()
         import torch
 
@@ -173,7 +175,7 @@ class InProcessBackend:
                                                  seed=seed, fmt=fmt, max_new_tokens=max_new_tokens))
 
     def close(self) -> None:
-        """Nothing to release: loaded models live in :mod:`amp.parser.models`' process store."""
+        """Nothing to release: loaded models live in :mod:`amp.parser.model_registry`' process store."""
 
     def __repr__(self) -> str:
         return f"InProcessBackend({self.spec!r}, {'loaded' if self.loaded else 'not loaded'})"

@@ -22,7 +22,7 @@ from typing import Any, TypeVar, Unpack
 
 from amp.cache import CacheWarning, ResultCache
 from amp.errors import CacheError
-from amp.parser import limits, models
+from amp.parser import limits
 from amp.parser.backend import (
     DEFAULT_TOP_N,
     MAX_TOP_N,
@@ -33,6 +33,8 @@ from amp.parser.backend import (
     SearchKeywords,
     SearchSettings,
 )
+from amp.parser.model_loading import LoadedModel
+from amp.parser.model_spec import DEFAULT_SPEC
 from amp.parser.results import (
     Beam,
     ForcedScore,
@@ -47,7 +49,7 @@ class Parser:
     """Cached access to one language model for parsing and scoring, through a :class:`Backend`.
 
     ``spec``/``device``/``dtype``/``trust_remote_code``/``gguf_file`` build the default
-    :class:`~amp.parser.local.InProcessBackend` (as in :func:`amp.parser.models.load_model`);
+    :class:`~amp.parser.local.InProcessBackend` (as in :func:`amp.parser.model_registry.load_model`);
     ``backend`` replaces it (e.g. :class:`~amp.parser.remote.RemoteBackend`, see
     :meth:`Parser.remote`).  ``cache``: ``True`` for the default :class:`ResultCache`
     (``cache/results``), a ``ResultCache`` to share one, or ``None``/``False`` for none.  If the
@@ -61,7 +63,7 @@ class Parser:
 
     def __init__(
         self,
-        spec: str = models.DEFAULT_SPEC,
+        spec: str = DEFAULT_SPEC,
         *,
         device: str | None = None,
         dtype: str | None = None,
@@ -112,7 +114,7 @@ class Parser:
 
     @property
     def identity(self) -> str:
-        """The model identity used in cache keys (see :func:`amp.parser.models.identities`)."""
+        """The model identity used in cache keys (see :func:`amp.parser.model_spec.identities`)."""
         return self.runtime().model
 
     @property
@@ -133,10 +135,10 @@ class Parser:
         """Where the model runs, for people: ``"cpu · float32"``, ``"server http://… · cuda · bfloat16"``."""
         return self.backend.describe()
 
-    def load(self) -> models.LoadedModel | None:
+    def load(self) -> LoadedModel | None:
         """Make the model ready now (raises :class:`ModelLoadError` / :class:`BackendError`).
 
-        Returns the :class:`~amp.parser.models.LoadedModel` of an in-process backend, else None.
+        Returns the :class:`~amp.parser.LoadedModel` of an in-process backend, else None.
         """
         self.backend.load()
         loaded_model = getattr(self.backend, "loaded_model", None)

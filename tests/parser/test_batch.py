@@ -9,7 +9,7 @@ import pytest
 
 from amp.cache import CacheWarning, ResultCache
 from amp.errors import ModelLoadError
-from amp.parser import models
+from amp.parser import model_registry
 from amp.parser.batch import BatchItem, BatchItemResult, BatchRun, run_batch
 from amp.parser.parser import Parser
 
@@ -64,7 +64,7 @@ def test_cached_items_come_first_and_need_no_model(
     def refuse(*args: object, **kwargs: object) -> None:
         raise ModelLoadError("model loaded for a cached batch")
 
-    monkeypatch.setattr(models, "load_model", refuse)
+    monkeypatch.setattr(model_registry, "load_model", refuse)
     fresh = Parser(str(saved_tiny_model), device="cpu", cache=parser.cache)
     again = list(run_batch(fresh, items, **FAST))
     assert all(r.cached and r.ok for r in again) and not fresh.loaded
@@ -163,7 +163,7 @@ def test_model_that_cannot_load_fails_each_uncached_item_once(parser: Parser, tm
         attempts.append(1)
         raise ModelLoadError("out of memory loading the model: use a smaller model")
 
-    monkeypatch.setattr(models, "load_model", refuse)
+    monkeypatch.setattr(model_registry, "load_model", refuse)
     fresh = Parser(parser.spec, device="cpu", cache=parser.cache)
     run = run_batch(fresh, items, batch_size=2, **FAST)
     results = list(run)

@@ -12,7 +12,7 @@ from amp.cache import CacheWarning, ResultCache
 from amp.errors import ModelLoadError
 from amp.evaluation.inspection import Inspection, inspect
 from amp.evaluation.matching import MATCHES, match_lf
-from amp.parser import models
+from amp.parser import model_registry, model_spec
 from amp.parser.parser import Parser
 from amp.parser.results import ForcedScore, PairScore, ParseResult
 
@@ -45,12 +45,12 @@ def no_loading(monkeypatch: pytest.MonkeyPatch) -> None:
     def refuse(*args: object, **kwargs: object) -> None:
         raise ModelLoadError("the model was loaded although every answer was cached")
 
-    monkeypatch.setattr(models, "load_model", refuse)
+    monkeypatch.setattr(model_registry, "load_model", refuse)
 
 
 def test_identity_device_dtype_known_without_loading(saved_tiny_model: Path, cache: ResultCache) -> None:
     p = Parser(str(saved_tiny_model), device="cpu", cache=cache)
-    assert p.identity == models.identities(str(saved_tiny_model))[0]
+    assert p.identity == model_spec.identities(str(saved_tiny_model))[0]
     assert (p.device, p.dtype, p.loaded) == ("cpu", "float32", False)
     assert "not loaded" in repr(p)
 
@@ -70,7 +70,7 @@ def test_cold_then_warm_equal_and_warm_needs_no_model(
     def refuse(*args: object, **kwargs: object) -> None:
         raise ModelLoadError("loaded on a warm call")
 
-    monkeypatch.setattr(models, "load_model", refuse)
+    monkeypatch.setattr(model_registry, "load_model", refuse)
     warm = Parser(str(saved_tiny_model), device="cpu", cache=ResultCache(cache.directory))
     assert warm.parse(PROMPT, **FAST) == cold_parse
     assert warm.score(PROMPT, [LF0, LF1]) == cold_scores

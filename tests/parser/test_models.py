@@ -1,4 +1,5 @@
-"""Model loading (amp/parser/models.py): specs, errors, identities, device/dtype, default model."""
+"""Model loading (amp/parser/model_spec.py, embedded_model.py, model_loading.py, model_registry.py): specs,
+errors, identities, device/dtype, default model."""
 
 from __future__ import annotations
 
@@ -12,16 +13,11 @@ from pathlib import Path
 import pytest
 
 from amp.errors import ModelLoadError
-from amp.parser import models
-from amp.parser.models import (
-    LoadedModel,
-    default_model_info,
-    identities,
-    load_model,
-    resolve_spec,
-    select_device,
-    select_dtype,
-)
+from amp.parser import embedded_model, model_registry, model_spec
+from amp.parser.embedded_model import default_model_info
+from amp.parser.model_loading import LoadedModel, select_device, select_dtype
+from amp.parser.model_registry import load_model
+from amp.parser.model_spec import identities, resolve_spec
 
 
 @pytest.fixture(autouse=True)
@@ -29,7 +25,7 @@ def _isolated_cache_root(request: pytest.FixtureRequest, tmp_path: Path, monkeyp
     """Hash index and lock files go to a temporary cache root (the slow tests use the real one)."""
     if request.node.get_closest_marker("slow") is None:
         monkeypatch.setenv("AMP_CACHE_DIR", str(tmp_path / "amp-cache"))
-    monkeypatch.setattr(models, "_HASHES", {})
+    monkeypatch.setattr(model_spec, "_HASHES", {})
 
 
 # -- errors --------------------------------------------------------------------------------------
@@ -142,7 +138,7 @@ def test_folder_identity_is_stable_and_content_based(tmp_path: Path, saved_tiny_
     shutil.copytree(saved_tiny_model, copy)
     first = identities(str(copy))
     assert identities(str(copy)) == first  # memoised and stable
-    models._HASHES.clear()
+    model_spec._HASHES.clear()
     assert identities(str(copy)) == first  # from the on-disk hash index
     assert str(copy.resolve()) in first[0]
     # changing the weights changes the model identity but not the tokenizer identity
@@ -158,15 +154,15 @@ def test_folder_identity_is_stable_and_content_based(tmp_path: Path, saved_tiny_
 def test_file_hash_cached_by_size_and_mtime(tmp_path: Path) -> None:
     f = tmp_path / "w.bin"
     f.write_bytes(b"a" * 10)
-    h1 = models.file_sha256(f)
+    h1 = model_spec.file_sha256(f)
     f.write_bytes(b"b" * 11)
-    assert models.file_sha256(f) != h1
+    assert model_spec.file_sha256(f) != h1
 
 
 def test_hub_identity_uses_cached_commit(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(models, "_hub_commit", lambda repo, rev: "c" * 40)
+    monkeypatch.setattr(model_spec, "_hub_commit", lambda repo, rev: "c" * 40)
     assert identities("org/name") == (f"hf:org/name@{'c' * 40}", f"hf:org/name@{'c' * 40};tokenizer")
-    monkeypatch.setattr(models, "_hub_commit", lambda repo, rev: None)
+    monkeypatch.setattr(model_spec, "_hub_commit", lambda repo, rev: None)
     assert identities("org/name@v2")[0] == "hf:org/name@v2"
 
 
@@ -197,7 +193,7 @@ def test_trust_remote_code_always_passed_explicitly(monkeypatch: pytest.MonkeyPa
         return real(*args, **kwargs)
 
     monkeypatch.setattr(transformers.AutoModelForCausalLM, "from_pretrained", spy)
-    models.unload_models()
+    model_registry.unload_models()
     load_model(str(saved_tiny_model), device="cpu")
     load_model(str(saved_tiny_model), device="cpu", trust_remote_code=True)
     # explicit False: left unset, transformers would ask on stdin (issue #12)
@@ -211,7 +207,7 @@ def test_out_of_memory_is_explained(monkeypatch: pytest.MonkeyPatch, saved_tiny_
         raise RuntimeError("CUDA out of memory. Tried to allocate 2.00 GiB")
 
     monkeypatch.setattr(transformers.AutoModelForCausalLM, "from_pretrained", boom)
-    models.unload_models()
+    model_registry.unload_models()
     with pytest.raises(ModelLoadError, match="out of memory.*smaller model or --dtype float16"):
         load_model(str(saved_tiny_model), device="cpu")
 
@@ -232,15 +228,15 @@ def test_conversion_lock_waits_for_other_process(tmp_path: Path) -> None:
     os.close(fd)
     done = threading.Event()
     threading.Timer(0.3, done.set).start()
-    with models._exclusive(lock, ready=done.is_set, timeout_s=10) as owner:
+    with embedded_model._exclusive(lock, ready=done.is_set, timeout_s=10) as owner:
         assert owner is False  # someone else did the work
     lock.unlink()
-    with models._exclusive(lock, ready=lambda: False) as owner:
+    with embedded_model._exclusive(lock, ready=lambda: False) as owner:
         assert owner is True and lock.exists()
     assert not lock.exists()
     # a lock left by a dead process is broken
     lock.write_text(json.dumps({"pid": 2**22 + 12345, "time": 0}))
-    with models._exclusive(lock, ready=lambda: False, timeout_s=5) as owner:
+    with embedded_model._exclusive(lock, ready=lambda: False, timeout_s=5) as owner:
         assert owner is True
 
 
@@ -251,20 +247,20 @@ def test_conversion_lock_waits_for_other_process(tmp_path: Path) -> None:
 def test_default_model_loads_converted(default_lm: LoadedModel) -> None:
     assert (default_lm.device, default_lm.dtype) == ("cpu", "float32")
     assert default_lm.identity == identities("default")[0]
-    folder = models.default_model_dir()
-    assert (folder / "model.safetensors").is_file() and (folder / models.MANIFEST_NAME).is_file()
-    assert models._conversion_valid(folder)
+    folder = embedded_model.default_model_dir()
+    assert (folder / "model.safetensors").is_file() and (folder / embedded_model.MANIFEST_NAME).is_file()
+    assert embedded_model._conversion_valid(folder)
     assert str(folder) in default_lm.source
     assert default_lm.tokenizer.padding_side == "left" and default_lm.tokenizer.pad_token_id is not None
     info = default_model_info()
-    assert info.converted and info.parameters == models.DEFAULT_PARAMETERS
+    assert info.converted and info.parameters == embedded_model.DEFAULT_PARAMETERS
 
 
 @pytest.mark.slow
 def test_default_model_second_load_reads_safetensors(default_lm: LoadedModel, monkeypatch: pytest.MonkeyPatch) -> None:
     """A fresh load (new process simulated by dropping the in-process cache) never touches the GGUF."""
-    monkeypatch.setattr(models, "_convert_default", lambda *a, **k: pytest.fail("converted twice"))
-    monkeypatch.setattr(models, "_LOADED", {})
+    monkeypatch.setattr(embedded_model, "_convert_default", lambda *a, **k: pytest.fail("converted twice"))
+    monkeypatch.setattr(model_registry, "_LOADED", {})
     started = time.perf_counter()
     again = load_model("default", device="cpu", dtype="float32")
     assert again is not default_lm and again.identity == default_lm.identity
