@@ -17,7 +17,7 @@ import json
 import math
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import asdict, fields
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -55,20 +55,51 @@ class ReportError(ExperimentError):
 # --------------------------------------------------------------------------- running
 
 
-def _check_settings(method: str, *, beams: int, width: int, n_samples: int, temperature: float, seed: int,
-                    max_new_tokens: int | None) -> None:
-    """The request bounds of :mod:`amp.parser.limits` for one method's settings (SettingError /
-    RequestTooLarge)."""
-    from amp.parser import limits
+@dataclass(frozen=True)
+class _Method:
+    """One method's settings (see :func:`run_method`), checked against :mod:`amp.parser.limits`
+    on construction (SettingError / RequestTooLarge): a bad setting would fail every item."""
 
-    limits.check_beams(beams)
-    limits.check_max_new_tokens(max_new_tokens)
-    limits.check_seed(seed)
-    if method == "distinct":
-        limits.check_count(width, "width", limits.MAX_WIDTH)
-    if method == "sampling":
-        limits.check_samples(n_samples)
-        limits.check_temperature(temperature)
+    name: str
+    beams: int
+    mode: str
+    width: int
+    n_samples: int
+    temperature: float
+    seed: int
+    max_new_tokens: int | None
+
+    def __post_init__(self) -> None:
+        from amp.parser import limits
+
+        if self.name not in METHODS:
+            raise ReportError(f"method must be one of {METHODS}, not {self.name!r}")
+        limits.check_beams(self.beams)
+        limits.check_max_new_tokens(self.max_new_tokens)
+        limits.check_seed(self.seed)
+        if self.name == "distinct":
+            limits.check_count(self.width, "width", limits.MAX_WIDTH)
+        if self.name == "sampling":
+            limits.check_samples(self.n_samples)
+            limits.check_temperature(self.temperature)
+
+    def ranked(self, parser: Parser, item: SweepItem) -> tuple[ParseResult, bool]:
+        """The item's ranked LFs as a parse, and whether they came from the cache."""
+        prompt, fmt, budget = item.prompt_text, item.fmt, self.max_new_tokens
+        if self.name == "beam":  # with a generation budget: one cached parse per item
+            was = parser.cached_parse(prompt, fmt=fmt, beams=self.beams, max_new_tokens=budget) is not None
+            return parser.parse(prompt, fmt=fmt, beams=self.beams, max_new_tokens=budget), was
+        if self.name == "distinct":
+            was = parser.cached_parse(prompt, fmt=fmt, beams=max(self.width, self.beams),
+                                      max_new_tokens=budget) is not None
+            found = distinct_topk(parser, prompt, k=self.beams, width=self.width, mode=self.mode, fmt=fmt,
+                                  max_new_tokens=budget)
+            return _interpretations_result(found.interpretations, fmt), was
+        was = samples_cached(parser, prompt, self.n_samples, self.temperature, self.seed, fmt, budget)
+        sampled = sample_interpretations(parser, prompt, n=self.n_samples, temperature=self.temperature,
+                                         seed=self.seed, fmt=fmt, lf0=item.lf0, lf1=item.lf1, mode=self.mode,
+                                         max_new_tokens=budget)
+        return _interpretations_result(sampled.interpretations[: self.beams], fmt), was
 
 
 def run_method(
@@ -93,10 +124,7 @@ def run_method(
     call).  ``beams`` is the beam size (``beam``) or the number of distinct interpretations
     kept (``distinct``, from a beam of ``width``; ``sampling``, from ``n_samples`` samples).
     """
-    if method not in METHODS:
-        raise ReportError(f"method must be one of {METHODS}, not {method!r}")
-    _check_settings(method, beams=beams, width=width, n_samples=n_samples, temperature=temperature, seed=seed,
-                    max_new_tokens=max_new_tokens)  # before the run: a bad setting would fail every item
+    chosen = _Method(method, beams, mode, width, n_samples, temperature, seed, max_new_tokens)  # checked now
     planned = list(items)
     if method == "beam" and max_new_tokens is None:  # the paper's path: batched, cached run_items
         yield from run_items(parser, planned, beams=beams, mode=mode, on_progress=on_progress,
@@ -105,23 +133,7 @@ def run_method(
     total = len(planned)
     for done, item in enumerate(planned, 1):
         try:
-            if method == "beam":  # with a generation budget: one cached parse per item
-                was = parser.cached_parse(item.prompt_text, fmt=item.fmt, beams=beams,
-                                          max_new_tokens=max_new_tokens) is not None
-                parse = parser.parse(item.prompt_text, fmt=item.fmt, beams=beams, max_new_tokens=max_new_tokens)
-            elif method == "distinct":
-                was = parser.cached_parse(item.prompt_text, fmt=item.fmt, beams=max(width, beams),
-                                          max_new_tokens=max_new_tokens) is not None
-                parse = _interpretations_result(distinct_topk(
-                    parser, item.prompt_text, k=beams, width=width, mode=mode, fmt=item.fmt,
-                    max_new_tokens=max_new_tokens).interpretations, item.fmt)
-            else:
-                was = samples_cached(parser, item.prompt_text, n_samples, temperature, seed, item.fmt,
-                                     max_new_tokens)
-                sampled = sample_interpretations(parser, item.prompt_text, n=n_samples, temperature=temperature,
-                                                 seed=seed, fmt=item.fmt, lf0=item.lf0, lf1=item.lf1, mode=mode,
-                                                 max_new_tokens=max_new_tokens)
-                parse = _interpretations_result(sampled.interpretations[:beams], item.fmt)
+            parse, was = chosen.ranked(parser, item)
             pair_cached = parser.cached_pair(item.prompt_text, item.lf0, item.lf1, fmt=item.fmt) is not None
             pair = parser.score_pair(item.prompt_text, item.lf0, item.lf1, fmt=item.fmt)
             result = BatchItemResult(item.id, parse, pair, cached=bool(was and pair_cached))
