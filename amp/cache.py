@@ -14,10 +14,11 @@ malformed entry counts as a miss: it is deleted and a :class:`CacheWarning` is e
 caller recomputes.
 
 Keys are sha256 digests over canonical JSON of everything the result depends on (see
-:meth:`ResultCache.key`), including :func:`code_digest` — a digest of the source text of the
-modules that compute results (:data:`CODE_MODULES`) — and :data:`CODE_VERSION`.  Any edit to
-decoding, scoring, the grammar automaton, the grammar or the prompts changes every key, so old
-entries simply stop being found; nobody has to remember to bump a constant.
+:meth:`ResultCache.key`), including :func:`amp.code_digest.code_digest` — a digest of the source
+text of the modules that compute results (:data:`amp.code_digest.CODE_MODULES`) — and
+:data:`amp.code_digest.CODE_VERSION`.  Any edit to decoding, scoring, the grammar automaton, the
+grammar or the prompts changes every key, so old entries simply stop being found; nobody has to
+remember to bump a constant.
 """
 
 from __future__ import annotations
@@ -33,84 +34,15 @@ import threading
 import time
 import warnings
 from collections.abc import Mapping, Sequence
-from functools import lru_cache
 from pathlib import Path
 from typing import Any, Self
 
 import diskcache
 from diskcache.core import MODE_RAW, MODE_TEXT
 
+import amp.code_digest as code
 from amp.errors import CacheError
 from amp.settings import results_dir
-
-#: Part of every key, next to :func:`code_digest`.  Bumping it is only needed for a change that
-#: lives outside :data:`CODE_MODULES` (e.g. a dependency's behaviour).
-CODE_VERSION = "amp-parser-3"  # 2: bound-variable constrained decoding; 3: no dead-end states, one shared prompt pass
-
-#: The ``amp`` package folder; :data:`CODE_MODULES` are relative to it.
-PACKAGE_DIR = Path(__file__).resolve().parent
-
-#: The modules whose source decides what a cached result holds (paths relative to the ``amp``
-#: package): constrained decoding and its automaton and vocabulary masks, forced scoring,
-#: sampling, the prompt pass, the record layouts (and :mod:`amp.records`, which encodes them), divergence, batching, the in-process backend
-#: and the facade that encodes records, the LF grammar (and the lexicon it is built from) and
-#: the prompt builders.  Their text is hashed into every key (:func:`code_digest`).  Left out on
-#: purpose: the model modules (``parser/model_spec.py``, ``embedded_model.py``, ``model_loading.py``, ``model_registry.py``: a model's weights and tokenizer are identified by their own
-#: hashes in the key), the backend interface and the remote client/service transport (they move
-#: results, they do not compute them).
-CODE_MODULES: tuple[str, ...] = (
-    "parser/automaton.py",
-    "parser/batch.py",
-    "parser/beam_rows.py",
-    "parser/beam_step.py",
-    "parser/cancel.py",
-    "parser/decode.py",
-    "parser/divergence.py",
-    "parser/fastsearch.py",
-    "parser/local.py",
-    "parser/parser.py",
-    "parser/prefix.py",
-    "parser/processors.py",
-    "parser/results.py",
-    "parser/sampling.py",
-    "parser/scoring.py",
-    "parser/vocab.py",
-    "evaluation/interpretations.py",
-    "logic/grammar.py",
-    "data/lexicon.py",
-    "prompts.py",
-    "records.py",
-)
-
-
-def source_digest(package_dir: Path, modules: tuple[str, ...] = CODE_MODULES) -> str:
-    """sha256 over the names and bytes of ``modules`` under ``package_dir``.
-
-    A missing module raises ``FileNotFoundError``: a renamed file must be renamed in
-    :data:`CODE_MODULES` too, never silently dropped from the key.
-    """
-    digest = hashlib.sha256()
-    for rel in sorted(modules):
-        data = (package_dir / rel).read_bytes()
-        digest.update(f"{rel}\0{len(data)}\0".encode())
-        digest.update(data)
-    return digest.hexdigest()
-
-
-@lru_cache(maxsize=4)
-def _cached_digest(package_dir: Path, modules: tuple[str, ...]) -> str:
-    return source_digest(package_dir, modules)
-
-
-def code_digest() -> str:
-    """The digest of :data:`CODE_MODULES` in :data:`PACKAGE_DIR`, read once per process.
-
-    Once per process on purpose: the code a process runs is the code it imported, so a source
-    file edited while the app runs must not change the keys its (old) code writes under.  Two
-    processes on the same source (the app and a remote worker, the CLI and the app) compute the
-    same digest.
-    """
-    return _cached_digest(PACKAGE_DIR, CODE_MODULES)
 
 #: Layout version of the stored envelope ``{"schema", "model", "value"}``.
 SCHEMA = 1
@@ -321,13 +253,14 @@ class ResultCache:
         """A stable key: ``"<kind>:<sha256 of canonical JSON>"``.
 
         ``parts`` must hold everything the result depends on — model and tokenizer identity,
-        grammar text, prompt, LF(s), every decoding setting; :data:`CODE_VERSION` and
-        :func:`code_digest` (the source of the modules that compute results) are added here.
+        grammar text, prompt, LF(s), every decoding setting; :data:`amp.code_digest.CODE_VERSION`
+        and :func:`amp.code_digest.code_digest` (the source of the modules that compute results)
+        are added here.
         Values must be JSON-representable (``TypeError`` otherwise); dict order does not
         matter, so two calls with the same settings and the same code always agree across
         processes.
         """
-        payload = {"kind": kind, "code_version": CODE_VERSION, "code": code_digest(), "parts": parts}
+        payload = {"kind": kind, "code_version": code.CODE_VERSION, "code": code.code_digest(), "parts": parts}
         digest = hashlib.sha256(canonical_json(payload).encode("utf-8")).hexdigest()
         return f"{kind}:{digest}"
 

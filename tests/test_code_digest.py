@@ -1,6 +1,6 @@
 """Result-cache keys follow the code: an edit to a module that computes results changes every key.
 
-:data:`amp.cache.CODE_MODULES` declares those modules once; :func:`amp.cache.code_digest`
+:data:`amp.code_digest.CODE_MODULES` declares those modules once; :func:`amp.code_digest.code_digest`
 hashes their source into :meth:`amp.cache.ResultCache.key`, so a change to decoding or scoring
 can never be answered by results the old code stored.
 """
@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-import amp.cache as cache_mod
-from amp.cache import CODE_MODULES, PACKAGE_DIR, ResultCache, code_digest, source_digest
+import amp.code_digest as digest_mod
+from amp.cache import ResultCache
+from amp.code_digest import CODE_MODULES, PACKAGE_DIR, code_digest, source_digest
 
 #: amp/parser modules that do not decide what a cached result holds (see CODE_MODULES' comment):
 #: the package, model loading (identified by weight hashes), the backend interface, the remote
@@ -55,19 +56,19 @@ def test_the_key_contains_the_digest_of_the_running_code() -> None:
 @pytest.mark.parametrize("module", CODE_MODULES)
 def test_changing_a_module_changes_every_key(module: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     package = _copy_package(tmp_path / "amp")
-    monkeypatch.setattr(cache_mod, "PACKAGE_DIR", package)
-    cache_mod._cached_digest.cache_clear()
+    monkeypatch.setattr(digest_mod, "PACKAGE_DIR", package)
+    digest_mod._cached_digest.cache_clear()
     try:
         before = ResultCache.key("parse", model="m", prompt="p")
         assert before == ResultCache.key("parse", model="m", prompt="p")  # the copy hashes like the original
         source = package / module
         source.write_text(source.read_text(encoding="utf-8") + "\n# a one-line change\n", encoding="utf-8")
-        cache_mod._cached_digest.cache_clear()  # a new process on the new code
+        digest_mod._cached_digest.cache_clear()  # a new process on the new code
         after = ResultCache.key("parse", model="m", prompt="p")
         assert after != before
         assert ResultCache.key("score", model="m", prompt="p") != before
     finally:
-        cache_mod._cached_digest.cache_clear()
+        digest_mod._cached_digest.cache_clear()
 
 
 def test_a_missing_module_is_an_error_not_a_smaller_key(tmp_path: Path) -> None:
@@ -86,13 +87,13 @@ def test_a_stale_entry_from_older_code_is_not_found(tmp_path: Path, monkeypatch:
     changed = text.replace("MIN_NEW_TOKENS = 64", "MIN_NEW_TOKENS = 65", 1)
     assert changed != text  # the edit took place
     decode.write_text(changed, encoding="utf-8")
-    monkeypatch.setattr(cache_mod, "PACKAGE_DIR", package)
-    cache_mod._cached_digest.cache_clear()
+    monkeypatch.setattr(digest_mod, "PACKAGE_DIR", package)
+    digest_mod._cached_digest.cache_clear()
     try:
         old_key = ResultCache.key("parse", model="m", prompt="p")
         store.set(old_key, {"beams": "stale"}, model="m")
     finally:
         monkeypatch.undo()
-        cache_mod._cached_digest.cache_clear()
+        digest_mod._cached_digest.cache_clear()
     assert ResultCache.key("parse", model="m", prompt="p") != old_key
     assert store.get(ResultCache.key("parse", model="m", prompt="p")) is None

@@ -43,12 +43,12 @@ WORK_TIMEOUT_S = 1800.0
 
 
 def code_version() -> str:
-    """The version of the code that computes results (:data:`amp.cache.CODE_VERSION` and the
-    digest of the modules that compute, :func:`amp.cache.code_digest`); client and server must
+    """The version of the code that computes results (:data:`amp.code_digest.CODE_VERSION` and the
+    digest of the modules that compute, :func:`amp.code_digest.code_digest`); client and server must
     run the same."""
-    from amp import cache
+    from amp import code_digest as code
 
-    return f"{cache.CODE_VERSION}+{cache.code_digest()[:16]}"
+    return f"{code.CODE_VERSION}+{code.code_digest()[:16]}"
 
 
 @dataclass(frozen=True)

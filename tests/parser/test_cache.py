@@ -12,7 +12,8 @@ from pathlib import Path
 import diskcache
 import pytest
 
-from amp.cache import CODE_VERSION, CacheWarning, ResultCache
+from amp.cache import CacheWarning, ResultCache
+from amp.code_digest import CODE_VERSION
 from amp.errors import CacheError
 
 BASE = {
@@ -69,7 +70,7 @@ def test_key_changes_when_any_part_changes(field: str, value: object) -> None:
 def test_key_depends_on_kind_and_code_version(monkeypatch: pytest.MonkeyPatch) -> None:
     k = ResultCache.key("parse", **BASE)
     assert k.split(":")[1] != ResultCache.key("score", **BASE).split(":")[1]
-    monkeypatch.setattr("amp.cache.CODE_VERSION", CODE_VERSION + "-next")
+    monkeypatch.setattr("amp.code_digest.CODE_VERSION", CODE_VERSION + "-next")
     assert ResultCache.key("parse", **BASE) != k
 
 
