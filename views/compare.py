@@ -40,7 +40,7 @@ if st.button("Compare", key="cmp_run", type="primary", icon=":material/compare_a
     out = {}
     for label, parser in (("A", parser_a), ("B", parser_b)):
         out[label] = ui_model.compute(parser, f"Model {label}: parsing and scoring…", lambda p: (
-            p.parse(item.prompt_text, fmt=item.fmt, beams=5),
+            p.parse(item.prompt_text, fmt=item.fmt),
             p.score_pair(item.prompt_text, item.lf0, item.lf1, fmt=item.fmt)), who=f"Model {label}")
     st.session_state["cmp_result"] = (item.id, spec_b, out)
 

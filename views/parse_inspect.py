@@ -5,9 +5,11 @@ from __future__ import annotations
 import streamlit as st
 
 from amp.evaluation.inspection import inspect
+from amp.logic.vocabulary import MODES
+from amp.parser.backend import SearchSettings
 from amp.reporting import plots
 from ui import model_picker as ui_model
-from ui import teach
+from ui import settings_widgets, teach
 from ui.common import chart, csv_download, fmt_prob, halt
 from ui.inspect_view import (
     custom_lf_section,
@@ -32,29 +34,30 @@ with st.expander(f"The prompt ({len(prompt.examples)} examples, LF0 fraction "
     st.code(prompt.render(), language=None, wrap_lines=True)
 
 c1, c2, c3, c4 = st.columns([0.8, 2.1, 1.4, 1.2], vertical_alignment="bottom")
-beams = c1.number_input("Beams k", 1, 10, 5, key="pi_beams", persist_state="session")
+beams = settings_widgets.beams_input(c1, "pi_beams", label="Beams k")
 prob = c2.segmented_control("Token probability", ["raw", "grammar"], default="raw", required=True,
                             key="pi_prob", persist_state="session",
                             format_func=lambda p: "raw model" if p == "raw" else "grammar-renormalised",
                             help="raw: softmax over the whole vocabulary (the paper's forced decode); "
                                  "grammar: renormalised over the tokens the grammar allows.")
-mode = c3.segmented_control("Match", ["logical", "paper"], default="logical", required=True, key="pi_mode",
+mode = c3.segmented_control("Match", list(MODES), default=MODES[0], required=True, key="pi_mode",
                             persist_state="session", help="Canonicaliser used to label beams LF0/LF1.")
 run = c4.button("Parse", type="primary", icon=":material/play_arrow:", key="pi_parse")
 
 text = prompt.render()
 has_gold = prompt.gold_lf0 is not None and prompt.gold_lf1 is not None
-key = (ui_model.current_spec(), text, int(beams), fmt, mode, prompt.gold_lf0, prompt.gold_lf1)
+key = (ui_model.current_spec(), text, beams, fmt, mode, prompt.gold_lf0, prompt.gold_lf1)
 if run:
+    search = SearchSettings(beams=beams)
     parser = ui_model.get_parser()
     if parser is not None:
         if has_gold:
             result = ui_model.compute(parser, "Parsing with grammar-constrained beam search and scoring both LFs…",
-                                      lambda p: inspect(p, text, prompt.gold_lf0, prompt.gold_lf1, fmt=fmt,
-                                                          beams=int(beams), canonical_mode=mode))
+                                      lambda p: inspect(p, text, prompt.gold_lf0, prompt.gold_lf1, search,
+                                                          fmt=fmt, canonical_mode=mode))
         else:
             result = ui_model.compute(parser, "Parsing with grammar-constrained beam search…",
-                                      lambda p: p.parse(text, fmt=fmt, beams=int(beams)))
+                                      lambda p: p.parse(text, search, fmt=fmt))
         if result is not None:
             st.session_state[KEY] = {"key": key, "result": result}
 stored = st.session_state.get(KEY)

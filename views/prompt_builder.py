@@ -7,7 +7,7 @@ import streamlit as st
 from amp import prompts
 from amp.data import generate as gen
 from amp.data.types import get_type, type_ids
-from ui import teach
+from ui import settings_widgets, teach
 from ui.common import guarded, halt, type_label
 from ui.prompt_state import (
     PROMPT_KEY,
@@ -30,9 +30,8 @@ mode = c1.segmented_control("Prompt", ["mixed", "zero-shot"], default="mixed", r
                             format_func=lambda m: "Mixed (few-shot)" if m == "mixed" else "Zero-shot (ingredients)")
 type_ = c2.selectbox("Ambiguity type", type_ids(), format_func=type_label, key="pb_type",
                      persist_state="session")
-fmt = c3.radio("LF format", ["fol", "lisp"], format_func=str.upper, horizontal=True, key="pb_fmt",
-               persist_state="session", disabled=mode == "zero-shot",
-               help="Zero-shot prompts are FOL only, as in the paper.")
+fmt = settings_widgets.format_radio(c3, "pb_fmt", persist_state="session", disabled=mode == "zero-shot",
+                                   help="Zero-shot prompts are FOL only, as in the paper.")
 fmt = "fol" if mode == "zero-shot" else fmt
 
 if mode == "mixed":

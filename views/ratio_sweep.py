@@ -7,7 +7,7 @@ import streamlit as st
 from amp.data.types import type_ids
 from amp.evaluation import experiments as ex
 from amp.reporting import plots
-from ui import sweep
+from ui import settings_widgets, sweep
 from ui.common import chart, csv_download, guarded, halt, type_label
 
 KEY = "fewshot_sweep"
@@ -27,19 +27,16 @@ c3, c4, c5, c6 = st.columns(4)
 n = c3.number_input("Test sentences per ratio", 1, 100, 2, key="fs_n", persist_state="session")
 seed = c4.number_input("Seed", 0, 2**31 - 1, 0, key="fs_seed", persist_state="session")
 k = c5.number_input("Examples per prompt k", 1, 20, 10, key="fs_k", persist_state="session")
-beams = c6.number_input("Beams", 1, 10, 5, key="fs_beams", persist_state="session")
+beams = settings_widgets.beams_input(c6, "fs_beams")
 with st.expander("More settings"):
-    fmt = st.radio("LF format", ["fol", "lisp"], format_func=str.upper, horizontal=True, key="fs_fmt",
-                   persist_state="session")
-    mode = st.radio("Canonical match", ["logical", "paper"], horizontal=True, key="fs_mode",
-                    persist_state="session",
-                    help="logical: true logical equivalence; paper: the original (faithful) canonicaliser.")
+    fmt = settings_widgets.format_radio(st, "fs_fmt", persist_state="session")
+    mode = settings_widgets.mode_radio(st, "fs_mode", persist_state="session", help=settings_widgets.MODE_HELP)
 
 if not types or not ratios:
     st.warning("Choose at least one type and one ratio.", icon=":material/warning:")
     halt()
 config = guarded(lambda: ex.FewShotConfig(types=tuple(types), ratios=tuple(sorted(ratios)), n_per_ratio=int(n),
-                                          seed=int(seed), k=int(k), fmt=fmt, beams=int(beams), mode=mode),
+                                          seed=int(seed), k=int(k), fmt=fmt, beams=beams, mode=mode),
                  what="Invalid sweep settings")
 if config is None:
     halt()

@@ -13,6 +13,7 @@ from amp.errors import AmpError
 from amp.evaluation import experiments as ex
 from amp.evaluation import runs as saved_runs
 from amp.reporting import report
+from ui import settings_widgets
 from ui.common import chart, halt
 
 st.title("Research: reproduced tables and figures")
@@ -30,7 +31,7 @@ by_name = dict(zip(names, runs, strict=True))
 def side(col, slot: int) -> None:
     with col:
         name = st.selectbox("Run", names, index=min(slot, len(names) - 1), key=f"research_run_{slot}")
-        mode = st.radio("Canonical match", ["logical", "paper"], horizontal=True, key=f"research_mode_{slot}")
+        mode = settings_widgets.mode_radio(st, f"research_mode_{slot}")
         try:
             run = saved_runs.load_manifest(by_name[name])
         except AmpError as exc:

@@ -7,7 +7,7 @@ import streamlit as st
 
 from amp.data import generate as gen
 from amp.data.types import get_type, type_ids
-from ui import teach
+from ui import settings_widgets, teach
 from ui.common import csv_download, guarded, type_label
 
 ALL = "(all templates)"
@@ -58,8 +58,7 @@ g1, g2, g3, g4 = st.columns([1.3, 1, 1, 1])
 how = g1.radio("Generate", ["seeded sample", "all"], horizontal=True, key="tpl_how", persist_state="session")
 n = g2.number_input("Sample size N", 1, 5000, 20, key="tpl_n", persist_state="session", disabled=how == "all")
 seed = g3.number_input("Seed", 0, 2**31 - 1, 0, key="tpl_seed", persist_state="session")
-fmt = g4.radio("LF format", ["fol", "lisp"], format_func=str.upper, horizontal=True,
-               key="tpl_fmt", persist_state="session")
+fmt = settings_widgets.format_radio(g4, "tpl_fmt", persist_state="session")
 query = st.text_input("Filter (text in the sentence or an LF, case-insensitive)", key="tpl_filter",
                       persist_state="session", placeholder="e.g. telescope, Mary, forall")
 

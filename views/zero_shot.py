@@ -7,7 +7,7 @@ import streamlit as st
 from amp.data.types import type_ids
 from amp.evaluation import experiments as ex
 from amp.reporting import plots
-from ui import sweep
+from ui import settings_widgets, sweep
 from ui.common import chart, csv_download, guarded, halt, type_label
 
 KEY = "zeroshot_sweep"
@@ -22,9 +22,8 @@ types = c1.multiselect("Ambiguity types", type_ids(), default=["pp"], format_fun
                        key="zs_types", persist_state="session")
 n = c2.number_input("Test sentences per type", 1, 200, 2, key="zs_n", persist_state="session")
 seed = c3.number_input("Seed", 0, 2**31 - 1, 0, key="zs_seed", persist_state="session")
-beams = c4.number_input("Beams", 1, 10, 5, key="zs_beams", persist_state="session")
-mode = st.radio("Canonical match", ["logical", "paper"], horizontal=True, key="zs_mode", persist_state="session",
-                help="logical: true logical equivalence; paper: the original (faithful) canonicaliser.")
+beams = settings_widgets.beams_input(c4, "zs_beams")
+mode = settings_widgets.mode_radio(st, "zs_mode", persist_state="session", help=settings_widgets.MODE_HELP)
 
 if not types:
     st.warning("Choose at least one ambiguity type.", icon=":material/warning:")

@@ -22,6 +22,7 @@ from typing import Any
 
 from amp.cli import common
 from amp.errors import AmpError
+from amp.parser.backend import SearchSettings
 from amp.parser.model_loading import DTYPES
 from amp.parser.results import ParseResult, TokenStep
 
@@ -125,8 +126,9 @@ def run(args: argparse.Namespace) -> int:
     try:
         prompt = read_prompt(args.prompt_file)
         parser = make_parser(args)
-        result = parser.parse(prompt, fmt=args.fmt, beams=args.beams, alpha=args.alpha,
-                              constrained=not args.unconstrained, max_new_tokens=args.max_new_tokens)
+        search = SearchSettings(beams=args.beams, alpha=args.alpha, constrained=not args.unconstrained,
+                                max_new_tokens=args.max_new_tokens)
+        result = parser.parse(prompt, search, fmt=args.fmt)
     except AmpError as exc:
         return common.fail(exc)
     if args.json:
@@ -142,8 +144,10 @@ def register(subparsers: Any) -> None:
     p = subparsers.add_parser("parse", help="constrained beam search for one prompt",
                               description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_model_arguments(p)
-    p.add_argument("--beams", type=common.beams, default=5, help="beam size (default 5)")
-    p.add_argument("--alpha", type=common.finite(), default=0.7, help="GNMT length-penalty alpha (default 0.7)")
+    default = common.SEARCH_DEFAULTS
+    p.add_argument("--beams", type=common.beams, default=default.beams, help=f"beam size (default {default.beams})")
+    p.add_argument("--alpha", type=common.finite(), default=default.alpha,
+                   help=f"GNMT length-penalty alpha (default {default.alpha})")
     p.add_argument("--unconstrained", action="store_true", help="plain beam search without the grammar")
     p.add_argument("--max-new-tokens", type=common.max_new_tokens, default=None, help="generation budget (default: from the prompt)")
     p.set_defaults(func=run)

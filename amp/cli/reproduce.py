@@ -30,6 +30,7 @@ from amp.data.generate import AMBIGUOUS_TYPES
 from amp.errors import AmpError
 from amp.evaluation.interpretations import METHODS
 from amp.parser import limits
+from amp.parser.model_loading import DTYPES
 
 
 def _progress(label: str) -> Any:
@@ -120,7 +121,8 @@ def register(subparsers: Any) -> None:
     p.add_argument("--types", nargs="+", choices=AMBIGUOUS_TYPES, default=list(AMBIGUOUS_TYPES), help="ambiguity types (default: all 5)")
     p.add_argument("--method", choices=METHODS, default="beam", help="how the top-k list is made (default beam)")
     argtypes.add_mode_argument(p, help="canonicaliser for matching (default: logical)")
-    p.add_argument("--beams", type=argtypes.beams, default=5, help="beam size / interpretations kept (k of ZM_k; default 5)")
+    p.add_argument("--beams", type=argtypes.beams, default=argtypes.SEARCH_DEFAULTS.beams,
+                   help=f"beam size / interpretations kept (k of ZM_k; default {argtypes.SEARCH_DEFAULTS.beams})")
     p.add_argument("--width", type=argtypes.count(1, limits.MAX_WIDTH), default=20, help="beam width for --method distinct (default 20)")
     p.add_argument("--samples", type=argtypes.count(1, limits.MAX_SAMPLES), default=20, help="samples per prompt for --method sampling")
     p.add_argument("--temperature", type=argtypes.finite(positive=True), default=1.0, help="sampling temperature")
@@ -135,7 +137,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--out", default=None, help="output folder (default reproduce-<name>)")
     p.add_argument("--name", default=None, help="run name for the manifest (default from model and settings)")
     p.add_argument("--device", default=None, help="cpu, cuda, cuda:N or mps")
-    p.add_argument("--dtype", default=None, help="weights dtype")
+    p.add_argument("--dtype", default=None, choices=DTYPES, help="weights dtype")
     p.add_argument("--trust-remote-code", action="store_true", help="allow a Hub model's own code")
     p.add_argument("--no-cache", action="store_true", help="neither read nor write the result cache")
     add_server_argument(p)

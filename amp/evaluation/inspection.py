@@ -9,17 +9,19 @@ together.  It lives in the evaluation layer because it labels beams with
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Unpack
 
 from amp.evaluation.matching import Match, match_lf
+from amp.parser.backend import SearchKeywords, SearchSettings
 from amp.parser.results import Beam, Divergence, PairScore, ParseResult, TokenStep
+from amp.records import JsonRecord
 
 if TYPE_CHECKING:
     from amp.parser.parser import Parser
 
 
 @dataclass(frozen=True)
-class Inspection:
+class Inspection(JsonRecord):
     """A parse, both readings' forced scores, and where the parse and the other reading diverge.
 
     ``matches[i]`` is :func:`~amp.evaluation.matching.match_lf` of beam ``i`` in
@@ -47,44 +49,6 @@ class Inspection:
     divergence: Divergence | None
     canonical_mode: str
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "prompt": self.prompt,
-            "lf0": self.lf0,
-            "lf1": self.lf1,
-            "fmt": self.fmt,
-            "parse": self.parse.to_dict(),
-            "pair": self.pair.to_dict(),
-            "matches": list(self.matches),
-            "predicted": self.predicted.to_dict() if self.predicted else None,
-            "predicted_match": self.predicted_match,
-            "predicted_steps": [s.to_dict() for s in self.predicted_steps],
-            "alternative": self.alternative,
-            "alternative_lf": self.alternative_lf,
-            "alternative_steps": [s.to_dict() for s in self.alternative_steps],
-            "divergence": self.divergence.to_dict() if self.divergence else None,
-            "canonical_mode": self.canonical_mode,
-        }
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Inspection:
-        return cls(
-            prompt=d["prompt"],
-            lf0=d["lf0"],
-            lf1=d["lf1"],
-            fmt=d["fmt"],
-            parse=ParseResult.from_dict(d["parse"]),
-            pair=PairScore.from_dict(d["pair"]),
-            matches=tuple(d["matches"]),
-            predicted=Beam.from_dict(d["predicted"]) if d.get("predicted") else None,
-            predicted_match=d["predicted_match"],
-            predicted_steps=tuple(TokenStep.from_dict(s) for s in d["predicted_steps"]),
-            alternative=d["alternative"],
-            alternative_lf=d["alternative_lf"],
-            alternative_steps=tuple(TokenStep.from_dict(s) for s in d["alternative_steps"]),
-            divergence=Divergence.from_dict(d["divergence"]) if d.get("divergence") else None,
-            canonical_mode=d["canonical_mode"],
-        )
 
 
 def _alternative(top_match: Match, pair: PairScore) -> str:
@@ -101,20 +65,20 @@ def inspect(
     prompt: str,
     lf0: str,
     lf1: str,
+    search: SearchSettings | None = None,
     *,
     fmt: str = "fol",
-    beams: int = 5,
-    alpha: float = 0.7,
-    constrained: bool = True,
-    max_new_tokens: int | None = None,
     canonical_mode: str = "logical",
+    **settings: Unpack[SearchKeywords],
 ) -> Inspection:
-    """Parse, score both readings, label the beams and locate the divergence (Fig. 4)."""
+    """Parse, score both readings, label the beams and locate the divergence (Fig. 4).
+
+    ``search``: the search settings (the defaults when None; keywords override its fields)."""
     from amp.parser.divergence import divergence
 
     # One prompt pass for the search, the pair and the top beam's steps (issue #16).
-    ((result, pair),) = parser.parse_and_score_many([(prompt, lf0, lf1)], fmt=fmt, beams=beams, alpha=alpha,
-                                                    constrained=constrained, max_new_tokens=max_new_tokens)
+    ((result, pair),) = parser.parse_and_score_many([(prompt, lf0, lf1)], fmt=fmt,
+                                                    search=SearchSettings.of(search, **settings))
     assert pair is not None
     matches = tuple(match_lf(b.text, lf0, lf1, mode=canonical_mode, fmt=fmt) for b in result.beams)
     top = result.beams[0] if result.beams else None
