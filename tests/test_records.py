@@ -17,6 +17,7 @@ import pytest
 from pydantic import ValidationError
 
 from amp.errors import PromptError
+from amp.evaluation.inspection import Inspection
 from amp.evaluation.interpretations import DistinctTopK, SampledInterpretations
 from amp.parser.backend import Runtime
 from amp.parser.jobs import JobStatus
@@ -28,6 +29,7 @@ FIXTURE = json.loads((Path(__file__).parent / "fixtures" / "records_v1.json").re
 INSPECTION = FIXTURE["inspection"]
 
 CASES: list[tuple[str, type, Any]] = [
+    ("inspection", Inspection, INSPECTION),
     ("parse", ParseResult, INSPECTION["parse"]),
     ("pair", PairScore, INSPECTION["pair"]),
     ("forced", ForcedScore, INSPECTION["pair"]["lf0"]),
