@@ -40,6 +40,8 @@ from amp.parser.results import (
     ForcedScore,
     PairScore,
     ParseResult,
+    SamplesValue,
+    StepsValue,
     TokenStep,
 )
 
@@ -240,8 +242,7 @@ class Parser:
             return beam.steps
         limits.check_prompt(prompt)
         return self._cached_many(
-            "steps", lambda d: tuple(TokenStep.from_dict(s) for s in d["steps"]),
-            lambda steps: {"steps": [s.to_dict() for s in steps]},
+            "steps", lambda d: StepsValue.from_dict(d).steps, lambda steps: StepsValue(tuple(steps)).to_dict(),
             lambda todo: [self.backend.beam_steps(prompt, todo[0], fmt=fmt, top_n=self.top_n,
                                                   constrained=constrained)],
             [{"prompt": prompt, "fmt": fmt, "token_ids": list(beam.token_ids), "constrained": constrained}], [beam],
@@ -262,14 +263,13 @@ class Parser:
         limits.check_prompt(prompt)
 
         def decode(d: dict[str, Any]) -> list[str | None]:
-            samples = d["samples"]
-            if not isinstance(samples, list) or len(samples) != n or \
-                    not all(s is None or isinstance(s, str) for s in samples):
-                raise ValueError("not a list of samples")
+            samples = list(SamplesValue.from_dict(d).samples)
+            if len(samples) != n:
+                raise ValueError(f"{len(samples)} samples stored, {n} asked for")
             return samples
 
         return self._cached_many(
-            "sample", decode, lambda samples: {"samples": list(samples)},
+            "sample", decode, lambda samples: SamplesValue(tuple(samples)).to_dict(),
             lambda todo: [self.backend.sample(prompt, n=n, temperature=temperature, seed=int(seed), fmt=fmt,
                                               max_new_tokens=max_new_tokens)],
             [{"prompt": prompt, "fmt": fmt, "n": n, "temperature": temperature, "seed": int(seed),

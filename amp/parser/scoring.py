@@ -111,54 +111,73 @@ def steps_from_logprobs(
     steps: list[TokenStep] = []
     grammar: list[float] = []
     for j, tok in enumerate(token_ids):
-        allowed = masker.allowed_ids(state) if state else torch.empty(0, dtype=torch.long)
-        if allowed.numel() and int(allowed[-1]) >= logprobs.shape[-1]:
-            allowed = allowed[allowed < logprobs.shape[-1]]
-        groups = masker.end_groups(state) if (merge_end and state) else ()
-        if any(tok != canon and bool((members == tok).any()) for canon, members in groups):
-            groups = ()  # a non-canonical end token (unconstrained beam): keep its own probability
+        allowed = _allowed_ids(masker, state, logprobs.shape[-1])
         row = logprobs[j]
-        if groups:
-            row = row.clone()[None]
-            merge_end_groups(row, [0], groups)
-            row = row[0]
+        merged = _end_merged(masker, state, tok, row) if merge_end else None
+        if merged is not None:
+            row = merged
             raw[j] = float(row[tok])
             if k:
                 top_v[j], top_i[j] = row.topk(k)
-        pos = int(torch.searchsorted(allowed, tok)) if allowed.numel() else 0
-        ok = allowed.numel() > 0 and pos < allowed.numel() and int(allowed[pos]) == tok
+        ok = _is_allowed(allowed, tok)
         if not ok and strict:
             raise DecodingError(
                 f"{what or 'the LF'} is outside the grammar: token {j} "
                 f"{vocab.token_display(tok)!r} is not allowed after "
                 f"{vocab.text_of(list(token_ids[:j]))!r}"
             )
-        alts_g: tuple[TokenAlternative, ...] = ()
-        g = math.nan
-        if allowed.numel():
-            sub = row[allowed.to(device)]
-            lse = min(0.0, float(torch.logsumexp(sub.double(), dim=0)))
-            if ok:
-                g = min(0.0, raw[j] - lse)
-            kg = min(top_n, sub.numel())
-            if kg:
-                gv, gi = sub.topk(kg)
-                alts_g = _alternatives(masker, gv, allowed[gi.cpu()], lse)
+        g, alts_g = _grammar_step(masker, row, allowed, raw[j] if ok else None, top_n)
         alts = _alternatives(masker, top_v[j], top_i[j]) if k else ()
-        steps.append(
-            TokenStep(
-                token=vocab.token_display(tok),
-                token_id=int(tok),
-                prob=math.exp(raw[j]),
-                prob_grammar=math.exp(g) if not math.isnan(g) else math.nan,
-                alternatives=alts,
-                alternatives_grammar=alts_g,
-            )
-        )
+        steps.append(TokenStep(token=vocab.token_display(tok), token_id=int(tok), prob=math.exp(raw[j]),
+                               prob_grammar=math.exp(g) if not math.isnan(g) else math.nan,
+                               alternatives=alts, alternatives_grammar=alts_g))
         grammar.append(g)
         text = vocab.token_text(tok)
         state = automaton.advance_token(state, text) if (state and text is not None) else DEAD
     return tuple(steps), raw, grammar
+
+
+def _allowed_ids(masker: VocabMasker, state: State, vocab_size: int) -> torch.Tensor:
+    """The sorted token ids the grammar allows in ``state`` (none in the dead state), within the
+    model's vocabulary (a tokenizer may know more ids than the model's head has rows)."""
+    allowed = masker.allowed_ids(state) if state else torch.empty(0, dtype=torch.long)
+    if allowed.numel() and int(allowed[-1]) >= vocab_size:
+        allowed = allowed[allowed < vocab_size]
+    return allowed
+
+
+def _end_merged(masker: VocabMasker, state: State, tok: int, row: torch.Tensor) -> torch.Tensor | None:
+    """``row`` with the tokens that end the LF the same way merged into their canonical token
+    (:func:`amp.parser.processors.merge_end_groups`); None where nothing merges, or where ``tok``
+    is a non-canonical end token (an unconstrained beam keeps its own probability)."""
+    groups = masker.end_groups(state) if state else ()
+    if not groups or any(tok != canon and bool((members == tok).any()) for canon, members in groups):
+        return None
+    merged = row.clone()[None]
+    merge_end_groups(merged, [0], groups)
+    return merged[0]
+
+
+def _is_allowed(allowed: torch.Tensor, tok: int) -> bool:
+    """Whether ``tok`` is among the sorted ``allowed`` ids."""
+    pos = int(torch.searchsorted(allowed, tok)) if allowed.numel() else 0
+    return allowed.numel() > 0 and pos < allowed.numel() and int(allowed[pos]) == tok
+
+
+def _grammar_step(masker: VocabMasker, row: torch.Tensor, allowed: torch.Tensor, raw: float | None,
+                  top_n: int) -> tuple[float, tuple[TokenAlternative, ...]]:
+    """The grammar-renormalised log-prob of the token whose raw log-prob is ``raw`` (NaN when it is
+    None: the token is outside the grammar) and the top-``top_n`` alternatives under the mask."""
+    if not allowed.numel():
+        return math.nan, ()
+    sub = row[allowed.to(row.device)]
+    lse = min(0.0, float(torch.logsumexp(sub.double(), dim=0)))
+    g = min(0.0, raw - lse) if raw is not None else math.nan
+    kg = min(top_n, sub.numel())
+    if not kg:
+        return g, ()
+    gv, gi = sub.topk(kg)
+    return g, _alternatives(masker, gv, allowed[gi.cpu()], lse)
 
 
 def forced_from_logprobs(
