@@ -13,7 +13,7 @@ import math
 import sys
 import threading
 import types
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import SimpleNamespace
 from typing import Any
 
@@ -243,6 +243,7 @@ class FakeParser:
     calls: list[str] = field(default_factory=list)
     device: str = "cpu"
     backend: Any = field(default_factory=lambda: SimpleNamespace(jobs=None))  # runs in this process
+    cache: Any = None  # no result cache: every item is computed
 
     def cached(self, kind: str, **parts: Any) -> bool:
         return False
@@ -260,6 +261,16 @@ class FakeParser:
         _, (m0, m1) = self.table[prompt]
         p = m0 / (m0 + m1) if m0 + m1 else None
         return FPair(FForced(lf0, m0), FForced(lf1, m1), p, None if p is None else round(p * 0.9, 6))
+
+    def parse_and_score_many(self, asks: list[tuple[str, str | None, str | None]], *, fmt: str = "fol",
+                             beams: int = 5, **settings: Any) -> list[tuple[FParse, FPair | None]]:
+        """What ``run_batch`` asks of a parser: each prompt's parse and, with both LFs, its pair."""
+        return [(self.parse(prompt, fmt=fmt, beams=beams),
+                 None if lf0 is None or lf1 is None else self.score_pair(prompt, lf0, lf1, fmt=fmt))
+                for prompt, lf0, lf1 in asks]
+
+    def score_pairs(self, triples: list[tuple[str, str, str]], *, fmt: str = "fol") -> list[FPair]:
+        return [self.score_pair(prompt, lf0, lf1, fmt=fmt) for prompt, lf0, lf1 in triples]
 
 
 def by_prompt(items: list[SweepItem], answers: dict[tuple[str, float | None], Any]) -> dict[str, Any]:
@@ -623,3 +634,14 @@ def test_run_items_passes_the_batch_size_on(monkeypatch, scope_sweep) -> None:
     monkeypatch.setitem(sys.modules, "amp.parser.batch", module)
     assert len(list(run_items(FakeParser(table), items, beams=3, batch_size=4))) == len(items)
     assert seen == [4]
+
+
+def test_summaries_when_every_item_of_a_group_failed():
+    """A type whose items all failed (e.g. the model would not load) is summarised, not a crash."""
+    failed = [SweepRecord(id=f"f/{i}", type="pp", ratio=0.5, surface="s", lf0="x", lf1="y", error="ModelLoadError: no")
+              for i in range(2)]
+    per_ratio, per_type = fewshot_summary(failed)
+    assert per_ratio.loc[0, "n"] == 0 and per_ratio.loc[0, "n_errors"] == 2 and math.isnan(per_ratio.loc[0, "acc_lf0"])
+    assert per_type.loc[0, "n"] == 0 and per_type.loc[0, "n_errors"] == 2 and math.isnan(per_type.loc[0, "FDM"])
+    zero = zeroshot_summary([replace(r, ratio=None) for r in failed])
+    assert zero.loc[0, "n"] == 0 and zero.loc[0, "n_errors"] == 2 and math.isnan(zero.loc[0, "ZM_5"])

@@ -76,7 +76,8 @@ def _predictions(df: pd.DataFrame) -> pd.DataFrame:
     """Rows that ran (no error) and have beams: the ones accuracies are computed over."""
     if "error" in df.columns:
         df = df[df["error"].isna()]
-    return df[df["beams"].map(lambda b: isinstance(b, list | tuple) and len(b) > 0)]
+    # astype(bool): on no rows, map gives an object Series, which pandas would read as column labels
+    return df[df["beams"].map(lambda b: isinstance(b, list | tuple) and len(b) > 0).astype(bool)]
 
 
 def _scored(df: pd.DataFrame) -> list[float]:
