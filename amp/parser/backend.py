@@ -122,7 +122,8 @@ class Backend(Protocol):
     ``kind`` names it for people ("in-process", "remote").  ``spec`` is the model spec it runs.
     ``runtime()`` must not load a model.  ``loaded`` says whether a call would start without
     loading first; ``load()`` loads now (raising :class:`~amp.errors.ModelLoadError`).
-    ``jobs`` is ``None`` unless the backend runs sweeps itself.
+    ``jobs`` is ``None`` unless the backend runs sweeps itself.  ``device``/``dtype`` say where
+    and in what the model runs (or will run).
     """
 
     kind: str
@@ -135,6 +136,12 @@ class Backend(Protocol):
 
     @property
     def jobs(self) -> JobClient | None: ...
+
+    @property
+    def device(self) -> str: ...
+
+    @property
+    def dtype(self) -> str: ...
 
     def runtime(self) -> Runtime: ...
 

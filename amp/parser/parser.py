@@ -126,12 +126,12 @@ class Parser:
     @property
     def device(self) -> str:
         """The device the model runs (or will run) on."""
-        return str(getattr(self.backend, "device", self.runtime().device))
+        return self.backend.device
 
     @property
     def dtype(self) -> str:
         """The dtype the model runs (or will run) in."""
-        return str(getattr(self.backend, "dtype", self.runtime().dtype))
+        return self.backend.dtype
 
     def describe(self) -> str:
         """Where the model runs, for people: ``"cpu · float32"``, ``"server http://… · cuda · bfloat16"``."""
@@ -143,8 +143,9 @@ class Parser:
         Returns the :class:`~amp.parser.LoadedModel` of an in-process backend, else None.
         """
         self.backend.load()
-        loaded_model = getattr(self.backend, "loaded_model", None)
-        return loaded_model() if callable(loaded_model) else None
+        from amp.parser.local import InProcessBackend
+
+        return self.backend.loaded_model() if isinstance(self.backend, InProcessBackend) else None
 
     # -- public calls ---------------------------------------------------------------------------------
 
