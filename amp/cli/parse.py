@@ -93,6 +93,11 @@ def make_parser(args: argparse.Namespace) -> Any:
                   trust_remote_code=args.trust_remote_code, cache=not args.no_cache)
 
 
+def model_payload(args: argparse.Namespace, parser: Any) -> dict[str, Any]:
+    """The model part of a command's ``--json`` output: what was asked for and what ran."""
+    return {"model": args.model, "identity": parser.identity, "device": parser.device, "dtype": parser.dtype}
+
+
 def model_header(parser: Any) -> str:
     return f"model: {parser.spec} ({parser.identity}) on {parser.device}, {parser.dtype}"
 
@@ -132,8 +137,7 @@ def run(args: argparse.Namespace) -> int:
     except AmpError as exc:
         return common.fail(exc)
     if args.json:
-        payload = {"model": args.model, "identity": parser.identity, "device": parser.device,
-                   "dtype": parser.dtype, "result": result.to_dict()}
+        payload = {**model_payload(args, parser), "result": result.to_dict()}
         print(json.dumps(payload, ensure_ascii=False, indent=2))
     else:
         print("\n".join([model_header(parser), *format_parse(result)]))

@@ -21,6 +21,7 @@ from amp.cli.parse import (
     format_steps,
     make_parser,
     model_header,
+    model_payload,
     read_prompt,
 )
 from amp.errors import AmpError
@@ -53,8 +54,7 @@ def run(args: argparse.Namespace) -> int:
     except AmpError as exc:
         return fail(exc)
     if args.json:
-        payload: dict[str, Any] = {"model": args.model, "identity": parser.identity, "device": parser.device,
-                                   "dtype": parser.dtype, "scores": [s.to_dict() for s in scores]}
+        payload: dict[str, Any] = {**model_payload(args, parser), "scores": [s.to_dict() for s in scores]}
         if pair is not None:
             payload["pair"] = pair.to_dict()
         print(json.dumps(payload, ensure_ascii=False, indent=2))

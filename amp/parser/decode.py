@@ -146,32 +146,28 @@ def _parses(fmt: str, text: str) -> bool:
     return True
 
 
-def _cut_constrained(vocab: Vocabulary, masker: Any, gen: list[int]) -> tuple[list[int], bool]:
-    """Generated ids up to the grammar's final newline; (ids, finished)."""
-    automaton = masker.automaton
-    state = automaton.initial
+def _cut(vocab: Vocabulary, masker: Any, gen: list[int], *, constrained: bool) -> tuple[list[int], bool]:
+    """Generated ids up to the end of the LF; (ids, finished).
+
+    Constrained: up to the grammar's final newline (the automaton; a dead state is unfinished).
+    Unconstrained: up to the first token holding a newline.
+    """
+    automaton = masker.automaton if constrained else None
+    state = automaton.initial if automaton is not None else None
     out: list[int] = []
     for tok in gen:
         text = vocab.token_text(tok)
         if text is None:
             break
         out.append(tok)
+        if automaton is None:
+            if "\n" in text:
+                return out, True
+            continue
         state = automaton.advance_token(state, text)
         if not state:
             return out, False
         if automaton.is_final(state):
-            return out, True
-    return out, False
-
-
-def _cut_unconstrained(vocab: Vocabulary, gen: list[int]) -> tuple[list[int], bool]:
-    out: list[int] = []
-    for tok in gen:
-        text = vocab.token_text(tok)
-        if text is None:
-            break
-        out.append(tok)
-        if "\n" in text:
             return out, True
     return out, False
 
@@ -188,10 +184,7 @@ def make_beam(
     alpha: float,
 ) -> Beam:
     """The :class:`Beam` of one generated id sequence: cut at the grammar's end, scored, flagged."""
-    if constrained:
-        ids, finished = _cut_constrained(vocab, masker, gen)
-    else:
-        ids, finished = _cut_unconstrained(vocab, gen)
+    ids, finished = _cut(vocab, masker, gen, constrained=constrained)
     raw_text = vocab.text_of(ids)
     if finished:
         # Drop layout after the end (a final "\n\n" token, or text after an unconstrained newline).
