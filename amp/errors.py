@@ -49,6 +49,14 @@ class MetricError(AmpError, ValueError):
     """Metric input that is malformed (e.g. mismatched lengths, k out of range)."""
 
 
+class RatioError(PromptError, MetricError):
+    """A ratio of LF0 examples (reference §11) that is not a number in [0, 1].
+
+    One class for prompts, metrics and sweeps (:func:`amp.prompts.check_ratio`), so it is both a
+    :class:`PromptError` and a :class:`MetricError`.
+    """
+
+
 class ModelLoadError(AmpError, RuntimeError):
     """A language model or tokenizer that cannot be loaded; the message says what to do."""
 

@@ -23,7 +23,7 @@ from amp.data.generate import AmbiguousPair, find_pair, pairs, pool
 from amp.data.templates.engine import registry_version
 from amp.data.templates.records import Example
 from amp.data.types import get_type, type_ids
-from amp.errors import PromptError
+from amp.errors import PromptError, RatioError
 from amp.logic.vocabulary import check_format
 from amp.records import JsonRecord, describe
 
@@ -242,6 +242,16 @@ def zero_shot_prompt(test: str | AmbiguousPair, *, seed: int = 12345) -> Prompt:
                   gold_lf0=pair.lf0.lf, gold_lf1=pair.lf1.lf)
 
 
+def check_ratio(ratio: object) -> float:
+    """A ratio r of LF0 examples in a prompt (reference §11) as a float: a real number in [0, 1]."""
+    if isinstance(ratio, bool) or not isinstance(ratio, numbers.Real):
+        raise RatioError(f"ratio {ratio!r} is not a number in [0, 1]")
+    value = float(ratio)
+    if math.isnan(value) or not 0.0 <= value <= 1.0:
+        raise RatioError(f"ratio {ratio!r} is outside the range [0, 1] (the fraction of examples shown with LF0)")
+    return value
+
+
 def lf0_count(k: int, ratio: float) -> int:
     """int(k·r), robust to float error: ``lf0_count(10, 0.3) == 3`` (not 2)."""
     return int(round(k * ratio, 9))
@@ -266,9 +276,7 @@ def mixed_prompt(
     paired design).  ``fmt="lisp"`` shows the example LFs and the gold LFs in the released Lisp
     form (sorted and flattened, ordered variables, as the original's Lisp folders hold them).
     """
-    if isinstance(ratio, bool) or not isinstance(ratio, numbers.Real) or math.isnan(ratio) \
-            or not 0.0 <= ratio <= 1.0:
-        raise PromptError(f"ratio must be in the range [0, 1], got {ratio!r}")
+    check_ratio(ratio)
     if isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 0:
         raise PromptError(f"k must be a non-negative integer, got {k!r}")
     check_format(fmt, PromptError)

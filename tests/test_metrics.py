@@ -10,7 +10,6 @@ import pytest
 from amp.errors import MetricError
 from amp.evaluation.metrics import (
     ZeroShotOutcome,
-    check_ratio,
     fdm,
     fdm_by_ratio,
     fim,
@@ -21,6 +20,7 @@ from amp.evaluation.metrics import (
     top1_accuracy,
     zm_k,
 )
+from amp.prompts import check_ratio
 
 # Real LFs stand in for the original tests' mock LFs (which our grammar would not parse).
 LF0 = "exists x . forall y . exists a . cow(y) AND dog(x) AND saw(a) AND agent(a, y) AND patient(a, x)"
@@ -232,4 +232,4 @@ def test_check_ratio() -> None:
     assert check_ratio(0) == 0.0 and check_ratio(1) == 1.0 and check_ratio(0.3) == 0.3
     for bad in (True, "0.5", None, 1.01, -1e-9):
         with pytest.raises(MetricError):
-            check_ratio(bad)  # type: ignore[arg-type]
+            check_ratio(bad)

@@ -91,7 +91,8 @@ class InputError(ValueError):
 def read_items(lines: Iterable[str], *, mode: str = "logical", fmt: str = "fol") -> list[Item]:
     """Parse and validate JSONL lines (gold LFs must parse); raises InputError."""
     from amp.evaluation.matching import gold_key
-    from amp.evaluation.metrics import check_ratio, normalise_type
+    from amp.evaluation.metrics import normalise_type
+    from amp.prompts import check_ratio
 
     items: list[Item] = []
     for number, raw in enumerate(lines, start=1):

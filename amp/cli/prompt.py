@@ -16,12 +16,11 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import math
 import sys
 
 from amp.cli import common as argtypes
 from amp.cli.common import fail
-from amp.errors import AmpError
+from amp.errors import AmpError, RatioError
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -63,10 +62,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from amp.data.generate import find_pair, sample_pairs
-    from amp.prompts import mixed_prompt, zero_shot_prompt
+    from amp.prompts import check_ratio, mixed_prompt, zero_shot_prompt
 
     ratio = getattr(args, "ratio", None)
-    if ratio is not None and (math.isnan(ratio) or not 0.0 <= ratio <= 1.0):
+    try:
+        if ratio is not None:
+            check_ratio(ratio)
+    except RatioError:
         return fail(f"--ratio must be in the range [0, 1], got {ratio}", parser)
     if getattr(args, "k", 0) < 0:
         return fail("--k must be a non-negative integer", parser)

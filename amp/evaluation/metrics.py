@@ -18,13 +18,13 @@ Each metric is one pure function over plain data.  Decisions made once, here:
 from __future__ import annotations
 
 import math
-import numbers
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from amp.data.types import normalise_type as normalise_type  # the type aliases, declared with the types
 from amp.errors import MetricError
 from amp.evaluation.matching import gold_key, match_lf, prediction_key
+from amp.prompts import check_ratio
 
 
 @dataclass(frozen=True)
@@ -136,13 +136,6 @@ def top1_accuracy(
 
 # --------------------------------------------------------------------------------------
 # few-shot
-
-
-def check_ratio(r: float) -> float:
-    """A ratio of LF0 examples in the prompt, validated to lie in [0, 1] (reference §11)."""
-    if isinstance(r, bool) or not isinstance(r, numbers.Real) or math.isnan(r) or not 0 <= r <= 1:
-        raise MetricError(f"a ratio must be a number in [0, 1], got {r!r}")
-    return float(r)
 
 
 def fdm_by_ratio(

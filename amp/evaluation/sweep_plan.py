@@ -12,7 +12,6 @@ Paper: Stengel-Eskin et al. 2023, "Zero and Few-shot Semantic Parsing with Ambig
 from __future__ import annotations
 
 import hashlib
-import math
 import numbers
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -20,9 +19,9 @@ from typing import Any
 
 from amp.data.generate import AMBIGUOUS_TYPES, sample_pairs
 from amp.data.types import find_type, get_type, type_ids
-from amp.errors import AmpError
+from amp.errors import AmpError, RatioError
 from amp.logic.vocabulary import check_format, check_mode
-from amp.prompts import Prompt, mixed_prompt, zero_shot_prompt
+from amp.prompts import Prompt, check_ratio, mixed_prompt, zero_shot_prompt
 
 __all__ = [
     "DEFAULT_RATIOS",
@@ -113,13 +112,9 @@ class FewShotConfig:
         clean: list[float] = []
         for r in ratios:
             try:
-                value = float(r)
-            except (TypeError, ValueError):
-                raise ExperimentError(f"ratio {r!r} is not a number between 0 and 1") from None
-            if math.isnan(value) or not 0.0 <= value <= 1.0:
-                raise ExperimentError(
-                    f"ratio {r!r} is outside [0, 1]; it is the fraction of prompt examples shown with LF0"
-                )
+                value = check_ratio(r)
+            except RatioError as exc:  # a configuration error, with the one ratio check's words
+                raise ExperimentError(str(exc)) from None
             clean.append(round(value, 6))  # 0.1 * 3 and 0.3 are the same ratio
         if len(set(clean)) != len(clean):
             raise ExperimentError(f"ratios {clean} lists a ratio twice")
