@@ -13,7 +13,8 @@ from amp.evaluation.interpretations import (
     sample_interpretations,
     sample_with_parser,
 )
-from amp.evaluation.metrics import prediction_key, zm_k
+from amp.evaluation.matching import prediction_key
+from amp.evaluation.metrics import zm_k
 
 PROMPT = "Human: the man saw a girl\nComputer:"
 A = "exists x . man(x) AND exists y . girl(y) AND saw(x, y)"

@@ -27,7 +27,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from amp.errors import AmpError
-from amp.evaluation.metrics import gold_key, prediction_key
+from amp.evaluation.matching import gold_key, prediction_key
+from amp.logic.vocabulary import check_mode
 from amp.records import JsonRecord, NanAsNull
 
 if TYPE_CHECKING:
@@ -67,6 +68,7 @@ class Interpretation(JsonRecord):
     score: float
     count: int = 1
 
+
 @dataclass(frozen=True)
 class DistinctTopK(JsonRecord):
     """Result of :func:`distinct_topk`: up to ``k`` interpretations, best first."""
@@ -84,6 +86,7 @@ class DistinctTopK(JsonRecord):
     def topk(self) -> list[str]:
         """The representative LF texts, best first (input of ``zm_k``)."""
         return [i.text for i in self.interpretations]
+
 
 @dataclass(frozen=True)
 class SampledInterpretations(JsonRecord):
@@ -113,6 +116,7 @@ class SampledInterpretations(JsonRecord):
     def topk(self) -> list[str]:
         """Representative LF texts by decreasing estimated probability (input of ``zm_k``)."""
         return [i.text for i in self.interpretations]
+
 
 # --------------------------------------------------------------------------- pure parts
 
@@ -166,8 +170,7 @@ def distribution_from_samples(
 
 
 def _check(mode: str, k: int | None = None) -> None:
-    if mode not in ("logical", "paper"):
-        raise InterpretationError(f"mode must be 'logical' or 'paper', not {mode!r}")
+    check_mode(mode, InterpretationError)
     if k is not None and (isinstance(k, bool) or not isinstance(k, int) or k < 1):
         raise InterpretationError(f"k must be a whole number >= 1, not {k!r}")
 
