@@ -1,0 +1,212 @@
+"""The records of a classroom poll (paper Appendix A.5; reference §13.7): items, polls, votes,
+their tallies, the poll errors, the size bounds and the share-code rules.
+
+Everything here is pure data and validation; :mod:`amp.teaching.poll_results` tallies votes and
+:mod:`amp.teaching.poll_store` keeps polls and votes in SQLite.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from amp.errors import AmpError
+
+if TYPE_CHECKING:
+    from amp.data.generate import AmbiguousPair
+
+#: Poll codes: 6 characters from an alphabet without look-alikes (no I, L, O, 0, 1).
+CODE_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
+CODE_LENGTH = 6
+_CODE_RE = re.compile(f"[{CODE_ALPHABET}]{{{CODE_LENGTH}}}")
+
+#: Session ids are opaque tokens (e.g. a UUID): 1–128 characters of ``[A-Za-z0-9._:@-]``.
+_SESSION_RE = re.compile(r"[A-Za-z0-9._:@-]{1,128}")
+
+MAX_ITEMS = 200
+MAX_TEXT = 2000
+MAX_TITLE = 200
+
+#: The confidence slider of Appendix A.5, as three steps.
+CONFIDENCE_LABELS: dict[int, str] = {1: "not confident", 2: "somewhat confident", 3: "very confident"}
+
+
+# --- errors ------------------------------------------------------------------------------------
+
+
+class PollError(AmpError):
+    """Base class of every poll error."""
+
+
+class PollNotFoundError(PollError, LookupError):
+    """No poll has this code (or the text is not a poll code at all)."""
+
+
+class PollClosedError(PollError):
+    """The poll is closed: its votes stay readable, but it takes no new ones."""
+
+
+class DuplicateVoteError(PollError):
+    """This session already voted on this item (a second or replayed submission)."""
+
+
+class InvalidVoteError(PollError, ValueError):
+    """A vote with a malformed field (type, range, session id)."""
+
+
+class InvalidPollError(PollError, ValueError):
+    """A poll or poll item that cannot be created (no items, bad field, too long)."""
+
+
+class PollStoreError(PollError, RuntimeError):
+    """The poll database cannot be opened, read or written."""
+
+
+# --- records -----------------------------------------------------------------------------------
+
+
+def is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+@dataclass(frozen=True)
+class PollItem:
+    """One ambiguous sentence of a poll: both LFs, their paraphrases and the model's P(LF0).
+
+    ``model_p_lf0`` is the model's probability of LF0 (reference §12, e.g. from a forced
+    decode), or ``None`` when no model was run.
+    """
+
+    surface: str
+    type: str
+    lf0: str
+    lf1: str
+    paraphrase0: str
+    paraphrase1: str
+    model_p_lf0: float | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("surface", "type", "lf0", "lf1", "paraphrase0", "paraphrase1"):
+            value = getattr(self, name)
+            if not isinstance(value, str) or not value.strip():
+                raise InvalidPollError(f"poll item field {name!r} must be a non-empty string, got {value!r}")
+            if len(value) > MAX_TEXT:
+                raise InvalidPollError(f"poll item field {name!r} is longer than {MAX_TEXT} characters")
+        p = self.model_p_lf0
+        if p is not None:
+            if isinstance(p, bool) or not isinstance(p, int | float) or not math.isfinite(p) or not 0 <= p <= 1:
+                raise InvalidPollError(f"model_p_lf0 must be a probability in [0, 1] or None, got {p!r}")
+            object.__setattr__(self, "model_p_lf0", float(p))
+
+    @classmethod
+    def from_pair(cls, pair: AmbiguousPair, model_p_lf0: float | None = None) -> PollItem:
+        """An item for a generated ambiguous pair, with :func:`amp.teaching.paraphrase.paraphrases`."""
+        from amp.teaching.paraphrase import paraphrases
+
+        p0, p1 = paraphrases(pair)
+        return cls(pair.surface, pair.type, pair.lf0.lf, pair.lf1.lf, p0, p1, model_p_lf0)
+
+    def paraphrase(self, choice: int) -> str:
+        return self.paraphrase0 if choice == 0 else self.paraphrase1
+
+
+@dataclass(frozen=True)
+class Poll:
+    """A poll: its share code, title, items and state (``closed_at`` is ``None`` while open)."""
+
+    code: str
+    title: str
+    items: tuple[PollItem, ...]
+    created: str
+    closed_at: str | None = None
+
+    @property
+    def closed(self) -> bool:
+        return self.closed_at is not None
+
+    @property
+    def query(self) -> str:
+        """The URL query that opens this poll in the app: ``?poll=<code>``."""
+        return f"?poll={self.code}"
+
+
+@dataclass(frozen=True)
+class Vote:
+    """One answer: ``choice`` 0 = LF0, 1 = LF1; ``confidence`` 1–3 (not/somewhat/very)."""
+
+    code: str
+    item_index: int
+    session_id: str
+    choice: int
+    confidence: int
+    created: str = ""
+
+
+@dataclass(frozen=True)
+class ItemResult:
+    """Per-item tallies (reference §13.7 conversion in ``human_p_lf0``).
+
+    ``counts`` = votes for (LF0, LF1); ``confidence_counts`` = votes at confidence (1, 2, 3);
+    ``confidence_by_choice[c]`` the same, for the voters who chose reading ``c``.
+    ``human_p_lf0`` is the mean of :func:`confidence_to_p_lf0` over this item's votes (``None``
+    without votes); ``model_p_lf0`` is the model's P(LF0) stored with the item.
+    """
+
+    index: int
+    surface: str
+    type: str
+    n_voters: int
+    counts: tuple[int, int]
+    confidence_counts: tuple[int, int, int]
+    confidence_by_choice: tuple[tuple[int, int, int], tuple[int, int, int]]
+    human_p_lf0: float | None
+    model_p_lf0: float | None
+
+
+@dataclass(frozen=True)
+class PollResults:
+    """All items' results; ``n_voters`` counts distinct sessions over the whole poll."""
+
+    code: str
+    title: str
+    closed: bool
+    n_voters: int
+    n_votes: int
+    items: tuple[ItemResult, ...]
+
+
+# --- rules shared by the store and the tallies ---------------------------------------------------
+
+
+def tidy_code(text: str) -> str:
+    """A typed poll code as stored and shown: trimmed and upper-case (not yet checked)."""
+    return text.strip().upper()
+
+
+def normalise_code(code: object) -> str:
+    """Upper-case, trimmed poll code; :class:`PollNotFoundError` if it cannot be a code."""
+    if not isinstance(code, str) or not _CODE_RE.fullmatch(tidy_code(code)):
+        raise PollNotFoundError(
+            f"{code!r} is not a poll code (codes are {CODE_LENGTH} letters and digits, e.g. 'K7QX2M')"
+        )
+    return tidy_code(code)
+
+
+def check_answer(choice: object, confidence: object) -> None:
+    """:class:`InvalidVoteError` unless ``choice`` is the int 0 (LF0) or 1 (LF1) and
+    ``confidence`` the int 1, 2 or 3 (not/somewhat/very, :data:`CONFIDENCE_LABELS`)."""
+    if not is_int(choice) or choice not in (0, 1):
+        raise InvalidVoteError(f"choice must be 0 (LF0) or 1 (LF1), got {choice!r}")
+    if not is_int(confidence) or confidence not in CONFIDENCE_LABELS:
+        raise InvalidVoteError(f"confidence must be 1, 2 or 3 (not/somewhat/very), got {confidence!r}")
+
+
+def check_session_id(session_id: object) -> None:
+    """:class:`InvalidVoteError` unless ``session_id`` is an opaque token of 1–128 ``[A-Za-z0-9._:@-]``."""
+    if not isinstance(session_id, str) or not _SESSION_RE.fullmatch(session_id):
+        raise InvalidVoteError(
+            "session_id must be 1–128 characters of letters, digits and ._:@- "
+            f"(got {session_id!r:.60})"
+        )
