@@ -1,8 +1,9 @@
 """Widget helpers of the teaching mode: verbalised readings, the hide-the-logic toggle, poll
 results, the model's P(LF0) for one sentence, and demo-pack export/import.
 
-Presentation only: paraphrases come from :mod:`amp.teaching.paraphrase`, polls from :mod:`amp.teaching.poll`,
-packs from :mod:`amp.teaching.demo_pack`, the model from :mod:`ui.model_picker`.
+Streamlit glue only (session state, spinners, error boxes): what is said about a sentence comes
+from :mod:`amp.teaching.lesson`, polls from :mod:`amp.teaching.poll`, packs from
+:mod:`amp.teaching.demo_pack`, the model from :mod:`ui.model_picker`.
 """
 
 from __future__ import annotations
@@ -11,16 +12,19 @@ import html
 import tempfile
 import uuid
 from pathlib import Path
-from typing import Any
 
 import plotly.graph_objects as go
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
+from amp.data import generate as gen
 from amp.errors import AmpError
 from amp.reporting.plots import LF0_COLOR, LF1_COLOR
+from amp.teaching import demo_pack, lesson
 from amp.teaching.poll import CONFIDENCE_LABELS, ItemResult, PollItem, PollStore
 from ui import model_picker as ui_model
 from ui.common import chart, describe_error, fmt_prob, plain
+from ui.prompt_state import current_prompt, prompt_fmt
 
 #: session_state key of the "Hide the logic" toggle (shared by every page that shows LFs).
 HIDE_LOGIC_KEY = "teach_hide_logic"
@@ -39,7 +43,7 @@ BADGES = (":blue-badge[LF0]", ":orange-badge[LF1]")
 # --- verbalised readings -------------------------------------------------------------------
 
 
-def logic_toggle(where: Any = None) -> bool:
+def logic_toggle(where: DeltaGenerator | None = None) -> bool:
     """The "Hide the logic" toggle (same state on every page); True when the logic is hidden.
 
     The state lives in :data:`HIDE_LOGIC_KEY`, a plain session_state key (widget keys are
@@ -60,38 +64,9 @@ def logic_hidden() -> bool:
     return bool(st.session_state.get(HIDE_LOGIC_KEY, False))
 
 
-def readings_of(pair_or_surface: Any) -> tuple[str, str] | None:
-    """The two paraphrases, or ``None`` when the sentence has none (not in the pool, …)."""
-    from amp.teaching.paraphrase import paraphrases
-
-    try:
-        return paraphrases(pair_or_surface)
-    except (AmpError, KeyError, ValueError):
-        return None
-
-
-def find_pair(surface: str) -> Any:
-    """The pool pair of a sentence, or ``None``."""
-    from amp.data.generate import find_pair as _find
-
-    try:
-        return _find(surface)
-    except AmpError:
-        return None
-
-
-def reading_label(type_: str, idx: int) -> str:
-    from amp.teaching.paraphrase import interpretation_label
-
-    try:
-        return interpretation_label(type_, idx)
-    except (AmpError, KeyError, ValueError):
-        return f"reading {idx}"
-
-
 def reading_line(type_: str | None, idx: int, paraphrase: str | None) -> str:
     """Markdown: ``LF0`` badge, short label and the paraphrase in quotes."""
-    label = f" **{reading_label(type_, idx)}**" if type_ else ""
+    label = f" **{lesson.reading_name(type_, idx)}**" if type_ else ""
     text = f" — “{paraphrase}”" if paraphrase else ""
     return f"{BADGES[idx]}{label}{text}"
 
@@ -99,7 +74,7 @@ def reading_line(type_: str | None, idx: int, paraphrase: str | None) -> str:
 def show_readings(surface: str, type_: str | None, lfs: tuple[str, str] | None = None, *,
                   columns: bool = True) -> None:
     """Both readings of ``surface`` in words (label + paraphrase) and, unless hidden, their LFs."""
-    texts = readings_of(surface)
+    texts = lesson.readings_in_words(surface)
     hide = logic_hidden()
     cols = st.columns(2) if columns else (st.container(), st.container())
     for idx, col in enumerate(cols):
@@ -112,38 +87,26 @@ def show_readings(surface: str, type_: str | None, lfs: tuple[str, str] | None =
 
 
 def model_p_lf0(surface: str) -> float | None:
-    """The current model's zero-shot P(LF0) for a pool sentence (cached; ``None`` if unavailable)."""
-    from amp.data.generate import find_pair
-    from amp.prompts import zero_shot_prompt
-
+    """The current model's zero-shot P(LF0) for a pool sentence (:func:`amp.teaching.lesson.model_p_lf0`),
+    memoised per model in this session; ``None`` if the sentence or the model is unavailable."""
     spec = ui_model.current_spec()
     memo = st.session_state.setdefault(MODEL_P_KEY, {})
     if (spec, surface) in memo:
         return memo[(spec, surface)]
-    pair = find_pair(surface)
     parser = ui_model.peek_parser()
-    if pair is None or parser is None:
+    if parser is None or lesson.pool_pair(surface) is None:
         return None
     try:
         with st.spinner("Scoring both readings with the model (zero-shot prompt)…"), ui_model.using(parser):
-            p = parser.score_pair(zero_shot_prompt(pair).render(), pair.lf0.lf, pair.lf1.lf).p_lf0
+            p = lesson.model_p_lf0(parser, surface)
     except Exception:  # noqa: BLE001 - a missing model never breaks a class
         return None
-    p = None if p is None else float(p)
     memo[(spec, surface)] = p
     return p
 
 
-def model_choice_text(p: float | None) -> str:
-    if p is None:
-        return "model P(LF0) unavailable"
-    return "prefers **LF0**" if p >= 0.5 else "prefers **LF1**"
-
-
-def guard_pairs(type_: str, word: str | None) -> list:
+def guard_pairs(type_: str, word: str | None) -> list[gen.AmbiguousPair]:
     """The pool's pairs of a type whose surface or slots contain ``word`` (``[]`` + error if bad)."""
-    from amp.data import generate as gen
-
     try:
         return gen.pairs(type_, word=word)
     except AmpError as exc:
@@ -151,10 +114,8 @@ def guard_pairs(type_: str, word: str | None) -> list:
         return []
 
 
-def guard_sample(type_: str, n: int, seed: int) -> list:
+def guard_sample(type_: str, n: int, seed: int) -> list[gen.AmbiguousPair]:
     """``n`` seeded pairs of a type (``[]`` + error if impossible)."""
-    from amp.data import generate as gen
-
     try:
         return gen.sample_pairs(type_, n, seed)
     except AmpError as exc:
@@ -178,13 +139,13 @@ def student_id() -> str:
 
 
 def student_link(query: str) -> str:
-    """The student URL: ``<host>/?poll=CODE`` when the request's Host is known, else the query."""
+    """The student URL (:func:`amp.teaching.lesson.student_url`) for this request's Host header."""
     host = None
     try:
         host = st.context.headers.get("Host")
     except Exception:  # noqa: BLE001 - no request context (tests)
         host = None
-    return f"http://{host}/{query}" if host else query
+    return lesson.student_url(host, query)
 
 
 def big(text: str, size: str = "3.2rem") -> None:
@@ -197,7 +158,7 @@ def big(text: str, size: str = "3.2rem") -> None:
 def item_chart(item: PollItem, result: ItemResult, *, key: str, height: int = 240) -> None:
     """Bars of the votes for LF0 and LF1, stacked by confidence."""
     fig = go.Figure()
-    names = [f"LF0 · {reading_label(item.type, 0)}", f"LF1 · {reading_label(item.type, 1)}"]
+    names = [f"LF{i} · {lesson.reading_name(item.type, i)}" for i in (0, 1)]
     for choice in (0, 1):
         fig.add_bar(x=[names[choice]], y=[result.counts[choice]], marker_color=COLORS[choice],
                     name=names[choice], text=[result.counts[choice]], textposition="auto",
@@ -228,39 +189,15 @@ def item_results(item: PollItem, result: ItemResult, model_p: float | None, *, k
 SENTENCES = "(the results behind chosen sentences)"
 
 
-class PackSelectionEmpty(AmpError):
-    """The chosen sentences have no cached results to export."""
-
-
-def sentence_keys(text: str) -> tuple[list[str], list[str]]:
-    """Cache keys behind the sentences typed one per line: their zero-shot prompts (what the
-    poll and presentation pages score) and the built prompt when it tests one of them."""
-    from amp.data.generate import find_pair
-    from amp.prompts import zero_shot_prompt
-    from ui.prompt_state import current_prompt, prompt_fmt
-
-    parser = ui_model.peek_parser()
-    sentences = [s.strip() for s in text.splitlines() if s.strip()]
-    keys: list[str] = []
-    unknown: list[str] = []
+def sentence_keys(text: str) -> lesson.SentenceKeys:
+    """:func:`amp.teaching.lesson.sentence_keys` with this session's model and built prompt."""
     built, is_built = current_prompt()
-    for sentence in sentences:
-        pair = find_pair(sentence)
-        if pair is None:
-            unknown.append(sentence)
-            continue
-        if parser is None:
-            continue
-        keys += parser.result_keys(zero_shot_prompt(pair).render(), pair.lf0.lf, pair.lf1.lf)
-        if is_built and built.test_utterance == sentence:
-            keys += parser.result_keys(built.render(), built.gold_lf0, built.gold_lf1, fmt=prompt_fmt(built))
-    return list(dict.fromkeys(keys)), unknown
+    return lesson.sentence_keys(ui_model.peek_parser(), text, built if is_built else None,
+                                built_fmt=prompt_fmt(built))
 
 
 def demo_pack_section() -> None:
     """Export the cached results to a zip (all or one model) and import a pack."""
-    from amp.teaching import demo_pack
-
     cache = ui_model.result_cache()
     ex, im = st.columns(2)
     with ex:
@@ -277,12 +214,11 @@ def demo_pack_section() -> None:
                 try:
                     keys = None
                     if which == SENTENCES:
-                        keys, unknown = sentence_keys(lines)
-                        if unknown:
-                            st.warning("Not in any pool, left out: " + "; ".join(unknown), icon=":material/warning:")
-                        if not keys:
-                            raise PackSelectionEmpty("nothing is cached for these sentences yet: run them on the "
-                                                     "Presentation, Class poll or Parse page first")
+                        chosen = sentence_keys(lines)
+                        if chosen.unknown:
+                            st.warning("Not in any pool, left out: " + "; ".join(chosen.unknown),
+                                       icon=":material/warning:")
+                        keys = list(chosen.require_keys())
                     info = demo_pack.export_pack(cache, keys, path, note="AmP Explorer export",
                                                  models=None if which in ("(all models)", SENTENCES) else [which])
                     st.session_state["teach_pack_bytes"] = (path.read_bytes(), info.entry_count)
@@ -302,8 +238,7 @@ def demo_pack_section() -> None:
 
 
 def import_upload(data: bytes, name: str) -> None:
-    from amp.teaching import demo_pack
-
+    """Import an uploaded pack into the result cache (through a temporary file); success or error box."""
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / (Path(name).name or "pack.zip")
         path.write_bytes(data)

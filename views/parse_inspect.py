@@ -8,6 +8,7 @@ from amp.evaluation.inspection import inspect
 from amp.logic.vocabulary import MODES
 from amp.parser.backend import SearchSettings
 from amp.reporting import plots
+from amp.teaching import lesson
 from ui import model_picker as ui_model
 from ui import settings_widgets, teach
 from ui.common import chart, csv_download, fmt_prob, halt
@@ -103,8 +104,9 @@ st.dataframe(table, hide_index=True, width="stretch", column_config={
 csv_download(table, "beams.csv", key="pi_beams_csv")
 
 g0, g1 = st.columns(2)
-words = teach.readings_of(prompt.test_utterance)
-kind = getattr(teach.find_pair(prompt.test_utterance), "type", None)
+words = lesson.readings_in_words(prompt.test_utterance)
+gold_pair = lesson.pool_pair(prompt.test_utterance)
+kind = gold_pair.type if gold_pair is not None else None
 for i, (col, name, lf, score) in enumerate(((g0, "LF0", ins.lf0, pair.lf0), (g1, "LF1", ins.lf1, pair.lf1))):
     col.markdown(f"**Gold {name}** · min-token p = {fmt_prob(score.min_prob, 4)} · "
                  f"log P = {score.sum_logprob:.2f}")

@@ -7,6 +7,7 @@ import streamlit as st
 from amp import prompts
 from amp.data import generate as gen
 from amp.data.types import get_type, type_ids
+from amp.teaching import lesson
 from ui import settings_widgets, teach
 from ui.common import guarded, halt, type_label
 from ui.prompt_state import (
@@ -89,7 +90,7 @@ with left:
     m3.metric("Target r", "–" if ratio is None else f"{ratio:.0%}")
     st.caption(f"LF0 = {get_type(type_).notes[0]} · LF1 = {get_type(type_).notes[1]}. "
                "Changing a setting above rebuilds the prompt and drops manual edits.")
-    words = teach.readings_of(prompt.test_utterance)
+    words = lesson.readings_in_words(prompt.test_utterance)
     if words:
         st.markdown(f"Test sentence *{prompt.test_utterance}*: {teach.reading_line(type_, 0, words[0])} · "
                     f"{teach.reading_line(type_, 1, words[1])}")

@@ -6,7 +6,7 @@ import streamlit as st
 
 from amp.data.types import type_ids
 from amp.errors import AmpError
-from amp.teaching.poll import PollItem, PollStore
+from amp.teaching.poll import PollItem, PollStore, tidy_code
 from ui import teach
 from ui.common import describe_error, halt, plain, type_label
 
@@ -16,7 +16,7 @@ st.caption("Students open the link (or type the code after `?poll=`), pick the r
 
 
 def _open(code: str) -> None:
-    st.session_state[teach.POLL_CODE_KEY] = code.strip().upper()
+    st.session_state[teach.POLL_CODE_KEY] = tidy_code(code)
 
 
 def _create(store: PollStore, pairs: list, title: str, with_model: bool) -> None:

@@ -8,7 +8,8 @@ import streamlit as st
 
 from amp.data.types import display_name, type_ids
 from amp.errors import AmpError
-from amp.teaching.poll import PollItem
+from amp.teaching import lesson
+from amp.teaching.poll import PollItem, tidy_code
 from ui import teach
 from ui.common import describe_error, fmt_prob, halt, plain, type_label
 
@@ -20,7 +21,7 @@ st.markdown("<style>.block-container{padding-top:1.2rem} .present-s{font-size:3r
 with st.sidebar:
     st.markdown("**:material/slideshow: Presentation**")
     st.session_state.setdefault("present_code", st.session_state.get(teach.POLL_CODE_KEY, ""))
-    code = st.text_input("Poll code (optional)", key="present_code", placeholder="K7QX2M").strip().upper()
+    code = tidy_code(st.text_input("Poll code (optional)", key="present_code", placeholder="K7QX2M"))
     type_ = st.selectbox("Ambiguity type (without a poll)", type_ids(), format_func=type_label,
                          key="present_type")
     n = st.number_input("Sentences", 1, 30, 5, key="present_n")
@@ -60,7 +61,7 @@ reveal = nav[3].button("Reveal the model's choice", key=f"present_reveal_{pos}",
 
 st.markdown(f"<div class='present-s'>“{html.escape(item.surface)}”</div>", unsafe_allow_html=True)
 for idx in (0, 1):
-    label = teach.reading_label(item.type, idx)
+    label = lesson.reading_name(item.type, idx)
     color = teach.COLORS[idx]
     st.markdown(f"<div class='present-r'><b style='color:{html.escape(color)}'>LF{idx} · {html.escape(label)}</b>: "
                 f"{html.escape(item.paraphrase(idx))}</div>", unsafe_allow_html=True)
@@ -82,7 +83,7 @@ if item.surface in shown:
     p = item.model_p_lf0 if item.model_p_lf0 is not None else teach.model_p_lf0(item.surface)
     with left:
         st.metric("Model P(LF0)", fmt_prob(p, 2))
-        st.markdown(f"The model {teach.model_choice_text(p)}" if p is not None else "model P(LF0) unavailable")
+        st.markdown(f"The model {lesson.model_choice_text(p)}" if p is not None else lesson.model_choice_text(p))
 if res is not None:
     with right:
         teach.item_chart(item, res, key=f"present_chart_{pos}", height=200)

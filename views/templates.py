@@ -7,6 +7,7 @@ import streamlit as st
 
 from amp.data import generate as gen
 from amp.data.types import get_type, type_ids
+from amp.teaching import lesson
 from ui import settings_widgets, teach
 from ui.common import csv_download, guarded, type_label
 
@@ -46,7 +47,7 @@ with st.expander(f"{get_type(type_).name}: {len(shown)} template(s) — surface,
         st.code(t.spec, language=None, wrap_lines=True)
         example = next(iter(gen.pairs(type_, template=t.id)), None)
         for idx, text in enumerate((lf0_text, lf1_text)):
-            words = teach.readings_of(example) if example else None
+            words = lesson.readings_in_words(example) if example else None
             st.markdown(f"**LF{idx}** — {text}" + (f" · e.g. “{words[idx]}”" if words else ""))
             if not teach.logic_hidden():
                 st.code(t.lfs[idx], language=None, wrap_lines=True)

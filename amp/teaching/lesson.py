@@ -1,0 +1,155 @@
+"""What the teaching pages say about one ambiguous sentence, without any widget.
+
+A sentence's two readings in words (paper Table 1 labels and paraphrases, read from the
+ambiguity-type registry through :mod:`amp.teaching.paraphrase`), the model's P(LF0) for it under
+the zero-shot prompt (paper §2 and reference §10: the probability of LF0 between the two forced
+decodes), which reading the model prefers, the cache keys a demo pack of chosen sentences
+exports, and the URL a student opens.  Pure functions: the Streamlit glue (session memo,
+spinners, error boxes) lives in ``ui/teach.py``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from amp.data.generate import find_pair
+from amp.errors import AmpError
+from amp.prompts import zero_shot_prompt
+from amp.teaching.paraphrase import interpretation_label, paraphrases
+
+if TYPE_CHECKING:
+    from amp.data.generate import AmbiguousPair
+    from amp.parser import Parser
+    from amp.prompts import Prompt
+
+__all__ = [
+    "PackSelectionEmpty",
+    "SentenceKeys",
+    "model_choice_text",
+    "model_p_lf0",
+    "pool_pair",
+    "preferred_reading",
+    "reading_name",
+    "readings_in_words",
+    "sentence_keys",
+    "student_url",
+]
+
+
+class PackSelectionEmpty(AmpError):
+    """The chosen sentences have no cached results to export."""
+
+
+# --- a sentence's readings in words ------------------------------------------------------------
+
+
+def pool_pair(surface: str) -> AmbiguousPair | None:
+    """The pool pair of a sentence, or ``None`` (not in any pool, or the pools cannot be built)."""
+    try:
+        return find_pair(surface)
+    except AmpError:
+        return None
+
+
+def readings_in_words(pair_or_surface: AmbiguousPair | str) -> tuple[str, str] | None:
+    """The (LF0, LF1) paraphrases (paper Table 1), or ``None`` when the sentence has none
+    (not in a pool, or a template without paraphrases it can be verbalised from)."""
+    try:
+        return paraphrases(pair_or_surface)
+    except (AmpError, KeyError, ValueError):
+        return None
+
+
+def reading_name(type_: str, idx: int) -> str:
+    """The short name of reading ``idx`` of a type ("possessive", "instrument"; paper Table 1),
+    ``"reading <idx>"`` for an unregistered type or an index other than 0/1."""
+    try:
+        return interpretation_label(type_, idx)
+    except (AmpError, KeyError, ValueError):
+        return f"reading {idx}"
+
+
+# --- the model's P(LF0) ------------------------------------------------------------------------
+
+
+def model_p_lf0(parser: Parser, surface: str) -> float | None:
+    """The model's zero-shot P(LF0) of a pool sentence: :attr:`~amp.parser.results.PairScore.p_lf0`
+    of the forced decodes of both LFs under the reference §10 zero-shot prompt (paper §2,
+    ``m0 / (m0 + m1)`` over the minimum token probabilities); cached by the parser.
+
+    ``None`` when the sentence is in no pool (the model is then never asked) or the score has
+    no P(LF0).  Errors of the model itself (:class:`~amp.errors.AmpError` subclasses from
+    loading or a remote server) propagate: the caller decides how a class goes on without it.
+    """
+    pair = pool_pair(surface)
+    if pair is None:
+        return None
+    p = parser.score_pair(zero_shot_prompt(pair).render(), pair.lf0.lf, pair.lf1.lf).p_lf0
+    return None if p is None else float(p)
+
+
+def preferred_reading(p_lf0: float | None) -> int | None:
+    """The reading the model prefers: 0 (LF0) when P(LF0) ≥ 0.5, else 1; ``None`` without a score."""
+    if p_lf0 is None:
+        return None
+    return 0 if p_lf0 >= 0.5 else 1
+
+
+def model_choice_text(p_lf0: float | None) -> str:
+    """The model's choice in words (Markdown): ``prefers **LF0**``, or that it is unavailable."""
+    choice = preferred_reading(p_lf0)
+    return "model P(LF0) unavailable" if choice is None else f"prefers **LF{choice}**"
+
+
+# --- demo packs of chosen sentences ------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SentenceKeys:
+    """The cache keys behind chosen sentences (no duplicates, in order) and the sentences that
+    are in no pool."""
+
+    keys: tuple[str, ...]
+    unknown: tuple[str, ...]
+
+    def require_keys(self) -> tuple[str, ...]:
+        """The keys; :class:`PackSelectionEmpty` when nothing is cached for these sentences."""
+        if not self.keys:
+            raise PackSelectionEmpty("nothing is cached for these sentences yet: run them on the "
+                                     "Presentation, Class poll or Parse page first")
+        return self.keys
+
+
+def sentence_keys(parser: Parser | None, text: str, built: Prompt | None = None, *,
+                  built_fmt: str = "fol") -> SentenceKeys:
+    """Cache keys behind the sentences typed one per line (never computes, never loads a model).
+
+    For each pool sentence: the keys of its zero-shot prompt's results (what the poll and
+    presentation pages score) and, when ``built`` tests that sentence, of the built prompt's
+    (its LFs in ``built_fmt``).  Without a parser only the unknown sentences are found.
+    """
+    keys: list[str] = []
+    unknown: list[str] = []
+    for sentence in (line.strip() for line in text.splitlines()):
+        if not sentence:
+            continue
+        pair = pool_pair(sentence)
+        if pair is None:
+            unknown.append(sentence)
+            continue
+        if parser is None:
+            continue
+        keys += parser.result_keys(zero_shot_prompt(pair).render(), pair.lf0.lf, pair.lf1.lf)
+        if built is not None and built.test_utterance == sentence:
+            keys += parser.result_keys(built.render(), built.gold_lf0, built.gold_lf1, fmt=built_fmt)
+    return SentenceKeys(tuple(dict.fromkeys(keys)), tuple(unknown))
+
+
+# --- the student link --------------------------------------------------------------------------
+
+
+def student_url(host: str | None, query: str) -> str:
+    """The URL a student opens: ``http://<host>/?poll=CODE`` when the request's Host is known,
+    else the query alone (``?poll=CODE``, to append to the app's address)."""
+    return f"http://{host}/{query}" if host else query

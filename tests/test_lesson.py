@@ -1,0 +1,123 @@
+"""What the teaching pages say about a sentence (amp.teaching.lesson): readings in words, the
+model's zero-shot P(LF0) with a tiny model, its choice, demo-pack keys and the student URL."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from amp.cache import ResultCache
+from amp.data import generate as gen
+from amp.data.types import get_type
+from amp.parser import Parser
+from amp.prompts import mixed_prompt, zero_shot_prompt
+from amp.teaching import lesson
+from amp.teaching.paraphrase import paraphrases
+
+NOT_IN_POOL = "not a pool sentence at all"
+
+
+@pytest.fixture(scope="module")
+def pair() -> gen.AmbiguousPair:
+    return gen.sample_pairs("pp", 1, 0)[0]
+
+
+@pytest.fixture
+def parser(saved_tiny_model: Path, tmp_path: Path) -> Parser:
+    return Parser(str(saved_tiny_model), device="cpu", cache=ResultCache(tmp_path / "results"))
+
+
+# --- readings in words ---------------------------------------------------------------------------
+
+
+def test_pool_pair_finds_pool_sentences_only(pair: gen.AmbiguousPair) -> None:
+    assert lesson.pool_pair(pair.surface) == pair
+    assert lesson.pool_pair(NOT_IN_POOL) is None
+
+
+def test_readings_in_words(pair: gen.AmbiguousPair) -> None:
+    words = lesson.readings_in_words(pair.surface)
+    assert words == paraphrases(pair) and words[0] != words[1]
+    assert lesson.readings_in_words(pair) == words
+    assert lesson.readings_in_words(NOT_IN_POOL) is None
+
+
+def test_reading_name_comes_from_the_type_registry() -> None:
+    assert (lesson.reading_name("pp", 0), lesson.reading_name("pp", 1)) == get_type("pp").readings
+    assert lesson.reading_name("scope_reverse", 1) == get_type("revscope").readings[1]
+    assert lesson.reading_name("no-such-type", 1) == "reading 1"
+    assert lesson.reading_name("pp", 2) == "reading 2"  # not a reading: the neutral name, no error
+
+
+# --- the model's P(LF0) ----------------------------------------------------------------------------
+
+
+def test_model_p_lf0_scores_the_zero_shot_prompt(parser: Parser, pair: gen.AmbiguousPair) -> None:
+    p = lesson.model_p_lf0(parser, pair.surface)
+    assert isinstance(p, float) and 0.0 <= p <= 1.0
+    cached = parser.cached_pair(zero_shot_prompt(pair).render(), pair.lf0.lf, pair.lf1.lf)
+    assert cached is not None and cached.p_lf0 == p  # exactly the zero-shot pair score, now cached
+    assert lesson.model_p_lf0(parser, pair.surface) == p
+
+
+def test_model_p_lf0_of_an_unknown_sentence_never_asks_the_model(tmp_path: Path) -> None:
+    broken = Parser(str(tmp_path / "no-model-here"), device="cpu", cache=False)
+    assert lesson.model_p_lf0(broken, NOT_IN_POOL) is None
+    assert not broken.loaded
+
+
+@pytest.mark.parametrize(("p", "choice", "text"), [
+    (0.5, 0, "prefers **LF0**"),
+    (0.93, 0, "prefers **LF0**"),
+    (0.4999, 1, "prefers **LF1**"),
+    (0.0, 1, "prefers **LF1**"),
+    (None, None, "model P(LF0) unavailable"),
+])
+def test_model_choice(p: float | None, choice: int | None, text: str) -> None:
+    assert lesson.preferred_reading(p) == choice
+    assert lesson.model_choice_text(p) == text
+
+
+# --- demo-pack keys of chosen sentences --------------------------------------------------------------
+
+
+def test_sentence_keys_are_the_cached_results_of_pool_sentences(parser: Parser, pair: gen.AmbiguousPair) -> None:
+    text = f"  {pair.surface}  \n\n{NOT_IN_POOL}\n{pair.surface}\n"
+    before = lesson.sentence_keys(parser, text)
+    assert before == lesson.SentenceKeys((), (NOT_IN_POOL,))
+    with pytest.raises(lesson.PackSelectionEmpty, match="nothing is cached"):
+        before.require_keys()
+    lesson.model_p_lf0(parser, pair.surface)
+    after = lesson.sentence_keys(parser, text)
+    zero_shot = parser.result_keys(zero_shot_prompt(pair).render(), pair.lf0.lf, pair.lf1.lf)
+    assert after.keys == tuple(zero_shot) and len(after.keys) == 1  # the pair score, once
+    assert after.unknown == (NOT_IN_POOL,)
+    assert after.require_keys() == after.keys
+    assert parser.cache is not None and all(key in parser.cache for key in after.keys)
+
+
+def test_sentence_keys_add_the_built_prompt_that_tests_a_chosen_sentence(
+    parser: Parser, pair: gen.AmbiguousPair
+) -> None:
+    built = mixed_prompt(pair, 0.5, seed=0, k=2)
+    parser.score_pair(built.render(), built.gold_lf0, built.gold_lf1)
+    built_keys = parser.result_keys(built.render(), built.gold_lf0, built.gold_lf1)
+    assert built_keys
+    assert lesson.sentence_keys(parser, pair.surface, built).keys == tuple(built_keys)
+    assert lesson.sentence_keys(parser, pair.surface).keys == ()  # without it: nothing cached
+    other = gen.sample_pairs("pp", 2, 1)[1]
+    assert lesson.sentence_keys(parser, other.surface, built).keys == ()  # tests another sentence
+
+
+def test_sentence_keys_without_a_model_only_find_unknown_sentences(pair: gen.AmbiguousPair) -> None:
+    assert lesson.sentence_keys(None, f"{pair.surface}\n{NOT_IN_POOL}") == lesson.SentenceKeys((), (NOT_IN_POOL,))
+
+
+# --- the student link ----------------------------------------------------------------------------------
+
+
+def test_student_url() -> None:
+    assert lesson.student_url("class.example:8501", "?poll=K7QX2M") == "http://class.example:8501/?poll=K7QX2M"
+    assert lesson.student_url(None, "?poll=K7QX2M") == "?poll=K7QX2M"
+    assert lesson.student_url("", "?poll=K7QX2M") == "?poll=K7QX2M"
