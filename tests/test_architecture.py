@@ -109,3 +109,13 @@ def test_ui_helpers_never_import_pages() -> None:
     bad = [f"{p.relative_to(ROOT)}:{line} imports {t}" for p in sorted((ROOT / "ui").rglob("*.py"))
            for line, t in imports(p) if t.split(".")[0] == "views"]
     assert bad == []
+
+
+def test_the_architecture_page_draws_the_layers_in_this_order() -> None:
+    """docs/architecture.md's Mermaid chain names the layers of LAYERS, lowest first."""
+    text = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    chain = next(line for line in text.splitlines() if line.strip().startswith("foundation -->"))
+    drawn = [name.strip() for name in chain.split("-->")]
+    packages = [prefixes[0].split(".")[1] for prefixes in LAYERS[2:]]
+    assert drawn == ["foundation", "store", *packages]
+    assert len(LAYERS) == len(drawn)
