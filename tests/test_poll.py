@@ -27,6 +27,8 @@ from amp.teaching.poll import (
     Vote,
     confidence_to_p_lf0,
     default_poll_path,
+    normalise_code,
+    tidy_code,
 )
 
 
@@ -328,3 +330,11 @@ def test_export_csv(store: PollStore) -> None:
     assert rows[1]["model_p_lf0"] == "0.7"
     header_only = store.export_csv(store.create_poll([_item()]).code)
     assert header_only.count("\n") == 1
+
+
+def test_typed_codes_are_tidied_before_they_are_checked() -> None:
+    assert tidy_code("  k7qx2m \n") == "K7QX2M"
+    assert tidy_code("nope") == "NOPE"  # tidying never judges: the store's lookup does
+    assert normalise_code(" k7qx2m ") == "K7QX2M"
+    with pytest.raises(PollNotFoundError, match="not a poll code"):
+        normalise_code(tidy_code("k7qx2o"))  # O is not in the code alphabet

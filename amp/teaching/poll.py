@@ -35,7 +35,7 @@ from amp.teaching.poll_records import (
     PollStoreError,
     Vote,
     check_answer,
-    check_session_id,
+    check_vote_fields,
     normalise_code,
     tidy_code,
 )
@@ -64,7 +64,7 @@ __all__ = [
     "PollStoreError",
     "Vote",
     "check_answer",
-    "check_session_id",
+    "check_vote_fields",
     "confidence_to_p_lf0",
     "default_poll_path",
     "normalise_code",

@@ -203,8 +203,13 @@ def check_answer(choice: object, confidence: object) -> None:
         raise InvalidVoteError(f"confidence must be 1, 2 or 3 (not/somewhat/very), got {confidence!r}")
 
 
-def check_session_id(session_id: object) -> None:
-    """:class:`InvalidVoteError` unless ``session_id`` is an opaque token of 1–128 ``[A-Za-z0-9._:@-]``."""
+def check_vote_fields(item_index: object, session_id: object, choice: object, confidence: object) -> None:
+    """:class:`InvalidVoteError` unless ``item_index`` is an int, the answer passes
+    :func:`check_answer` and ``session_id`` is an opaque token of 1–128 ``[A-Za-z0-9._:@-]``
+    (whether the index is in range is the store's to check: it knows the poll)."""
+    if not is_int(item_index):
+        raise InvalidVoteError(f"item_index must be an int, got {item_index!r}")
+    check_answer(choice, confidence)
     if not isinstance(session_id, str) or not _SESSION_RE.fullmatch(session_id):
         raise InvalidVoteError(
             "session_id must be 1–128 characters of letters, digits and ._:@- "

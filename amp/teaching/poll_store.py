@@ -36,9 +36,7 @@ from amp.teaching.poll_records import (
     PollResults,
     PollStoreError,
     Vote,
-    check_answer,
-    check_session_id,
-    is_int,
+    check_vote_fields,
     normalise_code,
 )
 from amp.teaching.poll_results import results_frame, summarise, votes_csv
@@ -246,10 +244,7 @@ class PollStore:
         session already answered this item — also when two submissions race).
         """
         code = normalise_code(code)
-        if not is_int(item_index):
-            raise InvalidVoteError(f"item_index must be an int, got {item_index!r}")
-        check_answer(choice, confidence)
-        check_session_id(session_id)
+        check_vote_fields(item_index, session_id, choice, confidence)
         created = _now()
 
         def insert(con: sqlite3.Connection) -> None:
