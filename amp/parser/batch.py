@@ -23,9 +23,10 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Generator, Iterable, Iterator
 from dataclasses import dataclass
+from typing import Unpack
 
 from amp.errors import AmpError, ModelLoadError
-from amp.parser.backend import SearchSettings
+from amp.parser.backend import SearchKeywords, SearchSettings
 from amp.parser.cancel import SearchCancelled, cancel_scope
 from amp.parser.jobs import run_as_job
 from amp.parser.parser import Parser
@@ -118,19 +119,19 @@ class BatchRun(Iterator[BatchItemResult]):
 def run_batch(
     parser: Parser,
     items: Iterable[BatchItem],
+    search: SearchSettings | None = None,
     *,
-    beams: int = 5,
-    alpha: float = 0.7,
-    constrained: bool = True,
-    max_new_tokens: int | None = None,
     on_progress: Progress | None = None,
     cancel: Cancel | None = None,
     batch_size: int | None = None,
     ordered: bool = False,
     label: str = "",
     meta: dict | None = None,
+    **settings: Unpack[SearchKeywords],
 ) -> BatchRun:
     """Parse and/or score every item, streaming a :class:`BatchItemResult` per item.
+
+    ``search``: the search settings (the defaults when None; keywords override its fields).
 
     ``on_progress(done, total, result)`` is called after each result.  ``cancel`` is a
     ``threading.Event`` or a no-argument callable returning true to stop.  ``batch_size``
@@ -141,7 +142,7 @@ def run_batch(
     page can find and reattach to it later; :attr:`BatchRun.job_id` names it) and stream back in
     input order; cancelling cancels the job.
     """
-    plan = _Plan(parser, list(items), SearchSettings(beams, alpha, constrained, max_new_tokens),
+    plan = _Plan(parser, list(items), SearchSettings.of(search, **settings),
                  _cancel_check(cancel), max(1, batch_size or default_batch_size(parser)), label, meta)
     in_order = ordered and parser.backend.jobs is None
 
@@ -165,26 +166,22 @@ class _Plan:
     label: str
     meta: dict | None
 
-    @property
-    def settings(self) -> dict:
-        return self.search.as_dict()
-
     def compute(self, indices: list[int], run: BatchRun) -> Iterator[BatchItemResult]:
-        return _compute(self.parser, [self.items[k] for k in indices], self.settings, self.cancelled, run)
+        return _compute(self.parser, [self.items[k] for k in indices], self.search, self.cancelled, run)
 
 
 def _in_order(plan: _Plan, run: BatchRun) -> Iterator[BatchItemResult]:
     """Results strictly in input order: each cached item at once, each run of uncached ones in chunks."""
-    settings, n, i = plan.settings, len(plan.items), 0
+    search, n, i = plan.search, len(plan.items), 0
     while i < n and not plan.cancelled():
-        hit = _from_cache(plan.parser, plan.items[i], settings)
+        hit = _from_cache(plan.parser, plan.items[i], search)
         if hit is not None:
             yield hit
             i += 1
             continue
         chunk = [i]
         i += 1
-        while i < n and len(chunk) < plan.size and not _in_cache(plan.parser, plan.items[i], settings):
+        while i < n and len(chunk) < plan.size and not _in_cache(plan.parser, plan.items[i], search):
             chunk.append(i)
             i += 1
         yield from plan.compute(chunk, run)
@@ -196,7 +193,7 @@ def _cached_first(plan: _Plan, run: BatchRun) -> Iterator[BatchItemResult]:
     for i, item in enumerate(plan.items):
         if plan.cancelled():
             return
-        hit = _from_cache(plan.parser, item, plan.settings)
+        hit = _from_cache(plan.parser, item, plan.search)
         if hit is None:
             misses.append(i)
         else:
@@ -219,10 +216,10 @@ def _cancel_check(cancel: Cancel | None) -> Callable[[], bool]:
     return lambda: bool(cancel())
 
 
-def _in_cache(parser: Parser, item: BatchItem, settings: dict) -> bool:
+def _in_cache(parser: Parser, item: BatchItem, search: SearchSettings) -> bool:
     """Whether every part of ``item`` is cached (a cheap key lookup; nothing is decoded)."""
     try:
-        if item.parse and not parser.cached("parse", prompt=item.prompt, fmt=item.fmt, **settings):
+        if item.parse and not parser.cached("parse", prompt=item.prompt, fmt=item.fmt, **search.as_dict()):
             return False
         if item.score:
             if item.lf0 is None or item.lf1 is None:
@@ -233,12 +230,12 @@ def _in_cache(parser: Parser, item: BatchItem, settings: dict) -> bool:
         return False
 
 
-def _from_cache(parser: Parser, item: BatchItem, settings: dict) -> BatchItemResult | None:
+def _from_cache(parser: Parser, item: BatchItem, search: SearchSettings) -> BatchItemResult | None:
     """The item's result if every part of it is cached and readable; never loads the model."""
-    if parser.cache is None or not _in_cache(parser, item, settings):
+    if parser.cache is None or not _in_cache(parser, item, search):
         return None
     try:
-        parse = parser.cached_parse(item.prompt, fmt=item.fmt, **settings) if item.parse else None
+        parse = parser.cached_parse(item.prompt, fmt=item.fmt, search=search) if item.parse else None
         pair = parser.cached_pair(item.prompt, item.lf0, item.lf1, fmt=item.fmt) if item.score else None  # type: ignore[arg-type]
     except (AmpError, TypeError, ValueError):
         return None
@@ -247,14 +244,14 @@ def _from_cache(parser: Parser, item: BatchItem, settings: dict) -> BatchItemRes
     return BatchItemResult(item.id, parse, pair, cached=True)
 
 
-def _single(parser: Parser, item: BatchItem, settings: dict) -> BatchItemResult:
+def _single(parser: Parser, item: BatchItem, search: SearchSettings) -> BatchItemResult:
     if item.score and (item.lf0 is None or item.lf1 is None):
         raise ValueError(f"item {item.id!r} asks for scoring but lacks lf0/lf1")
     if item.parse and item.score:  # one prompt pass for both
         ((both, joint_pair),) = parser.parse_and_score_many([(item.prompt, item.lf0, item.lf1)], fmt=item.fmt,
-                                                            **settings)
+                                                            search=search)
         return BatchItemResult(item.id, both, joint_pair, cached=False)
-    parse = parser.parse(item.prompt, fmt=item.fmt, **settings) if item.parse else None
+    parse = parser.parse(item.prompt, fmt=item.fmt, search=search) if item.parse else None
     pair = parser.score_pair(item.prompt, item.lf0, item.lf1, fmt=item.fmt) if item.score else None  # type: ignore[arg-type]
     return BatchItemResult(item.id, parse, pair, cached=False)
 
@@ -263,7 +260,7 @@ def _error(item: BatchItem, exc: BaseException) -> BatchItemResult:
     return BatchItemResult(item.id, None, None, cached=False, error=f"{type(exc).__name__}: {exc}")
 
 
-def _compute(parser: Parser, chunk: list[BatchItem], settings: dict,
+def _compute(parser: Parser, chunk: list[BatchItem], search: SearchSettings,
              cancelled: Callable[[], bool], run: BatchRun) -> Iterator[BatchItemResult]:
     """Results for ``chunk`` (uncached items): batched model calls, falling back per item.
 
@@ -279,7 +276,7 @@ def _compute(parser: Parser, chunk: list[BatchItem], settings: dict,
     if run.model_error is None and len(chunk) > 1:
         try:
             with cancel_scope(cancelled):
-                batched = _batched(parser, chunk, settings)
+                batched = _batched(parser, chunk, search)
         except SearchCancelled:
             return
         if batched is not None:
@@ -296,7 +293,7 @@ def _compute(parser: Parser, chunk: list[BatchItem], settings: dict,
             continue
         try:
             with cancel_scope(cancelled):
-                result = _single(parser, item, settings)
+                result = _single(parser, item, search)
         except SearchCancelled:
             return
         except ModelLoadError as exc:
@@ -308,7 +305,7 @@ def _compute(parser: Parser, chunk: list[BatchItem], settings: dict,
             yield result
 
 
-def _batched(parser: Parser, chunk: list[BatchItem], settings: dict) -> list[BatchItemResult] | None:
+def _batched(parser: Parser, chunk: list[BatchItem], search: SearchSettings) -> list[BatchItemResult] | None:
     """One batched parse call and one batched score call for ``chunk``; None if either fails."""
     try:
         groups: dict[str, list[int]] = {}
@@ -323,7 +320,7 @@ def _batched(parser: Parser, chunk: list[BatchItem], settings: dict) -> list[Bat
             # parse + pair of an item share one prompt pass
             asks = [(chunk[k].prompt, chunk[k].lf0, chunk[k].lf1) if chunk[k].score else (chunk[k].prompt, None, None)
                     for k in to_parse]
-            for k, (res, pair) in zip(to_parse, parser.parse_and_score_many(asks, fmt=fmt, **settings), strict=True):
+            for k, (res, pair) in zip(to_parse, parser.parse_and_score_many(asks, fmt=fmt, search=search), strict=True):
                 parses[k] = res
                 if pair is not None:
                     pairs[k] = pair
