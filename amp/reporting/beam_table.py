@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
 
 import pandas as pd
 
 from amp.evaluation.matching import Match, match_lf
 from amp.evaluation.sweep_run import optional_float
+from amp.parser.results import Beam, ParseResult
 
 __all__ = ["BEAM_MATCH_NAMES", "BEAM_TABLE_COLUMNS", "beam_table"]
 
@@ -18,7 +19,7 @@ BEAM_MATCH_NAMES: dict[Match, str] = {
 }
 
 
-def beam_table(parse_result: Any, lf0: str | None, lf1: str | None, mode: str = "logical",
+def beam_table(parse_result: ParseResult | Sequence[Beam], lf0: str | None, lf1: str | None, mode: str = "logical",
                *, fmt: str = "fol") -> pd.DataFrame:
     """The beams of one :class:`~amp.parser.results.ParseResult` as a table for the app.
 
@@ -30,18 +31,17 @@ def beam_table(parse_result: Any, lf0: str | None, lf1: str | None, mode: str = 
     ``"unparseable"``).  A gold LF that is missing matches nothing.  ``parse_result`` may also be
     a plain sequence of beams.
     """
-    beams = list(getattr(parse_result, "beams", parse_result) or ())
+    beams = parse_result.beams if isinstance(parse_result, ParseResult) else parse_result
     rows = []
     for position, beam in enumerate(beams):
-        text = str(getattr(beam, "text", ""))
-        match = match_lf(text, lf0, lf1, mode=mode, fmt=fmt)
+        match = match_lf(beam.text, lf0, lf1, mode=mode, fmt=fmt)
         rows.append({
             "rank": position + 1,
-            "LF": text,
-            "score": optional_float(getattr(beam, "score", None)),
-            "log-prob": optional_float(getattr(beam, "logprob", None)),
-            "finished": bool(getattr(beam, "finished", True)),
-            "parses": bool(getattr(beam, "parses", match != "unparseable")),
+            "LF": beam.text,
+            "score": optional_float(beam.score),
+            "log-prob": optional_float(beam.logprob),
+            "finished": bool(beam.finished),
+            "parses": bool(beam.parses),
             "match": BEAM_MATCH_NAMES[match],
         })
     return pd.DataFrame(rows, columns=list(BEAM_TABLE_COLUMNS))
