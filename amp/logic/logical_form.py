@@ -12,6 +12,7 @@ disjuncts are sorted by their canonical strings, recursively.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from typing import Any
 
 from amp.logic.ast import Atom, Formula, Junction
@@ -29,6 +30,18 @@ def logical_form(f: Formula) -> str:
     node = _normalise(f, {}, occurrences, free)
     names = _NAMES if not free.intersection(_NAMES) else _names_avoiding(free)
     return _render(node, {}, 0, names, occurrences)
+
+
+def spliced(nodes: list[tuple], same: Callable[[tuple], bool], children_at: int) -> list[tuple]:
+    """``nodes`` with every node that ``same`` accepts replaced by its children (``node[children_at]``):
+    one level of flattening of a junction's same-operator children (both canonical trees use it)."""
+    out: list[tuple] = []
+    for node in nodes:
+        if same(node):
+            out.extend(node[children_at])
+        else:
+            out.append(node)
+    return out
 
 
 #: Canonical bound-variable names by nesting level.
@@ -58,17 +71,9 @@ def _normalise(f: Formula, env: dict[str, int], occurrences: list[list[tuple[str
         return _normalise_atom(f, env, occurrences, free)  # type: ignore[arg-type]
     if kind is Junction:
         op = f.op  # type: ignore[union-attr]
-        kids: list[tuple] = []
-        for c in f.children:  # type: ignore[union-attr]
-            if type(c) is Atom:
-                kids.append(_normalise_atom(c, env, occurrences, free))
-                continue
-            node = _normalise(c, env, occurrences, free)
-            if node[0] == "J" and node[1] == op:
-                kids.extend(node[2])
-            else:
-                kids.append(node)
-        return ("J", op, kids)
+        kids = [_normalise_atom(c, env, occurrences, free) if type(c) is Atom else _normalise(c, env, occurrences, free)
+                for c in f.children]  # type: ignore[union-attr]
+        return ("J", op, spliced(kids, lambda node: node[0] == "J" and node[1] == op, 2))
     ident = len(occurrences)
     occurrences.append([])
     node = _normalise(f.body, {**env, f.var: ident}, occurrences, free)  # type: ignore[union-attr]

@@ -15,7 +15,8 @@ import re
 
 from amp.data import lexicon
 from amp.errors import LFParseError
-from amp.logic.ast import Atom, Formula, Junction, Quantified, quantifier_prefix
+from amp.logic.ast import Atom, Formula, Junction, Quantified, has_nested_quantifier, quantifier_prefix
+from amp.logic.logical_form import spliced
 from amp.logic.reader import parse_lf
 from amp.logic.vocabulary import check_format
 
@@ -53,7 +54,7 @@ def _ordered(f: Formula, fmt: str, text: str | None) -> str:
     unbound = sorted(free - set(env))
     if unbound:
         raise unbound_error(unbound[0], text, fmt)
-    if _has_quantifier(body):
+    if has_nested_quantifier(f):
         raise LFParseError(
             f"cannot render {fmt.upper()} in ordered mode: a quantifier below the prefix "
             "(the original canonicaliser cannot parse nested quantifiers, §8.1 step 1)",
@@ -83,14 +84,6 @@ def _free(f: Formula) -> set[str]:
     return out
 
 
-def _has_quantifier(f: Formula) -> bool:
-    if isinstance(f, Quantified):
-        return True
-    if isinstance(f, Junction):
-        return any(_has_quantifier(c) for c in f.children)
-    return False
-
-
 def _paper_atom(f: Atom, env: dict[str, str], text: str | None, fmt: str) -> tuple:
     try:
         args = [a if a[:1].isupper() else env[a] for a in f.args]
@@ -113,16 +106,10 @@ def _paper_node(f: Formula, env: dict[str, str], level: int, text: str | None, f
         rendered = f"{f.quantifier} {name} . {inner[2]}"  # type: ignore[union-attr]
         return ("quant", f.quantifier, rendered, rendered, ())  # type: ignore[union-attr]
     op = f.op  # type: ignore[union-attr]
-    children: list[tuple] = []
-    for c in f.children:  # type: ignore[union-attr]
-        if type(c) is Atom:
-            children.append(_paper_atom(c, env, text, fmt))
-            continue
-        node = _paper_node(c, env, level, text, fmt, amend)
-        if amend and node[0] == "op" and node[1] == op:
-            children.extend(node[4])  # §8.1 step 6: flatten (FOL input only, §8.2 step 5)
-        else:
-            children.append(node)
+    children = [_paper_atom(c, env, text, fmt) if type(c) is Atom else _paper_node(c, env, level, text, fmt, amend)
+                for c in f.children]  # type: ignore[union-attr]
+    if amend:  # §8.1 step 6: flatten (FOL input only, §8.2 step 5)
+        children = spliced(children, lambda node: node[0] == "op" and node[1] == op, 4)
     keys = _paper_keys(children, amend)
     order = sorted(range(len(children)), key=keys.__getitem__)  # stable: ties keep input order
     children = [children[k] for k in order]
