@@ -24,7 +24,7 @@ from amp.data.templates.engine import registry_version
 from amp.data.templates.records import Example
 from amp.data.types import get_type, type_ids
 from amp.errors import PromptError, RatioError
-from amp.logic.vocabulary import check_format
+from amp.logic.vocabulary import Format, check_format
 from amp.records import JsonRecord, describe
 
 #: The preamble of every prompt (reference §10).
@@ -94,6 +94,12 @@ class Prompt(JsonRecord):
         if isinstance(i, bool) or not isinstance(i, int | np.integer) or not -n <= i < n:
             raise PromptError(f"{name} {i!r} is out of range for a prompt with {n} examples")
         return int(i) % n
+
+    @property
+    def lf_format(self) -> Format:
+        """``"lisp"`` if the prompt's LFs are Lisp (they start with a parenthesis), else ``"fol"``."""
+        sample = self.gold_lf0 or next((ex.lf for ex in self.examples), "") or ""
+        return "lisp" if sample.lstrip().startswith("(") else "fol"
 
     def flip(self, i: int) -> Prompt:
         """Show example ``i`` with its other reading (label 0 ↔ 1)."""

@@ -197,6 +197,14 @@ def test_render_layout() -> None:
     assert Prompt((), "t", header="").render() == "Human: t\nComputer:"
 
 
+def test_lf_format_follows_the_prompts_lfs() -> None:
+    pair = find_pair("the boy saw the man with the telescope")
+    assert pair is not None
+    assert mixed_prompt(pair, 0.5, seed=1, fmt="fol").lf_format == "fol"
+    assert mixed_prompt(pair, 0.5, seed=1, fmt="lisp").lf_format == "lisp"
+    assert Prompt((), "t").lf_format == "fol"  # nothing to tell from: the default format
+
+
 def test_flip_remove_move_add() -> None:
     p = _prompt()
     f = p.flip(0)

@@ -114,9 +114,3 @@ def typed_test_golds(test: str, fmt: str) -> tuple[str | None, str | None]:
             continue
         out.append(text)
     return out[0], out[1]
-
-
-def prompt_fmt(prompt: Prompt) -> str:
-    """``"lisp"`` if the prompt's LFs are Lisp (they start with a parenthesis), else ``"fol"``."""
-    sample = prompt.gold_lf0 or next((ex.lf for ex in prompt.examples), "") or ""
-    return "lisp" if sample.lstrip().startswith("(") else "fol"

@@ -24,7 +24,7 @@ from amp.teaching import demo_pack, lesson
 from amp.teaching.poll import CONFIDENCE_LABELS, ItemResult, PollItem, PollStore
 from ui import model_picker as ui_model
 from ui.common import chart, describe_error, fmt_prob, plain
-from ui.prompt_state import current_prompt, prompt_fmt
+from ui.prompt_state import current_prompt
 
 #: session_state key of the "Hide the logic" toggle (shared by every page that shows LFs).
 HIDE_LOGIC_KEY = "teach_hide_logic"
@@ -193,7 +193,7 @@ def sentence_keys(text: str) -> lesson.SentenceKeys:
     """:func:`amp.teaching.lesson.sentence_keys` with this session's model and built prompt."""
     built, is_built = current_prompt()
     return lesson.sentence_keys(ui_model.peek_parser(), text, built if is_built else None,
-                                built_fmt=prompt_fmt(built))
+                                built_fmt=built.lf_format)
 
 
 def demo_pack_section() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from amp.evaluation.inspection import inspect
+from amp.evaluation.inspection import Inspection, inspect
 from amp.logic.vocabulary import MODES
 from amp.parser.backend import SearchSettings
 from amp.reporting import plots
@@ -18,14 +18,14 @@ from ui.inspect_view import (
     match_name,
     normalised_lf,
 )
-from ui.prompt_state import current_prompt, prompt_fmt
+from ui.prompt_state import current_prompt
 
 KEY = "inspection"
 
 st.title("Parse & inspect")
 teach.logic_toggle()
 prompt, built = current_prompt()
-fmt = prompt_fmt(prompt)
+fmt = prompt.lf_format
 if not built:
     st.info("No prompt built yet, so this is the default: PP attachment, 3 of 10 examples shown with LF0 "
             "(r = 0.3). Build your own in the Prompt builder.", icon=":material/info:")
@@ -68,7 +68,7 @@ if stored is None or stored["key"] != key:
     halt()
 
 result = stored["result"]
-parse = getattr(result, "parse", result)
+parse = result.parse if isinstance(result, Inspection) else result
 if not has_gold:
     st.warning("The test sentence has no gold LFs, so beams are not labelled and P(LF0) is not computed.")
     st.dataframe(plots.beam_table(parse, None, None, mode, fmt=fmt), hide_index=True)
