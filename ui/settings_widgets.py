@@ -1,7 +1,7 @@
 """The decoding-settings widgets the pages share: LF format, canonical match, beams.
 
 Their options and defaults are the library's (:mod:`amp.logic.vocabulary`,
-:class:`amp.parser.backend.SearchSettings`), so no page declares its own list or default.
+:data:`amp.parser.backend.DEFAULT_SEARCH`), so no page declares its own list or default.
 ``where`` is ``st`` or a column/container; other keywords go to the Streamlit widget as is.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from amp.logic.vocabulary import FORMATS, MODES
-from amp.parser.backend import SearchSettings
+from amp.parser.backend import DEFAULT_SEARCH
 
 #: The most beams a page offers (a CPU-friendly cap, below :data:`amp.parser.limits.MAX_BEAMS`).
 MAX_PAGE_BEAMS = 10
@@ -30,5 +30,5 @@ def mode_radio(where: Any, key: str, **options: Any) -> str:
 
 def beams_input(where: Any, key: str, label: str = "Beams") -> int:
     """A beam count from 1 to :data:`MAX_PAGE_BEAMS`, the library's default first, kept for the session."""
-    return int(where.number_input(label, 1, MAX_PAGE_BEAMS, SearchSettings().beams, key=key,
+    return int(where.number_input(label, 1, MAX_PAGE_BEAMS, DEFAULT_SEARCH.beams, key=key,
                                   persist_state="session"))

@@ -13,10 +13,6 @@ from collections.abc import Callable
 
 from amp.logic.vocabulary import FORMATS, MODES
 from amp.parser import limits
-from amp.parser.backend import SearchSettings
-
-#: The library's search defaults: the CLI declares none of its own.
-SEARCH_DEFAULTS = SearchSettings()
 
 #: Exit status of a command that refuses its input or cannot load its model (argparse's usage status).
 EXIT_ERROR = 2

@@ -22,7 +22,7 @@ from typing import Any
 
 from amp.cli import common
 from amp.errors import AmpError
-from amp.parser.backend import SearchSettings
+from amp.parser.backend import DEFAULT_SEARCH, SearchSettings
 from amp.parser.model_loading import DTYPES
 from amp.parser.results import ParseResult, TokenStep
 
@@ -148,7 +148,7 @@ def register(subparsers: Any) -> None:
     p = subparsers.add_parser("parse", help="constrained beam search for one prompt",
                               description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_model_arguments(p)
-    default = common.SEARCH_DEFAULTS
+    default = DEFAULT_SEARCH  # the CLI declares no defaults of its own
     p.add_argument("--beams", type=common.beams, default=default.beams, help=f"beam size (default {default.beams})")
     p.add_argument("--alpha", type=common.finite(), default=default.alpha,
                    help=f"GNMT length-penalty alpha (default {default.alpha})")

@@ -30,6 +30,7 @@ from amp.data.generate import AMBIGUOUS_TYPES
 from amp.errors import AmpError
 from amp.evaluation.interpretations import METHODS
 from amp.parser import limits
+from amp.parser.backend import DEFAULT_SEARCH
 from amp.parser.model_loading import DTYPES
 
 
@@ -121,8 +122,8 @@ def register(subparsers: Any) -> None:
     p.add_argument("--types", nargs="+", choices=AMBIGUOUS_TYPES, default=list(AMBIGUOUS_TYPES), help="ambiguity types (default: all 5)")
     p.add_argument("--method", choices=METHODS, default="beam", help="how the top-k list is made (default beam)")
     argtypes.add_mode_argument(p, help="canonicaliser for matching (default: logical)")
-    p.add_argument("--beams", type=argtypes.beams, default=argtypes.SEARCH_DEFAULTS.beams,
-                   help=f"beam size / interpretations kept (k of ZM_k; default {argtypes.SEARCH_DEFAULTS.beams})")
+    p.add_argument("--beams", type=argtypes.beams, default=DEFAULT_SEARCH.beams,
+                   help=f"beam size / interpretations kept (k of ZM_k; default {DEFAULT_SEARCH.beams})")
     p.add_argument("--width", type=argtypes.count(1, limits.MAX_WIDTH), default=20, help="beam width for --method distinct (default 20)")
     p.add_argument("--samples", type=argtypes.count(1, limits.MAX_SAMPLES), default=20, help="samples per prompt for --method sampling")
     p.add_argument("--temperature", type=argtypes.finite(positive=True), default=1.0, help="sampling temperature")

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from amp.errors import AmpError
 from amp.evaluation.matching import gold_key, prediction_key
 from amp.logic.vocabulary import check_mode
+from amp.parser.backend import DEFAULT_SEARCH
 from amp.records import JsonRecord, NanAsNull
 
 if TYPE_CHECKING:
@@ -186,7 +187,7 @@ def distinct_topk(
     mode: str = "logical",
     *,
     fmt: str = "fol",
-    alpha: float = 0.7,
+    alpha: float = DEFAULT_SEARCH.alpha,
     max_new_tokens: int | None = None,
 ) -> DistinctTopK:
     """The top ``k`` beams with distinct canonical LFs from a constrained beam of ``width``.

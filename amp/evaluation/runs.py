@@ -30,6 +30,7 @@ from amp.evaluation.interpretations import (
 )
 from amp.evaluation.sweep_plan import ExperimentError, SweepItem
 from amp.evaluation.sweep_run import SweepRecord, record_from_result, run_items
+from amp.parser.backend import DEFAULT_SEARCH
 from amp.parser.batch import BatchItemResult
 from amp.parser.results import Beam, ParseResult
 
@@ -107,7 +108,7 @@ def run_method(
     items: Iterable[SweepItem],
     *,
     method: str = "beam",
-    beams: int = 5,
+    beams: int = DEFAULT_SEARCH.beams,
     mode: str = "logical",
     width: int = 20,
     n_samples: int = 20,

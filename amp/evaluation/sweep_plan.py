@@ -21,6 +21,7 @@ from amp.data.generate import AMBIGUOUS_TYPES, sample_pairs
 from amp.data.types import find_type, get_type, type_ids
 from amp.errors import AmpError, RatioError
 from amp.logic.vocabulary import check_format, check_mode
+from amp.parser.backend import DEFAULT_SEARCH
 from amp.prompts import Prompt, check_ratio, mixed_prompt, zero_shot_prompt
 
 __all__ = [
@@ -97,7 +98,7 @@ class FewShotConfig:
     seed: int = 0
     k: int = 10
     fmt: str = "fol"
-    beams: int = 5
+    beams: int = DEFAULT_SEARCH.beams
     mode: str = "logical"
     independent_draws: bool = False
 
@@ -141,7 +142,7 @@ class ZeroShotConfig:
     types: tuple[str, ...] = AMBIGUOUS_TYPES
     n: int = 20
     seed: int = 0
-    beams: int = 5
+    beams: int = DEFAULT_SEARCH.beams
     fmt: str = "fol"
     mode: str = "logical"
 

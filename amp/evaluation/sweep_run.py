@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from amp.evaluation.matching import MATCHES, Match, match_lf
 from amp.evaluation.sweep_plan import ExperimentError, FewShotConfig, SweepItem, SweepSentence, ZeroShotConfig, plan
 from amp.logic.vocabulary import check_mode
+from amp.parser.backend import DEFAULT_SEARCH
 
 if TYPE_CHECKING:
     from amp.parser.batch import BatchItemResult
@@ -146,7 +147,7 @@ def run_items(
     parser: Parser,
     items: Iterable[SweepItem],
     *,
-    beams: int = 5,
+    beams: int = DEFAULT_SEARCH.beams,
     mode: str = "logical",
     parse: bool = True,
     score: bool = True,

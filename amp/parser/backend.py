@@ -97,6 +97,10 @@ class SearchSettings:
         return asdict(self)
 
 
+#: The default search: every default a front end or sweep shows is read from here.
+DEFAULT_SEARCH = SearchSettings()
+
+
 @dataclass(frozen=True)
 class Runtime(JsonRecord):
     """What a backend computes with: everything besides the call's own inputs that a result depends on.

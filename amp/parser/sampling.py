@@ -15,7 +15,7 @@ from typing import Any
 import torch
 from transformers import LogitsProcessorList, StoppingCriteriaList
 
-from amp.parser.backend import SearchSettings
+from amp.parser.backend import DEFAULT_SEARCH
 from amp.parser.decode import default_max_new_tokens, eos_ids, make_beam
 from amp.parser.processors import GrammarLogitsProcessor, GrammarStoppingCriteria
 from amp.parser.vocab import encode_prompt, get_masker
@@ -46,6 +46,6 @@ def sample_texts(model: Any, tokenizer: Any, prompt: str, *, n: int, temperature
     texts: list[str | None] = []
     for row in out[:, len(ids):].tolist():
         beam = make_beam(vocab, masker, row, processor.tracker, 0, constrained=True, fmt=fmt,
-                         alpha=SearchSettings().alpha)  # (only the text is kept; the score is unused)
+                         alpha=DEFAULT_SEARCH.alpha)  # (only the text is kept; the score is unused)
         texts.append(beam.text if beam.finished and beam.parses else None)
     return texts

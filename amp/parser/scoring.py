@@ -31,6 +31,7 @@ import torch
 
 from amp.errors import DecodingError
 from amp.parser.automaton import DEAD, State
+from amp.parser.backend import DEFAULT_TOP_N
 from amp.parser.prefix import device_of, prefill, prefixed_logprobs
 from amp.parser.processors import merge_end_groups
 from amp.parser.results import ForcedScore, PairScore, TokenAlternative, TokenStep
@@ -86,7 +87,7 @@ def steps_from_logprobs(
     logprobs: torch.Tensor,
     token_ids: Sequence[int],
     *,
-    top_n: int = 5,
+    top_n: int = DEFAULT_TOP_N,
     strict: bool = False,
     merge_end: bool = True,
     what: str = "",
@@ -245,7 +246,7 @@ def forced_score(
     lfs: Sequence[str],
     *,
     fmt: str = "fol",
-    top_n: int = 5,
+    top_n: int = DEFAULT_TOP_N,
 ) -> list[ForcedScore]:
     """Forced-decode each LF after ``prompt`` in one batched forward sharing the prompt.
 
@@ -261,7 +262,7 @@ def forced_score(
 
 
 def forced_score_independent(
-    model: Any, tokenizer: Any, prompt: str, lf: str, *, fmt: str = "fol", top_n: int = 5
+    model: Any, tokenizer: Any, prompt: str, lf: str, *, fmt: str = "fol", top_n: int = DEFAULT_TOP_N
 ) -> ForcedScore:
     """:func:`forced_score` for one LF without cache sharing (a cross-check for tests)."""
     masker = get_masker(tokenizer, fmt)
@@ -277,7 +278,7 @@ def forced_score_ids(
     seqs: Sequence[Sequence[int]],
     *,
     fmt: str = "fol",
-    top_n: int = 5,
+    top_n: int = DEFAULT_TOP_N,
     merge_end: bool = True,
 ) -> list[ForcedScore]:
     """Forced scores of given token sequences (e.g. beams, possibly non-canonical or outside
@@ -323,7 +324,7 @@ def pair_score(f0: ForcedScore, f1: ForcedScore) -> PairScore:
 
 
 def score_pair(
-    model: Any, tokenizer: Any, prompt: str, lf0: str, lf1: str, *, fmt: str = "fol", top_n: int = 5
+    model: Any, tokenizer: Any, prompt: str, lf0: str, lf1: str, *, fmt: str = "fol", top_n: int = DEFAULT_TOP_N
 ) -> PairScore:
     """P(LF0) for an ambiguous sentence: both LFs forced after the *same* prompt, in one batch.
 
@@ -340,7 +341,7 @@ def score_pairs(
     items: Sequence[tuple[str, str, str]],
     *,
     fmt: str = "fol",
-    top_n: int = 5,
+    top_n: int = DEFAULT_TOP_N,
 ) -> list[PairScore]:
     """:func:`score_pair` for many ``(prompt, lf0, lf1)`` items; items sharing a prompt share
     one forward pass (all their LFs are scored together)."""

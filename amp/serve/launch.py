@@ -12,6 +12,7 @@ import os
 from typing import Any, cast
 
 from amp.errors import AmpError
+from amp.parser.backend import DEFAULT_TOP_N
 from amp.serve.work import ServeConfig
 
 #: Environment variables the replicas inherit from the process that starts the service.
@@ -35,7 +36,7 @@ def is_loopback(host: str) -> bool:
 
 def config_from_args(*, spec: str, device: str | None, dtype: str | None, replicas: int | None, host: str,
                      port: int, address: str | None, token: str | None, trust_remote_code: bool = False,
-                     use_cache: bool = True, batch_size: int = 8, top_n: int = 5) -> ServeConfig:
+                     use_cache: bool = True, batch_size: int = 8, top_n: int = DEFAULT_TOP_N) -> ServeConfig:
     """A checked :class:`ServeConfig` (raises :class:`ServeError` with the reason)."""
     if not is_loopback(host) and not token:
         raise ServeError(f"listening on {host} reaches beyond this machine: set AMP_TOKEN to a secret first "

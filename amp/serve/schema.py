@@ -12,10 +12,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from amp.logic.vocabulary import Format as Fmt
 from amp.parser import limits
-from amp.parser.backend import DEFAULT_TOP_N, MAX_TOP_N, SearchSettings
+from amp.parser.backend import DEFAULT_SEARCH as _DEFAULT
+from amp.parser.backend import DEFAULT_TOP_N, MAX_TOP_N
 
-#: The defaults of a request's search: those of the library's record.
-_DEFAULT = SearchSettings()
 Prompt = Annotated[str, Field(min_length=1, max_length=limits.MAX_PROMPT_CHARS)]
 LF = Annotated[str, Field(min_length=1, max_length=limits.MAX_LF_CHARS)]
 TopN = Annotated[int, Field(ge=0, le=MAX_TOP_N)]

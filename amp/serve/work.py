@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from amp.errors import AmpError, ModelLoadError
-from amp.parser.backend import SearchSettings
+from amp.parser.backend import DEFAULT_TOP_N, SearchSettings
 from amp.records import JsonRecord
 
 
@@ -41,7 +41,7 @@ class ServeConfig(JsonRecord):
     address: str | None = None
     cache_dir: str | None = None
     use_cache: bool = True
-    top_n: int = 5
+    top_n: int = DEFAULT_TOP_N
     batch_size: int = 8
     threads: int = 1
 
