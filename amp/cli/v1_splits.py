@@ -17,6 +17,7 @@ from pathlib import Path
 
 from amp.cli.common import fail
 from amp.errors import AmpError
+from amp.logic.vocabulary import FORMATS
 
 ONLY_CHOICES: tuple[str, ...] = ("fewshot", "fewshot-10perc", "zeroshot")
 
@@ -25,7 +26,7 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    from amp.data.splits import FEWSHOT_RATIOS, FORMATS
+    from amp.data.splits import FEWSHOT_RATIOS
 
     parser = subparsers.add_parser(
         "v1-splits",
@@ -64,8 +65,6 @@ def parse_ratios(text: str) -> list[int]:
 
 def parse_formats(text: str) -> list[str]:
     """``"fol,lisp"`` → ``["fol", "lisp"]``."""
-    from amp.data.splits import FORMATS
-
     formats = [part.strip() for part in text.split(",") if part.strip()]
     if not formats or any(f not in FORMATS for f in formats):
         raise ValueError(f"--formats must be among {','.join(FORMATS)}, got {text!r}")
