@@ -42,21 +42,20 @@ cuda where there is none exits with code 2 and one ``error:`` line.
 from __future__ import annotations
 
 import argparse
-import contextlib
-import functools
-import gc
 import json
 import os
 import platform
 import random
 import sys
 import time
-import traceback
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # gpu_check_steps beside it, also when loaded by path
+
+from gpu_check_steps import BEAMS, SEED, TYPES, one_line, plan_items, run_model
 
 #: Peak memory bandwidth in GB/s by device-name fragment; the first match wins (most specific first).
 BANDWIDTH_TABLE: tuple[tuple[str, float], ...] = (
@@ -85,9 +84,6 @@ BANDWIDTH_TABLE: tuple[tuple[str, float], ...] = (
     ("RTX 3090", 936.0),
 )
 DEFAULT_BANDWIDTH_GBS = 4800.0  # H200
-TYPES = ("pp", "scope", "bound", "conj")
-BEAMS = 5
-SEED = 0
 
 
 # --------------------------------------------------------------------------- helpers
@@ -107,255 +103,6 @@ def bandwidth_for(device_name: str, given: float | None) -> tuple[float, str]:
 def default_json_out() -> Path:
     out = os.environ.get("OUT", "").strip()
     return (Path(out) if out else Path.cwd()) / "gpu_check.json"
-
-
-def one_line(exc: BaseException) -> str:
-    text = " ".join(str(exc).split()) or type(exc).__name__
-    return f"{type(exc).__name__}: {text}"[:300]
-
-
-def plan_items(quick: bool) -> tuple[list[Any], list[Any]]:
-    """(few-shot items, zero-shot items), each interleaved round-robin over :data:`TYPES`."""
-    from amp.evaluation import experiments as ex
-
-    if quick:
-        few = ex.plan_fewshot(ex.FewShotConfig(types=TYPES, ratios=(0.5,), n_per_ratio=1, k=10, seed=SEED, beams=BEAMS))
-        zero = ex.plan_zeroshot(ex.ZeroShotConfig(types=TYPES, n=1, seed=SEED, beams=BEAMS))
-    else:
-        few = ex.plan_fewshot(
-            ex.FewShotConfig(types=TYPES, ratios=(0.0, 0.3, 0.7, 1.0), n_per_ratio=2, k=10, seed=SEED, beams=BEAMS)
-        )
-        zero = ex.plan_zeroshot(ex.ZeroShotConfig(types=TYPES, n=8, seed=SEED, beams=BEAMS))
-
-    def round_robin(items: list[Any]) -> list[Any]:
-        by_type: dict[str, list[Any]] = {}
-        for it in items:
-            by_type.setdefault(it.type, []).append(it)
-        out: list[Any] = []
-        for j in range(max(len(v) for v in by_type.values())):
-            out += [v[j] for v in by_type.values() if j < len(v)]
-        return out
-
-    return round_robin(few), round_robin(zero)
-
-
-def batches_for(few: list[Any], zero: list[Any], n_items: int, batch_size: int) -> list[list[Any]]:
-    """Full batches of ``batch_size`` covering ``n_items`` (rounded up to whole batches), half of
-    the batches few-shot (rounded up) and half zero-shot, alternating; a batch holds one kind only.
-
-    Items are reused cyclically if a pool is smaller than asked.
-    """
-    n_batches = -(-n_items // batch_size)
-    kinds: list[list[list[Any]]] = []
-    for pool, nb in ((few, (n_batches + 1) // 2), (zero, n_batches // 2)):
-        chosen = [pool[i % len(pool)] for i in range(nb * batch_size)] if pool else []
-        kinds.append([chosen[i : i + batch_size] for i in range(0, len(chosen), batch_size)])
-    # Alternate the kinds, so that a phase stopped early by --phase-s still saw both.
-    return [b for pair in zip(*kinds) for b in pair] + kinds[0][len(kinds[1]):] + kinds[1][len(kinds[0]):]
-
-
-#: Widest input of a forward that still counts as a decode pass: one token per row for
-#: ``generate``, and a short grammar-forced run fed ahead by the fast search; prompt passes are
-#: hundreds of tokens wide.
-DECODE_PASS_MAX_WIDTH = 8
-
-
-class ForwardCounter:
-    """Wraps the base model's ``forward`` (both ``generate``, through the LM's forward, and the fast
-    search, which calls the base model and the output layer itself, go through it): counts decode
-    passes (inputs at most :data:`DECODE_PASS_MAX_WIDTH` tokens wide) and their time (with a device
-    synchronise before and after each, so the time is the GPU's)."""
-
-    def __init__(self, model: Any, sync: Callable[[], None]) -> None:
-        self.model = getattr(model, "base_model", None) or model
-        self.sync = sync
-        self.inner = self.model.forward
-        self.steps = 0
-        self.seconds = 0.0
-        self.forwards = 0
-
-        @functools.wraps(self.inner)  # keeps the signature generate() and prefix.py inspect
-        def counted(*a: Any, **k: Any) -> Any:
-            ids = k.get("input_ids")
-            if ids is None and a:
-                ids = a[0]
-            if ids is None:
-                ids = k.get("inputs_embeds")
-            one = ids is not None and getattr(ids, "ndim", 0) >= 2 and int(ids.shape[1]) <= DECODE_PASS_MAX_WIDTH
-            self.forwards += 1
-            if not one:
-                return self.inner(*a, **k)
-            self.sync()
-            t = time.perf_counter()
-            out = self.inner(*a, **k)
-            self.sync()
-            self.seconds += time.perf_counter() - t
-            self.steps += 1
-            return out
-
-        self.model.forward = counted
-
-    def reset(self) -> None:
-        self.steps, self.seconds, self.forwards = 0, 0.0, 0
-
-    def remove(self) -> None:
-        self.model.forward = self.inner
-
-
-# --------------------------------------------------------------------------- phases
-
-
-def run_model(spec: str, args: argparse.Namespace, few: list[Any], zero: list[Any], deadline: float,
-              bandwidth_gbs: float, say: Callable[[str], None]) -> dict[str, Any]:
-    """Load ``spec`` and run every phase on it; never raises (errors land in the record)."""
-    import torch
-
-    from amp.parser.decode import beam_search_batch, parse_and_score_batch
-    from amp.parser.model_registry import load_model
-    from amp.parser.scoring import score_pairs
-
-    record: dict[str, Any] = {"spec": spec, "phases": []}
-    cuda = args.device.startswith("cuda")
-
-    def sync() -> None:
-        if cuda:
-            torch.cuda.synchronize()
-
-    t0 = time.perf_counter()
-    try:
-        lm = load_model(spec, device=args.device, dtype=args.dtype)
-    except Exception as exc:  # noqa: BLE001 - reported, the next model still runs
-        record["error"] = f"load failed: {one_line(exc)}"
-        say(f"[{spec}] {record['error']}")
-        return record
-    model, tok = lm.model, lm.tokenizer
-    params = list(model.parameters())
-    weight_bytes = sum(p.numel() * p.element_size() for p in params)
-    record.update(
-        source=lm.source,
-        dtype=lm.dtype,
-        load_s=round(time.perf_counter() - t0, 2),
-        parameters=sum(p.numel() for p in params),
-        weight_bytes=weight_bytes,
-        weights_mib=round(weight_bytes / 2**20, 1),
-        vocab=len(tok),
-        resident_mib=round(torch.cuda.memory_allocated() / 2**20, 1) if cuda else None,
-    )
-    say(f"[{spec}] loaded in {record['load_s']:.1f} s: {lm.source}; {record['parameters']:,} parameters, "
-        f"{record['weights_mib']:.0f} MiB of weights in {lm.dtype}, vocabulary {len(tok):,}")
-    counter = ForwardCounter(model, sync)
-    mnt = args.max_new_tokens
-
-    def seed_all() -> None:
-        random.seed(SEED)
-        torch.manual_seed(SEED)
-
-    try:
-        # One full untimed search builds the grammar automaton, masker and its first masks.
-        seed_all()
-        t = time.perf_counter()
-        try:
-            beam_search_batch(model, tok, [few[0].prompt_text], beams=BEAMS, max_new_tokens=mnt)
-            say(f"[{spec}] model warm-up (one full beam-{BEAMS} search): {time.perf_counter() - t:.1f} s")
-        except Exception as exc:  # noqa: BLE001
-            say(f"[{spec}] model warm-up failed: {one_line(exc)}")
-
-        def beam_call(batch: list[Any], max_new: int | None) -> tuple[int, int]:
-            results = beam_search_batch(model, tok, [it.prompt_text for it in batch], beams=BEAMS,
-                                        max_new_tokens=max_new)
-            return len(results), sum(len(b.token_ids) for r in results for b in r.beams)
-
-        def score_call(batch: list[Any], _max_new: int | None) -> tuple[int, int]:
-            out = score_pairs(model, tok, [(it.prompt_text, it.lf0, it.lf1) for it in batch])
-            return len(out), 0
-
-        def joint_call(batch: list[Any], max_new: int | None) -> tuple[int, int]:
-            out = parse_and_score_batch(model, tok, [(it.prompt_text, it.lf0, it.lf1) for it in batch],
-                                        beams=BEAMS, max_new_tokens=max_new)
-            return len(out), sum(len(b.token_ids) for parse, _pair in out for b in parse.beams)
-
-        phases: list[tuple[str, int, int, Callable[[list[Any], int | None], tuple[int, int]]]] = []
-        for b, n in zip(args.batch_sizes, args.items, strict=True):
-            phases.append((f"beam{BEAMS}_b{b}", b, n, beam_call))
-        phases.append(("score", args.score_batch, args.score_items, score_call))
-        phases.append((f"joint_b{args.joint_batch}", args.joint_batch, args.joint_items, joint_call))
-
-        for name, bsize, n_items, call in phases:
-            row: dict[str, Any] = {"phase": name, "batch_size": bsize}
-            record["phases"].append(row)
-            if time.perf_counter() >= deadline:
-                row["error"] = "skipped: time budget (--budget-s) used up"
-                say(f"[{spec}] {name}: {row['error']}")
-                continue
-            batches = batches_for(few, zero, n_items, bsize)
-            try:
-                seed_all()
-                if cuda:
-                    torch.cuda.empty_cache()
-                # Warm-up at this batch size: same shapes, a short generation budget.
-                call(batches[0], min(mnt, 16) if mnt else 16)
-                sync()
-                if cuda:
-                    torch.cuda.reset_peak_memory_stats()
-                counter.reset()
-                done = tokens = 0
-                ran: list[Any] = []
-                cap = time.perf_counter() + args.phase_s
-                start = time.perf_counter()
-                for batch in batches:
-                    if done and (time.perf_counter() >= cap or time.perf_counter() >= deadline):
-                        row["note"] = f"stopped after {done}/{n_items} items (--phase-s / --budget-s)"
-                        break
-                    k, toks = call(batch, mnt)
-                    done += k
-                    tokens += toks
-                    ran += batch
-                sync()
-                seconds = time.perf_counter() - start
-                n_few = sum(1 for it in ran if it.ratio is not None)
-                prompt_tokens = [len(tok(it.prompt_text).input_ids) for it in ran]
-            except Exception as exc:  # noqa: BLE001 - e.g. OOM at batch 32: report, go on
-                row["error"] = one_line(exc)
-                if args.verbose:
-                    traceback.print_exc()
-                say(f"[{spec}] {name}: FAILED {row['error']}")
-                with contextlib.suppress(Exception):
-                    if cuda:
-                        torch.cuda.empty_cache()
-                continue
-            steps, fwd_s = counter.steps, counter.seconds
-            row.update(
-                items=done,
-                few_shot=n_few,
-                zero_shot=done - n_few,
-                mean_prompt_tokens=round(sum(prompt_tokens) / len(prompt_tokens), 1) if prompt_tokens else None,
-                seconds=round(seconds, 3),
-                items_per_s=done / seconds if seconds > 0 else None,
-                gen_tokens=tokens,
-                tokens_per_s=tokens / seconds if tokens and seconds > 0 else None,
-                decode_steps=steps,
-                steps_per_s=steps / seconds if steps and seconds > 0 else None,
-                decode_forward_s=round(fwd_s, 3),
-                forwards=counter.forwards,
-                peak_mem_mib=round(torch.cuda.max_memory_allocated() / 2**20, 1) if cuda else None,
-            )
-            if steps:
-                bound = bandwidth_gbs * 1e9
-                row["bw_fraction"] = weight_bytes * steps / seconds / bound
-                row["bw_fraction_forward"] = weight_bytes * steps / fwd_s / bound if fwd_s > 0 else None
-            say(f"[{spec}] {name}: {done} items in {seconds:.1f} s ({row['items_per_s']:.2f} items/s)")
-    finally:
-        counter.remove()
-        model = tok = lm = None  # drop this model before the next one loads
-        with contextlib.suppress(Exception):
-            from amp.parser.model_registry import unload_models
-
-            unload_models()
-        gc.collect()
-        if cuda:
-            with contextlib.suppress(Exception):
-                torch.cuda.empty_cache()
-    return record
 
 
 # --------------------------------------------------------------------------- output
@@ -456,42 +203,42 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     return args
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    started = time.perf_counter()
-    args = parse_args(argv)
+def check_environment(args: argparse.Namespace) -> str | None:
+    """The one ``error:`` line when torch/transformers or the asked device is missing, else None."""
     try:
         import torch
-        import transformers
+        import transformers  # noqa: F401 - only that it imports
     except ImportError as exc:
-        print(f"error: {one_line(exc)}", file=sys.stderr)
-        return 2
+        return f"error: {one_line(exc)}"
     if args.device.startswith("cuda") and not torch.cuda.is_available():
-        print(f"error: --device {args.device} asked for but CUDA is not available here "
-              f"(torch {torch.__version__}); use --device cpu --dtype float32", file=sys.stderr)
-        return 2
+        return (f"error: --device {args.device} asked for but CUDA is not available here "
+                f"(torch {torch.__version__}); use --device cpu --dtype float32")
     if not (args.device == "cpu" or args.device.startswith("cuda")):
-        print(f"error: --device must be cpu, cuda or cuda:N, not {args.device!r}", file=sys.stderr)
-        return 2
-    if args.threads:
-        torch.set_num_threads(args.threads)
+        return f"error: --device must be cpu, cuda or cuda:N, not {args.device!r}"
+    return None
 
-    def say(line: str) -> None:
-        print(f"[{time.perf_counter() - started:5.0f} s] {line}", flush=True)
 
-    cuda = args.device.startswith("cuda")
-    if cuda:
-        index = torch.device(args.device).index or 0
-        torch.cuda.set_device(index)
-        props = torch.cuda.get_device_properties(index)
-        device_name = props.name
-        device_extra = {"total_mem_gib": round(props.total_memory / 2**30, 1),
+def describe_device(device: str) -> tuple[str, dict[str, Any]]:
+    """(device name, CUDA figures for the JSON meta; none on CPU); selects the CUDA device."""
+    import torch
+
+    if not device.startswith("cuda"):
+        return f"cpu ({platform.processor() or platform.machine()}, {torch.get_num_threads()} threads)", {}
+    index = torch.device(device).index or 0
+    torch.cuda.set_device(index)
+    props = torch.cuda.get_device_properties(index)
+    return props.name, {"total_mem_gib": round(props.total_memory / 2**30, 1),
                         "capability": f"{props.major}.{props.minor}", "cuda": torch.version.cuda,
                         "multiprocessors": props.multi_processor_count}
-    else:
-        device_name = f"cpu ({platform.processor() or platform.machine()}, {torch.get_num_threads()} threads)"
-        device_extra = {}
+
+
+def run_meta(args: argparse.Namespace, device_name: str, device_extra: dict[str, Any]) -> dict[str, Any]:
+    """The JSON file's ``meta``: versions, device, bandwidth bound and the run's settings."""
+    import torch
+    import transformers
+
     bandwidth_gbs, bandwidth_source = bandwidth_for(device_name, args.bandwidth_gbs)
-    meta = {
+    return {
         "torch": torch.__version__,
         "transformers": transformers.__version__,
         "python": platform.python_version(),
@@ -511,10 +258,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         "budget_s": args.budget_s,
         "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
     }
-    say(f"torch {meta['torch']}, transformers {meta['transformers']}, python {meta['python']}")
-    say(f"device {args.device}: {device_name}" + (f", {device_extra['total_mem_gib']} GiB, CUDA {device_extra['cuda']}"
-                                                  if cuda else ""))
-    say(f"bandwidth bound: {bandwidth_gbs:.0f} GB/s from {bandwidth_source}")
+
+
+def plan_prompts(args: argparse.Namespace, meta: dict[str, Any],
+                 say: Callable[[str], None]) -> tuple[list[Any], list[Any]]:
+    """The seeded few-shot and zero-shot pools, announced and counted in ``meta``."""
+    import torch
+
     random.seed(SEED)
     torch.manual_seed(SEED)
     t = time.perf_counter()
@@ -522,18 +272,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     say(f"prompts: {len(few)} few-shot (10 examples, mixed ratios) + {len(zero)} zero-shot, types "
         f"{'/'.join(TYPES)}, planned in {time.perf_counter() - t:.1f} s; beams {BEAMS}, dtype {args.dtype}")
     meta["pool"] = {"few_shot": len(few), "zero_shot": len(zero), "types": list(TYPES)}
+    return few, zero
 
-    result: dict[str, Any] = {"meta": meta, "models": []}
-    end = started + args.budget_s
-    for i, spec in enumerate(args.specs):
-        now = time.perf_counter()
-        share = (end - now) / (len(args.specs) - i)  # later models keep their share of the budget
-        result["models"].append(run_model(spec, args, few, zero, now + max(0.0, share), bandwidth_gbs, say))
-    meta["total_s"] = round(time.perf_counter() - started, 1)
 
+def report(result: dict[str, Any], args: argparse.Namespace) -> int:
+    """Print the table and write the JSON file; 1 when it cannot be written or no model loaded."""
+    meta = result["meta"]
     print()
-    print(f"== gpu_check: {device_name}, {args.dtype}, beam {BEAMS}; bandwidth {bandwidth_gbs:.0f} GB/s "
-          f"({bandwidth_source}); torch {meta['torch']}, transformers {meta['transformers']} ==")
+    print(f"== gpu_check: {meta['device_name']}, {args.dtype}, beam {BEAMS}; bandwidth {meta['bandwidth_gbs']:.0f} GB/s "
+          f"({meta['bandwidth_source']}); torch {meta['torch']}, transformers {meta['transformers']} ==")
     print(table(result))
     print("bw% = weight bytes x decode steps / phase wall time / bandwidth; bw%fwd = the same over the time "
           "inside decode passes (inputs of at most 8 tokens) only")
@@ -548,6 +295,39 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     loaded = [m for m in result["models"] if not m.get("error")]
     return 0 if loaded else 1
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    started = time.perf_counter()
+    args = parse_args(argv)
+    error = check_environment(args)
+    if error:
+        print(error, file=sys.stderr)
+        return 2
+    import torch
+
+    if args.threads:
+        torch.set_num_threads(args.threads)
+
+    def say(line: str) -> None:
+        print(f"[{time.perf_counter() - started:5.0f} s] {line}", flush=True)
+
+    device_name, device_extra = describe_device(args.device)
+    meta = run_meta(args, device_name, device_extra)
+    say(f"torch {meta['torch']}, transformers {meta['transformers']}, python {meta['python']}")
+    say(f"device {args.device}: {device_name}" + (f", {device_extra['total_mem_gib']} GiB, CUDA {device_extra['cuda']}"
+                                                  if device_extra else ""))
+    say(f"bandwidth bound: {meta['bandwidth_gbs']:.0f} GB/s from {meta['bandwidth_source']}")
+    few, zero = plan_prompts(args, meta, say)
+
+    result: dict[str, Any] = {"meta": meta, "models": []}
+    end = started + args.budget_s
+    for i, spec in enumerate(args.specs):
+        now = time.perf_counter()
+        share = (end - now) / (len(args.specs) - i)  # later models keep their share of the budget
+        result["models"].append(run_model(spec, args, few, zero, now + max(0.0, share), meta["bandwidth_gbs"], say))
+    meta["total_s"] = round(time.perf_counter() - started, 1)
+    return report(result, args)
 
 
 if __name__ == "__main__":
