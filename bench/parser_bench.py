@@ -23,7 +23,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -83,26 +83,80 @@ def amp_prompts(n: int) -> tuple[list[tuple[str, str, str]], str]:
         return out, f"self-made PP prompts ({type(exc).__name__})"
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--prompts", type=int, default=10)
-    ap.add_argument("--beams", type=int, default=5)
-    args = ap.parse_args()
+class BeamRun(NamedTuple):
+    """One beam search: wall and CPU seconds, longest-beam tokens, beams finished and parsing,
+    model forwards and their CPU seconds."""
 
-    import torch
+    wall: float
+    cpu: float
+    tokens: int
+    parsed: int
+    forwards: int
+    forward_cpu: float
 
-    torch.set_num_threads(2)
-    from amp.parser import processors
+
+def summed(rows: list[BeamRun]) -> BeamRun:
+    """Each figure summed over ``rows`` (in order)."""
+    return BeamRun(*(sum(column) for column in zip(*rows)))
+
+
+class ProcessorTimer:
+    """Times every call of the grammar processor (one per beam step) while installed."""
+
+    def __init__(self) -> None:
+        from amp.parser import processors
+
+        self.cls = processors.GrammarLogitsProcessor
+        self.original = self.cls.__call__
+        self.times: list[float] = []
+        original, times = self.original, self.times
+
+        def timed(self: Any, input_ids: Any, scores: Any) -> Any:
+            t = time.perf_counter()
+            out = original(self, input_ids, scores)
+            times.append(time.perf_counter() - t)
+            return out
+
+        self.cls.__call__ = timed  # type: ignore[method-assign]
+
+    def take(self) -> list[float]:
+        """The step times so far, and start afresh."""
+        out = list(self.times)
+        self.times.clear()
+        return out
+
+    def remove(self) -> None:
+        self.cls.__call__ = self.original  # type: ignore[method-assign]
+
+
+class ForwardClock:
+    """Counts model forwards (one per beam step) and their CPU time, to separate the model's cost
+    from the decoding overhead (processor, stopping criteria, bookkeeping)."""
+
+    def __init__(self, model: Any) -> None:
+        self.model = model
+        self.inner = model.forward
+        self.n = 0
+        self.cpu = 0.0
+
+        @functools.wraps(self.inner)  # keeps the signature that generate() inspects
+        def counted_forward(*a: Any, **k: Any) -> Any:
+            t = time.process_time()
+            out = self.inner(*a, **k)
+            self.cpu += time.process_time() - t
+            self.n += 1
+            return out
+
+        model.forward = counted_forward
+
+    def remove(self) -> None:
+        self.model.forward = self.inner
+
+
+def time_setup(tok: Any) -> Any:
+    """Print the trie build and automaton + masker times; the masker."""
     from amp.parser.automaton import get_automaton
-    from amp.parser.decode import beam_search
-    from amp.parser.scoring import forced_score
     from amp.parser.vocab import Vocabulary, get_masker
-
-    t0 = time.perf_counter()
-    model, tok, source = load_default()
-    print(f"model: {source} ({time.perf_counter() - t0:.1f} s), vocab {len(tok)}, torch threads 2")
-    items, where = amp_prompts(args.prompts)
-    print(f"prompts: {len(items)} from {where}")
 
     t0 = time.perf_counter()
     Vocabulary(tok)
@@ -111,91 +165,70 @@ def main() -> None:
     get_automaton("fol")
     masker = get_masker(tok, "fol")
     print(f"automaton + masker (cached per tokenizer): {time.perf_counter() - t0:.2f} s")
+    return masker
 
-    # Per-step processor timing: wrap __call__.
-    step_times: list[float] = []
-    original = processors.GrammarLogitsProcessor.__call__
 
-    def timed(self: Any, input_ids: Any, scores: Any) -> Any:
-        t = time.perf_counter()
-        out = original(self, input_ids, scores)
-        step_times.append(time.perf_counter() - t)
-        return out
+def beam_passes(model: Any, tok: Any, prompts: list[str], beams: int, steps: ProcessorTimer,
+                clock: ForwardClock) -> tuple[list[BeamRun], list[BeamRun], list[BeamRun], list[float], list[float]]:
+    """(cold constrained, warm constrained, unconstrained runs, cold step times, warm step times)."""
+    from amp.parser.decode import beam_search
 
-    processors.GrammarLogitsProcessor.__call__ = timed  # type: ignore[method-assign]
-
-    warm_prompt = items[0][0]
-    beam_search(model, tok, warm_prompt, beams=args.beams, constrained=False, steps_for=0, max_new_tokens=8)
-
-    # Count model forwards (one per beam step) and their CPU time, to separate the model's cost
-    # from the decoding overhead (processor, stopping criteria, bookkeeping).
-    fwd = {"n": 0, "cpu": 0.0}
-    inner_forward = model.forward
-
-    @functools.wraps(inner_forward)  # keeps the signature that generate() inspects
-    def counted_forward(*a: Any, **k: Any) -> Any:
-        t = time.process_time()
-        out = inner_forward(*a, **k)
-        fwd["cpu"] += time.process_time() - t
-        fwd["n"] += 1
-        return out
-
-    model.forward = counted_forward
-
-    def one(prompt: str, constrained: bool) -> tuple[float, float, int, int, int, float]:
-        fwd["n"], fwd["cpu"] = 0, 0.0
+    def one(prompt: str, constrained: bool) -> BeamRun:
+        clock.n, clock.cpu = 0, 0.0
         w, c = time.perf_counter(), time.process_time()
-        r = beam_search(model, tok, prompt, beams=args.beams, constrained=constrained, steps_for=0)
+        r = beam_search(model, tok, prompt, beams=beams, constrained=constrained, steps_for=0)
         w, c = time.perf_counter() - w, time.process_time() - c
-        return (w, c, max(len(b.token_ids) for b in r.beams), sum(b.finished and b.parses for b in r.beams),
-                fwd["n"], fwd["cpu"])
+        return BeamRun(w, c, max(len(b.token_ids) for b in r.beams), sum(b.finished and b.parses for b in r.beams),
+                       clock.n, clock.cpu)
 
     # Pass 1: constrained with cold mask caches (automaton/masks are built on first use).
-    cold = [one(p, True) for p, _a, _b in items]
-    cold_steps = list(step_times)
-    step_times.clear()
+    cold = [one(p, True) for p in prompts]
+    cold_steps = steps.take()
     # Pass 2: constrained (warm caches) and unconstrained interleaved per prompt, alternating
     # which goes first, so that load drift on a shared machine hits both alike.
-    con: list[tuple[float, float, int, int, int, float]] = []
-    unc: list[tuple[float, float, int, int, int, float]] = []
-    for k, (prompt, _a, _b) in enumerate(items):
+    con: list[BeamRun] = []
+    unc: list[BeamRun] = []
+    for k, prompt in enumerate(prompts):
         if k % 2:
             unc.append(one(prompt, False))
             con.append(one(prompt, True))
         else:
             con.append(one(prompt, True))
             unc.append(one(prompt, False))
-    warm_steps = list(step_times)
+    return cold, con, unc, cold_steps, steps.take()
 
-    def tot(rows: list[tuple[float, float, int, int, int, float]], i: int) -> float:
-        return sum(r[i] for r in rows)
 
-    n_beams = len(items) * args.beams
-    print(f"constrained beam-{args.beams}: cold caches {tot(cold, 0):.1f} s wall / {tot(cold, 1):.1f} s CPU; "
-          f"warm {tot(con, 0):.1f} s wall / {tot(con, 1):.1f} s CPU; {int(tot(con, 2))} longest-beam tokens; "
-          f"{int(tot(con, 3))}/{n_beams} beams finished+parse")
-    print(f"unconstrained beam-{args.beams}: {tot(unc, 0):.1f} s wall / {tot(unc, 1):.1f} s CPU; "
-          f"{int(tot(unc, 2))} longest-beam tokens; {int(tot(unc, 3))}/{n_beams} beams finished+parse")
-    per_tok = (tot(con, 1) / tot(con, 2)) / (tot(unc, 1) / tot(unc, 2))
-    print(f"ratio constrained/unconstrained (goal <= 1.15): warm {tot(con, 0) / tot(unc, 0):.3f} wall, "
-          f"{tot(con, 1) / tot(unc, 1):.3f} CPU, {per_tok:.3f} CPU per generated token; "
-          f"cold {tot(cold, 0) / tot(unc, 0):.3f} wall, {tot(cold, 1) / tot(unc, 1):.3f} CPU")
-    over_c = (tot(con, 1) - tot(con, 5)) / tot(con, 4)
-    over_u = (tot(unc, 1) - tot(unc, 5)) / tot(unc, 4)
-    per_step_c = tot(con, 1) / tot(con, 4)
-    per_step_u = tot(unc, 1) / tot(unc, 4)
-    print(f"per beam step (CPU): model forward {1000 * tot(con, 5) / tot(con, 4):.0f} ms constrained, "
-          f"{1000 * tot(unc, 5) / tot(unc, 4):.0f} ms unconstrained; everything else {1000 * over_c:.1f} ms "
+def print_beam_figures(cold_runs: list[BeamRun], con_runs: list[BeamRun], unc_runs: list[BeamRun],
+                       cold_steps: list[float], warm_steps: list[float], beams: int, vocab: int) -> None:
+    cold, con, unc = summed(cold_runs), summed(con_runs), summed(unc_runs)
+    n_beams = len(con_runs) * beams
+    print(f"constrained beam-{beams}: cold caches {cold.wall:.1f} s wall / {cold.cpu:.1f} s CPU; "
+          f"warm {con.wall:.1f} s wall / {con.cpu:.1f} s CPU; {int(con.tokens)} longest-beam tokens; "
+          f"{int(con.parsed)}/{n_beams} beams finished+parse")
+    print(f"unconstrained beam-{beams}: {unc.wall:.1f} s wall / {unc.cpu:.1f} s CPU; "
+          f"{int(unc.tokens)} longest-beam tokens; {int(unc.parsed)}/{n_beams} beams finished+parse")
+    per_tok = (con.cpu / con.tokens) / (unc.cpu / unc.tokens)
+    print(f"ratio constrained/unconstrained (goal <= 1.15): warm {con.wall / unc.wall:.3f} wall, "
+          f"{con.cpu / unc.cpu:.3f} CPU, {per_tok:.3f} CPU per generated token; "
+          f"cold {cold.wall / unc.wall:.3f} wall, {cold.cpu / unc.cpu:.3f} CPU")
+    over_c = (con.cpu - con.forward_cpu) / con.forwards
+    over_u = (unc.cpu - unc.forward_cpu) / unc.forwards
+    per_step_c = con.cpu / con.forwards
+    per_step_u = unc.cpu / unc.forwards
+    print(f"per beam step (CPU): model forward {1000 * con.forward_cpu / con.forwards:.0f} ms constrained, "
+          f"{1000 * unc.forward_cpu / unc.forwards:.0f} ms unconstrained; everything else {1000 * over_c:.1f} ms "
           f"constrained vs {1000 * over_u:.1f} ms unconstrained; ratio of CPU per step {per_step_c / per_step_u:.3f} "
-          f"({int(tot(con, 4))} vs {int(tot(unc, 4))} steps) — the load-independent form of the 1.15 goal")
+          f"({int(con.forwards)} vs {int(unc.forwards)} steps) — the load-independent form of the 1.15 goal")
     ms = [t * 1000 for t in cold_steps]
     ms_w = [t * 1000 for t in warm_steps]
-    print(f"processor per beam step ({args.beams} rows x {len(tok)}): median {statistics.median(ms):.2f} ms, "
+    print(f"processor per beam step ({beams} rows x {vocab}): median {statistics.median(ms):.2f} ms, "
           f"max {max(ms):.1f} ms cold; median {statistics.median(ms_w):.2f} ms, max {max(ms_w):.1f} ms warm; "
-          f"{100 * sum(ms_w) / 1000 / tot(con, 0):.1f}% of warm constrained wall time, "
-          f"{100 * sum(ms) / 1000 / tot(cold, 0):.1f}% cold")
+          f"{100 * sum(ms_w) / 1000 / con.wall:.1f}% of warm constrained wall time, "
+          f"{100 * sum(ms) / 1000 / cold.wall:.1f}% cold")
 
-    # Cold single-state mask times on a fresh masker (trie DFS), states along the gold LFs.
+
+def print_mask_times(masker: Any, tok: Any, items: list[tuple[str, str, str]]) -> None:
+    """Cold single-state mask times on a fresh masker (trie DFS), states along the gold LFs."""
     from amp.parser.vocab import VocabMasker, frame_lf
 
     fresh = VocabMasker(masker.automaton, tok)
@@ -215,6 +248,11 @@ def main() -> None:
           f"max {max(miss_ms):.1f} ms over {len(miss_ms)} states; cache hit median "
           f"{statistics.median(hit_ms) * 1000:.1f} us")
 
+
+def print_scoring_ratio(model: Any, tok: Any, items: list[tuple[str, str, str]]) -> None:
+    """Forced scoring of LF0+LF1 together against LF0 alone."""
+    from amp.parser.scoring import forced_score
+
     pair_t = one_t = 0.0
     for prompt, lf0, lf1 in items:
         forced_score(model, tok, prompt, [lf0])  # warm
@@ -226,8 +264,34 @@ def main() -> None:
         one_t += time.perf_counter() - t
     print(f"forced scoring LF0+LF1 together: {pair_t:.2f} s; LF0 alone: {one_t:.2f} s; "
           f"ratio {pair_t / one_t:.3f} (goal <= 1.3)")
-    processors.GrammarLogitsProcessor.__call__ = original  # type: ignore[method-assign]
-    model.forward = inner_forward
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--prompts", type=int, default=10)
+    ap.add_argument("--beams", type=int, default=5)
+    args = ap.parse_args()
+
+    import torch
+
+    torch.set_num_threads(2)
+    t0 = time.perf_counter()
+    model, tok, source = load_default()
+    print(f"model: {source} ({time.perf_counter() - t0:.1f} s), vocab {len(tok)}, torch threads 2")
+    items, where = amp_prompts(args.prompts)
+    print(f"prompts: {len(items)} from {where}")
+    masker = time_setup(tok)
+    steps = ProcessorTimer()
+    from amp.parser.decode import beam_search
+
+    beam_search(model, tok, items[0][0], beams=args.beams, constrained=False, steps_for=0, max_new_tokens=8)
+    clock = ForwardClock(model)
+    passes = beam_passes(model, tok, [p for p, _a, _b in items], args.beams, steps, clock)
+    print_beam_figures(*passes, args.beams, len(tok))
+    print_mask_times(masker, tok, items)
+    print_scoring_ratio(model, tok, items)
+    steps.remove()
+    clock.remove()
 
 
 if __name__ == "__main__":
