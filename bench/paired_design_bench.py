@@ -34,7 +34,9 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, NamedTuple
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -55,7 +57,27 @@ def _mean(values: list[float]) -> float:
     return statistics.fmean(values) if values else math.nan
 
 
-def main() -> int:
+class SeedRun(NamedTuple):
+    """One design at one seed: the per-ratio and per-type frames and the records by (index, ratio)."""
+
+    per_ratio: Any
+    per_type: Any
+    by_item: dict[tuple[int, float], Any]
+
+
+@dataclass
+class Noise:
+    """Adjacent-ratio steps of one design over all seeds: |dP(LF0)| per step, steps where P(LF0)
+    falls, top-1 label steps against the direction of r."""
+
+    deltas: list[float] = field(default_factory=list)
+    falls: int = 0
+    steps: int = 0
+    back: int = 0
+    label_steps: int = 0
+
+
+def parse_args() -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--model", default="default")
     ap.add_argument("--type", default="pp")
@@ -68,7 +90,99 @@ def main() -> int:
     ap.add_argument("--batch-size", type=int, default=8)
     ap.add_argument("--mode", default="logical", choices=("logical", "paper"))
     ap.add_argument("--parse", action="store_true", help="also beam-search the top-1 prediction (FDM)")
-    args = ap.parse_args()
+    return ap.parse_args()
+
+
+def run_design(parser: Any, args: argparse.Namespace, ratios: tuple[float, ...], seed: int, design: str,
+               shared: list[int]) -> SeedRun:
+    """Plan and run one design at one seed; the examples each prompt shares with r = ratios[0] go to ``shared``."""
+    from amp.evaluation import experiments as ex
+
+    config = ex.FewShotConfig(types=(args.type,), ratios=ratios, n_per_ratio=args.n, seed=seed,
+                              k=args.k, beams=args.beams, mode=args.mode,
+                              independent_draws=design == "independent")
+    items = ex.plan_fewshot(config)
+    first = {it.index: {e.utterance for e in it.prompt.examples} for it in items if it.ratio == ratios[0]}
+    shared += [len(first[it.index] & {e.utterance for e in it.prompt.examples})
+               for it in items if it.ratio != ratios[0]]
+    t0 = time.perf_counter()
+    records = list(ex.run_items(parser, items, beams=args.beams, mode=args.mode, parse=args.parse,
+                                batch_size=args.batch_size))
+    seconds = time.perf_counter() - t0
+    errors = sum(1 for r in records if r.error)
+    cached = sum(1 for r in records if r.cached)
+    per_ratio, per_type = ex.fewshot_summary(records, args.mode)
+    by_item = {(int(r.id.rsplit("/", 1)[1]), float(r.ratio)): r for r in records if not r.error}
+    print(f"seed {seed} {design:11s}: {len(items)} items in {seconds:.0f} s "
+          f"({seconds / max(1, len(items)):.1f} s each), cached {cached}, errors {errors}")
+    return SeedRun(per_ratio, per_type, by_item)
+
+
+def print_per_ratio(results: dict[str, dict[int, SeedRun]], ratios: tuple[float, ...], seeds: list[int]) -> None:
+    print()
+    print("per ratio (acc LF0 / acc LF1 / mean P(LF0)):")
+    print(f"{'design':11s} {'seed':>4s} " + " ".join(f"{'r=' + format(r, 'g'):>17s}" for r in ratios))
+    for design in DESIGNS:
+        for seed in seeds:
+            per_ratio = results[design][seed].per_ratio
+            cells = []
+            for r in ratios:
+                row = per_ratio[per_ratio["ratio"] == r]
+                if row.empty:
+                    cells.append(f"{'-':>17s}")
+                    continue
+                row = row.iloc[0]
+                cells.append(f"{_fmt(row.acc_lf0)}/{_fmt(row.acc_lf1)}/{_fmt(row.mean_p_lf0)}")
+            print(f"{design:11s} {seed:4d} " + " ".join(f"{c:>17s}" for c in cells))
+
+
+def noise(runs: list[SeedRun], n: int, ratios: tuple[float, ...]) -> Noise:
+    """The adjacent-ratio steps of every item over ``runs`` (one per seed)."""
+    out = Noise()
+    for run in runs:
+        for index in range(n):
+            for lo, hi in zip(ratios, ratios[1:], strict=False):
+                a, b = run.by_item.get((index, lo)), run.by_item.get((index, hi))
+                if a is None or b is None:
+                    continue
+                if a.p_lf0 is not None and b.p_lf0 is not None and not (math.isnan(a.p_lf0) or math.isnan(b.p_lf0)):
+                    out.deltas.append(abs(b.p_lf0 - a.p_lf0))
+                    out.steps += 1
+                    out.falls += b.p_lf0 < a.p_lf0
+                if a.match in ("lf0", "lf1") and b.match in ("lf0", "lf1"):
+                    out.label_steps += 1
+                    out.back += a.match == "lf0" and b.match == "lf1"
+    return out
+
+
+def print_summary(results: dict[str, dict[int, SeedRun]], shared: dict[str, list[int]], args: argparse.Namespace,
+                  ratios: tuple[float, ...], seeds: list[int]) -> None:
+    print()
+    header = (f"{'design':11s} {'FDM per seed':>20s} {'FDM mean':>8s} {'FDM sd':>7s} {'FIM per seed':>20s} "
+              f"{'FIM mean':>8s} {'FIM sd':>7s} {'|dP| adj':>8s} {'P falls':>7s} {'label back':>10s} "
+              f"{'shared/k':>8s}")
+    print(header)
+    summary: dict[str, dict[str, float]] = {}
+    for design in DESIGNS:
+        fdms = [float(results[design][s].per_type["FDM"].iloc[0]) for s in seeds]
+        fims = [float(results[design][s].per_type["FIM"].iloc[0]) for s in seeds]
+        steps = noise([results[design][s] for s in seeds], args.n, ratios)
+        summary[design] = {"fdm": _mean(fdms), "fdm_sd": _sd(fdms), "fim": _mean(fims), "fim_sd": _sd(fims),
+                           "delta": _mean(steps.deltas)}
+        print(f"{design:11s} {' '.join(_fmt(x) for x in fdms):>20s} {_fmt(_mean(fdms)):>8s} {_fmt(_sd(fdms)):>7s} "
+              f"{' '.join(_fmt(x) for x in fims):>20s} {_fmt(_mean(fims)):>8s} {_fmt(_sd(fims)):>7s} "
+              f"{_fmt(_mean(steps.deltas)):>8s} {f'{steps.falls}/{steps.steps}':>7s} "
+              f"{f'{steps.back}/{steps.label_steps}':>10s} "
+              f"{_fmt(_mean([float(x) for x in shared[design]]) / args.k):>8s}")
+    p, i = summary["paired"], summary["independent"]
+    print()
+    print(f"paired / independent: mean |dP(LF0)| between adjacent ratios {_fmt(p['delta'] / i['delta'])}, "
+          f"FDM sd over seeds {_fmt(p['fdm_sd'] / i['fdm_sd']) if i['fdm_sd'] else 'n/a'}, "
+          f"FIM sd over seeds {_fmt(p['fim_sd'] / i['fim_sd']) if i['fim_sd'] else 'n/a'}")
+
+
+def main() -> int:
+    args = parse_args()
 
     from amp import settings
 
@@ -80,7 +194,6 @@ def main() -> int:
     import torch
 
     from amp.cache import ResultCache
-    from amp.evaluation import experiments as ex
     from amp.parser.parser import Parser
 
     torch.set_num_threads(args.threads)
@@ -93,82 +206,13 @@ def main() -> int:
           f"{args.n} test sentences, ratios {list(ratios)}, seeds {seeds}, k {args.k}, "
           f"{'beams ' + str(args.beams) if args.parse else 'forced scoring only (no FDM)'}, mode {args.mode}")
 
-    # results[design][seed] = (per_ratio frame, per_type frame, records by (index, ratio))
-    results: dict[str, dict[int, tuple]] = defaultdict(dict)
+    results: dict[str, dict[int, SeedRun]] = defaultdict(dict)
     shared: dict[str, list[int]] = defaultdict(list)
     for seed in seeds:
         for design in DESIGNS:
-            config = ex.FewShotConfig(types=(args.type,), ratios=ratios, n_per_ratio=args.n, seed=seed,
-                                      k=args.k, beams=args.beams, mode=args.mode,
-                                      independent_draws=design == "independent")
-            items = ex.plan_fewshot(config)
-            first = {it.index: {e.utterance for e in it.prompt.examples} for it in items if it.ratio == ratios[0]}
-            shared[design] += [len(first[it.index] & {e.utterance for e in it.prompt.examples})
-                               for it in items if it.ratio != ratios[0]]
-            t0 = time.perf_counter()
-            records = list(ex.run_items(parser, items, beams=args.beams, mode=args.mode, parse=args.parse,
-                                        batch_size=args.batch_size))
-            seconds = time.perf_counter() - t0
-            errors = sum(1 for r in records if r.error)
-            cached = sum(1 for r in records if r.cached)
-            per_ratio, per_type = ex.fewshot_summary(records, args.mode)
-            by_item = {(int(r.id.rsplit("/", 1)[1]), float(r.ratio)): r for r in records if not r.error}
-            results[design][seed] = (per_ratio, per_type, by_item)
-            print(f"seed {seed} {design:11s}: {len(items)} items in {seconds:.0f} s "
-                  f"({seconds / max(1, len(items)):.1f} s each), cached {cached}, errors {errors}")
-
-    print()
-    print("per ratio (acc LF0 / acc LF1 / mean P(LF0)):")
-    print(f"{'design':11s} {'seed':>4s} " + " ".join(f"{'r=' + format(r, 'g'):>17s}" for r in ratios))
-    for design in DESIGNS:
-        for seed in seeds:
-            per_ratio = results[design][seed][0]
-            cells = []
-            for r in ratios:
-                row = per_ratio[per_ratio["ratio"] == r]
-                if row.empty:
-                    cells.append(f"{'-':>17s}")
-                    continue
-                row = row.iloc[0]
-                cells.append(f"{_fmt(row.acc_lf0)}/{_fmt(row.acc_lf1)}/{_fmt(row.mean_p_lf0)}")
-            print(f"{design:11s} {seed:4d} " + " ".join(f"{c:>17s}" for c in cells))
-
-    print()
-    header = (f"{'design':11s} {'FDM per seed':>20s} {'FDM mean':>8s} {'FDM sd':>7s} {'FIM per seed':>20s} "
-              f"{'FIM mean':>8s} {'FIM sd':>7s} {'|dP| adj':>8s} {'P falls':>7s} {'label back':>10s} "
-              f"{'shared/k':>8s}")
-    print(header)
-    summary: dict[str, dict[str, float]] = {}
-    for design in DESIGNS:
-        fdms = [float(results[design][s][1]["FDM"].iloc[0]) for s in seeds]
-        fims = [float(results[design][s][1]["FIM"].iloc[0]) for s in seeds]
-        deltas: list[float] = []
-        falls = steps = back = label_steps = 0
-        for seed in seeds:
-            by_item = results[design][seed][2]
-            for index in range(args.n):
-                for lo, hi in zip(ratios, ratios[1:], strict=False):
-                    a, b = by_item.get((index, lo)), by_item.get((index, hi))
-                    if a is None or b is None:
-                        continue
-                    if a.p_lf0 is not None and b.p_lf0 is not None and not (math.isnan(a.p_lf0) or math.isnan(b.p_lf0)):
-                        deltas.append(abs(b.p_lf0 - a.p_lf0))
-                        steps += 1
-                        falls += b.p_lf0 < a.p_lf0
-                    if a.match in ("lf0", "lf1") and b.match in ("lf0", "lf1"):
-                        label_steps += 1
-                        back += a.match == "lf0" and b.match == "lf1"
-        summary[design] = {"fdm": _mean(fdms), "fdm_sd": _sd(fdms), "fim": _mean(fims), "fim_sd": _sd(fims),
-                           "delta": _mean(deltas)}
-        print(f"{design:11s} {' '.join(_fmt(x) for x in fdms):>20s} {_fmt(_mean(fdms)):>8s} {_fmt(_sd(fdms)):>7s} "
-              f"{' '.join(_fmt(x) for x in fims):>20s} {_fmt(_mean(fims)):>8s} {_fmt(_sd(fims)):>7s} "
-              f"{_fmt(_mean(deltas)):>8s} {f'{falls}/{steps}':>7s} {f'{back}/{label_steps}':>10s} "
-              f"{_fmt(_mean([float(x) for x in shared[design]]) / args.k):>8s}")
-    p, i = summary["paired"], summary["independent"]
-    print()
-    print(f"paired / independent: mean |dP(LF0)| between adjacent ratios {_fmt(p['delta'] / i['delta'])}, "
-          f"FDM sd over seeds {_fmt(p['fdm_sd'] / i['fdm_sd']) if i['fdm_sd'] else 'n/a'}, "
-          f"FIM sd over seeds {_fmt(p['fim_sd'] / i['fim_sd']) if i['fim_sd'] else 'n/a'}")
+            results[design][seed] = run_design(parser, args, ratios, seed, design, shared[design])
+    print_per_ratio(results, ratios, seeds)
+    print_summary(results, shared, args, ratios, seeds)
     tmp.cleanup()
     return 0
 
