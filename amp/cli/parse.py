@@ -18,13 +18,16 @@ import argparse
 import json
 import os
 import sys
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from amp.cli import common
 from amp.errors import AmpError
 from amp.parser.backend import DEFAULT_SEARCH, SearchSettings
 from amp.parser.model_loading import DTYPES
 from amp.parser.results import ParseResult, TokenStep
+
+T = TypeVar("T")
 
 
 def add_model_arguments(parser: argparse.ArgumentParser) -> None:
@@ -127,21 +130,30 @@ def format_parse(result: ParseResult) -> list[str]:
     return lines
 
 
-def run(args: argparse.Namespace) -> int:
+def run_with_model(args: argparse.Namespace, compute: Callable[[Any, str], T], as_json: Callable[[T], dict],
+                   as_lines: Callable[[T], list[str]]) -> int:
+    """The frame of a model command: read the prompt, make the parser, ``compute(parser, prompt)``;
+    one ``error:`` line on failure; then the value as JSON (after :func:`model_payload`) or as text."""
     try:
         prompt = read_prompt(args.prompt_file)
         parser = make_parser(args)
-        search = SearchSettings(beams=args.beams, alpha=args.alpha, constrained=not args.unconstrained,
-                                max_new_tokens=args.max_new_tokens)
-        result = parser.parse(prompt, search, fmt=args.fmt)
+        value = compute(parser, prompt)
     except AmpError as exc:
         return common.fail(exc)
     if args.json:
-        payload = {**model_payload(args, parser), "result": result.to_dict()}
-        print(json.dumps(payload, ensure_ascii=False, indent=2))
+        print(json.dumps({**model_payload(args, parser), **as_json(value)}, ensure_ascii=False, indent=2))
     else:
-        print("\n".join([model_header(parser), *format_parse(result)]))
+        print("\n".join([model_header(parser), *as_lines(value)]))
     return 0
+
+
+def run(args: argparse.Namespace) -> int:
+    def parse(parser: Any, prompt: str) -> ParseResult:
+        search = SearchSettings(beams=args.beams, alpha=args.alpha, constrained=not args.unconstrained,
+                                max_new_tokens=args.max_new_tokens)
+        return parser.parse(prompt, search, fmt=args.fmt)
+
+    return run_with_model(args, parse, lambda result: {"result": result.to_dict()}, format_parse)
 
 
 def register(subparsers: Any) -> None:

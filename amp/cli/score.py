@@ -12,19 +12,9 @@ records instead.  A model that cannot load prints one ``error: …`` line and ex
 from __future__ import annotations
 
 import argparse
-import json
 from typing import Any
 
-from amp.cli.common import fail
-from amp.cli.parse import (
-    add_model_arguments,
-    format_steps,
-    make_parser,
-    model_header,
-    model_payload,
-    read_prompt,
-)
-from amp.errors import AmpError
+from amp.cli.parse import add_model_arguments, format_steps, run_with_model
 from amp.parser.results import ForcedScore, PairScore
 
 
@@ -41,26 +31,25 @@ def format_scores(scores: list[ForcedScore], pair: PairScore | None) -> list[str
     return lines
 
 
+Scored = tuple[list[ForcedScore], PairScore | None]
+
+
 def run(args: argparse.Namespace) -> int:
-    try:
-        prompt = read_prompt(args.prompt_file)
-        parser = make_parser(args)
-        pair = None
+    def score(parser: Any, prompt: str) -> Scored:
         if len(args.lf) == 2:
             pair = parser.score_pair(prompt, args.lf[0], args.lf[1], fmt=args.fmt)
-            scores = [pair.lf0, pair.lf1]
-        else:
-            scores = parser.score(prompt, args.lf, fmt=args.fmt)
-    except AmpError as exc:
-        return fail(exc)
-    if args.json:
-        payload: dict[str, Any] = {**model_payload(args, parser), "scores": [s.to_dict() for s in scores]}
-        if pair is not None:
-            payload["pair"] = pair.to_dict()
-        print(json.dumps(payload, ensure_ascii=False, indent=2))
-    else:
-        print("\n".join([model_header(parser), *format_scores(scores, pair)]))
-    return 0
+            return [pair.lf0, pair.lf1], pair
+        return parser.score(prompt, args.lf, fmt=args.fmt), None
+
+    return run_with_model(args, score, _as_json, lambda scored: format_scores(*scored))
+
+
+def _as_json(scored: Scored) -> dict[str, Any]:
+    scores, pair = scored
+    payload: dict[str, Any] = {"scores": [s.to_dict() for s in scores]}
+    if pair is not None:
+        payload["pair"] = pair.to_dict()
+    return payload
 
 
 def register(subparsers: Any) -> None:
