@@ -19,6 +19,7 @@ import argparse
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -43,7 +44,7 @@ def timed_separate(parser: Parser, items: list[ex.SweepItem], beams: int) -> flo
     return time.perf_counter() - t0
 
 
-def main() -> int:
+def parse_args() -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--model", default="default")
     ap.add_argument("--types", default="pp")
@@ -54,7 +55,36 @@ def main() -> int:
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--batch-sizes", default="8", help="comma-separated items per model call (e.g. 1,8)")
     ap.add_argument("--separate", action="store_true", help="also time separate parse + score calls per item")
-    args = ap.parse_args()
+    return ap.parse_args()
+
+
+def measure_plan(name: str, items: list[ex.SweepItem], args: argparse.Namespace, sizes: list[int],
+                 fresh: Callable[[str], Parser]) -> None:
+    """Print one plan's examples/s cold per batch size, warm rerun / cold, and the ratios to the baseline."""
+    n = len(items)
+    times: dict[str, float] = {}
+    if args.separate:
+        with tempfile.TemporaryDirectory() as tmp:
+            times["separate"] = timed_separate(fresh(tmp), items, args.beams)
+    for size in sizes:
+        with tempfile.TemporaryDirectory() as tmp:
+            cold, errors = timed_run(fresh(tmp), items, args.beams, size)
+            warm, _ = timed_run(fresh(tmp), items, args.beams, size)
+        times[f"batch {size}"] = cold
+        print(f"{name:9s} loop, batch {size:2d}: {n} examples, {n / cold:.3f} examples/s cold "
+              f"({cold / n:.1f} s each), warm rerun / cold = {warm / cold:.5f}; errors {errors}")
+    if "separate" in times:
+        print(f"{name:9s} loop, separate parse + score calls: {n / times['separate']:.3f} examples/s "
+              f"({times['separate'] / n:.1f} s each)")
+    base = times.get("separate") or times.get("batch 1")
+    if base:
+        for label, t in times.items():
+            if t is not base:
+                print(f"{name:9s} time {label} / {'separate' if 'separate' in times else 'batch 1'}: {t / base:.2f}")
+
+
+def main() -> int:
+    args = parse_args()
 
     import torch
 
@@ -83,28 +113,8 @@ def main() -> int:
         first = plans["zero-shot"][:1] or plans["few-shot"][:1]
         timed_run(fresh(tmp), first, args.beams, 1)
     for name, items in plans.items():
-        n = len(items)
-        if not n:
-            continue
-        times: dict[str, float] = {}
-        if args.separate:
-            with tempfile.TemporaryDirectory() as tmp:
-                times["separate"] = timed_separate(fresh(tmp), items, args.beams)
-        for size in sizes:
-            with tempfile.TemporaryDirectory() as tmp:
-                cold, errors = timed_run(fresh(tmp), items, args.beams, size)
-                warm, _ = timed_run(fresh(tmp), items, args.beams, size)
-            times[f"batch {size}"] = cold
-            print(f"{name:9s} loop, batch {size:2d}: {n} examples, {n / cold:.3f} examples/s cold "
-                  f"({cold / n:.1f} s each), warm rerun / cold = {warm / cold:.5f}; errors {errors}")
-        if "separate" in times:
-            print(f"{name:9s} loop, separate parse + score calls: {n / times['separate']:.3f} examples/s "
-                  f"({times['separate'] / n:.1f} s each)")
-        base = times.get("separate") or times.get("batch 1")
-        if base:
-            for label, t in times.items():
-                if t is not base:
-                    print(f"{name:9s} time {label} / {'separate' if 'separate' in times else 'batch 1'}: {t / base:.2f}")
+        if items:
+            measure_plan(name, items, args, sizes, fresh)
     return 0
 
 
