@@ -114,8 +114,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{len(lfs)} LFs ({len(set(lfs))} distinct) from {source}")
     canonical(lfs[0], "logical")  # build the lark parser outside the timings
     if args.profile:
-        cProfile.runctx("run(lfs, mode)", globals(), {"lfs": lfs, "mode": args.profile}, "/tmp/canon.prof")
-        pstats.Stats("/tmp/canon.prof").sort_stats("tottime").print_stats(20)
+        profile = cProfile.Profile()
+        profile.runcall(run, lfs, args.profile)  # a call, not a code string
+        pstats.Stats(profile).sort_stats("tottime").print_stats(20)
         return 0
     total_wall = total_cpu = 0.0
     for mode in MODES:
