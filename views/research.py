@@ -12,6 +12,7 @@ import streamlit as st
 from amp.errors import AmpError
 from amp.evaluation import experiments as ex
 from amp.evaluation import runs as saved_runs
+from amp.parser.backend import DEFAULT_SEARCH
 from amp.reporting import report
 from ui import settings_widgets
 from ui.common import chart, halt
@@ -41,7 +42,7 @@ def side(col, slot: int) -> None:
         st.caption(" · ".join(f"**{k}** {v}" for k, v in settings.items()))
         zero = ex.rematch(run["zero_shot"], mode)
         few = ex.rematch(run["few_shot"], mode)
-        k = int(settings.get("beams", 5) or 5)
+        k = int(settings.get("beams") or DEFAULT_SEARCH.beams)
         try:
             tabs = report.tables(zero, few, k=k, mode=mode)
         except AmpError as exc:  # e.g. a gold LF the paper's canonicaliser cannot read
