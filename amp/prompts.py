@@ -24,7 +24,7 @@ from amp.data.templates.engine import registry_version
 from amp.data.templates.records import Example
 from amp.data.types import get_type, type_ids
 from amp.errors import PromptError, RatioError
-from amp.logic.vocabulary import Format, check_format
+from amp.logic.vocabulary import DEFAULT_FORMAT, Format, check_format
 from amp.records import JsonRecord, describe
 
 #: The preamble of every prompt (reference §10).
@@ -269,7 +269,7 @@ def mixed_prompt(
     *,
     seed: int,
     k: int = 10,
-    fmt: str = "fol",
+    fmt: str = DEFAULT_FORMAT,
     pool_pairs: Sequence[AmbiguousPair] | None = None,
 ) -> Prompt:
     """A mixed prompt of reference §11: ``k`` same-type examples, ``int(k·r)`` with LF0.

@@ -11,7 +11,7 @@ import math
 import sys
 from collections.abc import Callable
 
-from amp.logic.vocabulary import FORMATS, MODES
+from amp.logic.vocabulary import DEFAULT_FORMAT, FORMATS, MODES
 from amp.parser import limits
 
 #: Exit status of a command that refuses its input or cannot load its model (argparse's usage status).
@@ -79,7 +79,7 @@ max_new_tokens = count(1, limits.MAX_NEW_TOKENS)
 
 def add_format_argument(parser: argparse.ArgumentParser, help: str = "LF format (default: fol)") -> None:
     """``--format fol|lisp`` (into ``args.fmt``), the choices of :data:`amp.logic.vocabulary.FORMATS`."""
-    parser.add_argument("--format", dest="fmt", choices=FORMATS, default="fol", help=help)
+    parser.add_argument("--format", dest="fmt", choices=FORMATS, default=DEFAULT_FORMAT, help=help)
 
 
 def add_mode_argument(parser: argparse.ArgumentParser,

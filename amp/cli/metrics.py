@@ -17,6 +17,7 @@ from typing import Any
 from amp.cli import common
 from amp.cli.common import fail
 from amp.errors import MetricError
+from amp.logic.vocabulary import DEFAULT_FORMAT, DEFAULT_MODE
 
 _DESCRIPTION = """\
 Score a JSONL file of model predictions with the AmP metrics (reference §13).
@@ -88,7 +89,7 @@ class InputError(ValueError):
     """A malformed predictions line; the message starts with its line number."""
 
 
-def read_items(lines: Iterable[str], *, mode: str = "logical", fmt: str = "fol") -> list[Item]:
+def read_items(lines: Iterable[str], *, mode: str = DEFAULT_MODE, fmt: str = DEFAULT_FORMAT) -> list[Item]:
     """Parse and validate JSONL lines (gold LFs must parse); raises InputError."""
     from amp.evaluation.matching import gold_key
     from amp.evaluation.metrics import normalise_type
@@ -147,7 +148,7 @@ def read_items(lines: Iterable[str], *, mode: str = "logical", fmt: str = "fol")
 # scoring
 
 
-def score(items: list[Item], *, mode: str = "logical", k: int = 5, fmt: str = "fol") -> dict[str, Any]:
+def score(items: list[Item], *, mode: str = DEFAULT_MODE, k: int = 5, fmt: str = DEFAULT_FORMAT) -> dict[str, Any]:
     """All metrics per type, as plain data (the ``--json`` output)."""
     from amp.evaluation.metrics import fdm_by_ratio, fim, top1_accuracy, zm_k
 

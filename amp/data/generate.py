@@ -38,7 +38,7 @@ from amp.data.templates.engine import Template, fill
 from amp.data.templates.records import Example, RecordError, ambiguity_type, record_type
 from amp.data.types import BUILTIN_TYPES, find_type, type_ids
 from amp.errors import AmpError
-from amp.logic.vocabulary import check_format
+from amp.logic.vocabulary import DEFAULT_FORMAT, check_format
 
 __all__ = [
     "AMBIGUOUS_TYPES",
@@ -285,7 +285,7 @@ def generate(
     word: str | None = None,
     n: int | None = None,
     seed: int | None = None,
-    fmt: str = "fol",
+    fmt: str = DEFAULT_FORMAT,
     gender: str | None = None,
 ) -> list[Example]:
     """Records of a pool: all of them (``n=None``) or those of ``n`` seeded sample surfaces.

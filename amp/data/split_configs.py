@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from amp.errors import AmpError
-from amp.logic.vocabulary import check_format
+from amp.logic.vocabulary import DEFAULT_FORMAT, check_format
 
 __all__ = [
     "FEWSHOT_RATIOS",
@@ -128,7 +128,7 @@ def _check_fmt(fmt: str) -> None:
     check_format(fmt, SplitError)
 
 
-def fewshot_config(ratio_pct: int, fmt: str = "fol") -> FewshotConfig:
+def fewshot_config(ratio_pct: int, fmt: str = DEFAULT_FORMAT) -> FewshotConfig:
     """The ``<X>-<100-X>-5k-train-100-perc-ambig`` config (§5.2).
 
     Train: 5,000 surfaces, all ambiguous, 1/5 per type, LF0 with probability X/100.
@@ -151,7 +151,7 @@ def fewshot_config(ratio_pct: int, fmt: str = "fol") -> FewshotConfig:
     )
 
 
-def fewshot_10perc_config(fmt: str = "fol") -> FewshotConfig:
+def fewshot_10perc_config(fmt: str = DEFAULT_FORMAT) -> FewshotConfig:
     """The ``50-50-5k-train-10-perc-ambig`` config, with its committed defects fixed (§5.2).
 
     Train: 10% ambiguous, 1/6 per key (``perc_unambig`` is listed, so it takes a share too:

@@ -29,7 +29,7 @@ from amp.data.templates.records import Example
 from amp.logic.canonical import ordered_form
 from amp.logic.reader import parse_lf
 from amp.logic.render import render_lisp
-from amp.logic.vocabulary import FORMATS, check_format
+from amp.logic.vocabulary import DEFAULT_FORMAT, FORMATS, check_format
 
 __all__ = ["FORMATS", "render_ordered", "rerender"]
 
@@ -37,7 +37,7 @@ __all__ = ["FORMATS", "render_ordered", "rerender"]
 
 
 @lru_cache(maxsize=1 << 17)
-def render_ordered(lf: str, fmt: str = "fol") -> str:
+def render_ordered(lf: str, fmt: str = DEFAULT_FORMAT) -> str:
     """The ordered, sorted rendering of a FOL ``lf`` as ``fmt`` (``"fol"`` or ``"lisp"``).
 
     This is the string the original wrote into few-shot FOL dev/test files and into every

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Unpack
 
 from amp.evaluation.matching import Match, match_lf
+from amp.logic.vocabulary import DEFAULT_FORMAT, DEFAULT_MODE
 from amp.parser.backend import SearchKeywords, SearchSettings
 from amp.parser.results import Beam, Divergence, PairScore, ParseResult, TokenStep
 from amp.records import JsonRecord
@@ -67,8 +68,8 @@ def inspect(
     lf1: str,
     search: SearchSettings | None = None,
     *,
-    fmt: str = "fol",
-    canonical_mode: str = "logical",
+    fmt: str = DEFAULT_FORMAT,
+    canonical_mode: str = DEFAULT_MODE,
     **settings: Unpack[SearchKeywords],
 ) -> Inspection:
     """Parse, score both readings, label the beams and locate the divergence (Fig. 4).

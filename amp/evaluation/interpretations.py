@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from amp.errors import AmpError
 from amp.evaluation.matching import gold_key, prediction_key
-from amp.logic.vocabulary import check_mode
+from amp.logic.vocabulary import DEFAULT_FORMAT, DEFAULT_MODE, check_mode
 from amp.parser.backend import DEFAULT_SEARCH
 from amp.records import JsonRecord, NanAsNull
 
@@ -78,7 +78,7 @@ class DistinctTopK(JsonRecord):
     k: int
     width: int
     mode: str
-    fmt: str = "fol"
+    fmt: str = DEFAULT_FORMAT
     n_beams: int = 0
     n_unparseable: int = 0
     method: str = "distinct"
@@ -105,7 +105,7 @@ class SampledInterpretations(JsonRecord):
     temperature: float
     seed: int
     mode: str
-    fmt: str = "fol"
+    fmt: str = DEFAULT_FORMAT
     p_unparseable: float = 0.0
     p_lf0: NanAsNull = math.nan
     p_lf1: NanAsNull = math.nan
@@ -122,7 +122,7 @@ class SampledInterpretations(JsonRecord):
 # --------------------------------------------------------------------------- pure parts
 
 
-def distinct_from_beams(beams: Any, k: int, mode: str = "logical", fmt: str = "fol") -> list[Interpretation]:
+def distinct_from_beams(beams: Any, k: int, mode: str = DEFAULT_MODE, fmt: str = DEFAULT_FORMAT) -> list[Interpretation]:
     """The first ``k`` beams with distinct canonical forms (unparseable ones dropped), best first.
 
     ``beams`` are :class:`~amp.parser.results.Beam` objects (``text``, ``score``) or strings.
@@ -146,7 +146,7 @@ def distinct_from_beams(beams: Any, k: int, mode: str = "logical", fmt: str = "f
 
 def distribution_from_samples(
     samples: list[str | None], *, lf0: str | None = None, lf1: str | None = None,
-    mode: str = "logical", fmt: str = "fol",
+    mode: str = DEFAULT_MODE, fmt: str = DEFAULT_FORMAT,
 ) -> dict[str, Any]:
     """Counts / n over canonical interpretations, and P(LF0)/P(LF1)/P(other) (pure)."""
     n = len(samples)
@@ -184,9 +184,9 @@ def distinct_topk(
     prompt: str,
     k: int = 5,
     width: int = 20,
-    mode: str = "logical",
+    mode: str = DEFAULT_MODE,
     *,
-    fmt: str = "fol",
+    fmt: str = DEFAULT_FORMAT,
     alpha: float = DEFAULT_SEARCH.alpha,
     max_new_tokens: int | None = None,
 ) -> DistinctTopK:
@@ -216,11 +216,11 @@ def sample_interpretations(
     n: int = 20,
     temperature: float = 1.0,
     seed: int = 0,
-    fmt: str = "fol",
+    fmt: str = DEFAULT_FORMAT,
     *,
     lf0: str | None = None,
     lf1: str | None = None,
-    mode: str = "logical",
+    mode: str = DEFAULT_MODE,
     max_new_tokens: int | None = None,
 ) -> SampledInterpretations:
     """Grammar-constrained sampling: an estimated distribution over canonical interpretations.
@@ -245,7 +245,7 @@ sample_with_parser = sample_interpretations
 
 
 def samples_cached(parser: Parser, prompt: str, n: int = 20, temperature: float = 1.0, seed: int = 0,
-                   fmt: str = "fol", max_new_tokens: int | None = None) -> bool:
+                   fmt: str = DEFAULT_FORMAT, max_new_tokens: int | None = None) -> bool:
     """Whether :func:`sample_interpretations` with these settings would be answered from the cache."""
     return parser.cached("sample", prompt=prompt, fmt=fmt, n=n, temperature=float(temperature), seed=int(seed),
                          max_new_tokens=max_new_tokens, top_k=0, top_p=1.0)

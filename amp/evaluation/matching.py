@@ -14,6 +14,7 @@ from typing import Literal
 
 from amp.errors import LFParseError, MetricError
 from amp.logic.canonical import canonical, canonical_or_none
+from amp.logic.vocabulary import DEFAULT_FORMAT, DEFAULT_MODE
 
 Match = Literal["lf0", "lf1", "both", "neither", "unparseable"]
 #: What :func:`match_lf` returns:
@@ -24,7 +25,7 @@ Match = Literal["lf0", "lf1", "both", "neither", "unparseable"]
 MATCHES: tuple[Match, ...] = ("lf0", "lf1", "both", "neither", "unparseable")
 
 
-def gold_key(lf: str, mode: str = "logical", fmt: str = "fol") -> str:
+def gold_key(lf: str, mode: str = DEFAULT_MODE, fmt: str = DEFAULT_FORMAT) -> str:
     """Canonical form of a gold LF; a gold LF that does not parse is a MetricError."""
     try:
         return canonical(lf, mode, fmt)
@@ -34,7 +35,7 @@ def gold_key(lf: str, mode: str = "logical", fmt: str = "fol") -> str:
         raise MetricError(f"gold LF must be a string, got {type(lf).__name__}") from exc
 
 
-def prediction_key(prediction: str | None, mode: str = "logical", fmt: str = "fol") -> str | None:
+def prediction_key(prediction: str | None, mode: str = DEFAULT_MODE, fmt: str = DEFAULT_FORMAT) -> str | None:
     """Canonical form of a prediction, or ``None`` (never matches) if missing or unparseable."""
     if not isinstance(prediction, str) or not prediction.strip():
         return None
@@ -42,7 +43,7 @@ def prediction_key(prediction: str | None, mode: str = "logical", fmt: str = "fo
 
 
 def match_lf(
-    prediction: str | None, lf0: str | None, lf1: str | None, *, mode: str = "logical", fmt: str = "fol"
+    prediction: str | None, lf0: str | None, lf1: str | None, *, mode: str = DEFAULT_MODE, fmt: str = DEFAULT_FORMAT
 ) -> Match:
     """Which gold LF ``prediction`` is, by canonical equality in ``mode`` (reference §13.1).
 

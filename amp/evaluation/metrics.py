@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from amp.data.types import normalise_type as normalise_type  # the type aliases, declared with the types
 from amp.errors import MetricError
 from amp.evaluation.matching import gold_key, match_lf, prediction_key
+from amp.logic.vocabulary import DEFAULT_FORMAT, DEFAULT_MODE
 from amp.prompts import check_ratio
 
 
@@ -40,7 +41,7 @@ class ZeroShotOutcome:
 # matching
 
 
-def matches(prediction: str | None, gold: str, mode: str = "logical", fmt: str = "fol") -> bool:
+def matches(prediction: str | None, gold: str, mode: str = DEFAULT_MODE, fmt: str = DEFAULT_FORMAT) -> bool:
     """Whether ``prediction`` equals ``gold`` after canonicalisation (reference §13.1)."""
     gold_key(gold, mode, fmt)  # a gold LF that does not parse is a MetricError, not a mismatch
     return match_lf(prediction, gold, None, mode=mode, fmt=fmt) == "lf0"
@@ -53,10 +54,10 @@ def matches(prediction: str | None, gold: str, mode: str = "logical", fmt: str =
 def zm_k(
     examples: Iterable[ZeroShotOutcome | tuple[Sequence[str], str, str]],
     k: int = 5,
-    mode: str = "logical",
+    mode: str = DEFAULT_MODE,
     *,
     either: bool = False,
-    fmt: str = "fol",
+    fmt: str = DEFAULT_FORMAT,
 ) -> float:
     """ZM_k, the zero-shot metric (paper Eq. 1), **in percent** (0–100).
 
@@ -103,9 +104,9 @@ def top1_accuracy(
     top1s: Sequence[str | None],
     lf0s: Sequence[str],
     lf1s: Sequence[str],
-    mode: str = "logical",
+    mode: str = DEFAULT_MODE,
     *,
-    fmt: str = "fol",
+    fmt: str = DEFAULT_FORMAT,
 ) -> dict[str, float]:
     """Rates (fractions 0–1) of the best prediction matching each reading (reference §13.2).
 
@@ -140,9 +141,9 @@ def top1_accuracy(
 
 def fdm_by_ratio(
     by_ratio: Mapping[float, Sequence[tuple[str | None, str, str]]],
-    mode: str = "logical",
+    mode: str = DEFAULT_MODE,
     *,
-    fmt: str = "fol",
+    fmt: str = DEFAULT_FORMAT,
 ) -> dict[float, float]:
     """The per-ratio terms d(r) = |a0 − r| + |a1 − (1 − r)| of :func:`fdm` (reference §13.4)."""
     out: dict[float, float] = {}
@@ -162,9 +163,9 @@ def fdm_by_ratio(
 
 def fdm(
     by_ratio: Mapping[float, Sequence[tuple[str | None, str, str]]],
-    mode: str = "logical",
+    mode: str = DEFAULT_MODE,
     *,
-    fmt: str = "fol",
+    fmt: str = DEFAULT_FORMAT,
 ) -> float:
     """Few-shot dataset metric FDM (paper Eq. 2).  **Range 0–2**, lower is better.
 

@@ -30,6 +30,7 @@ from amp.evaluation.interpretations import (
 )
 from amp.evaluation.sweep_plan import ExperimentError, SweepItem
 from amp.evaluation.sweep_run import SweepRecord, record_from_result, run_items
+from amp.logic.vocabulary import DEFAULT_MODE
 from amp.parser.backend import DEFAULT_SEARCH
 from amp.parser.batch import BatchItemResult
 from amp.parser.results import Beam, ParseResult
@@ -109,7 +110,7 @@ def run_method(
     *,
     method: str = "beam",
     beams: int = DEFAULT_SEARCH.beams,
-    mode: str = "logical",
+    mode: str = DEFAULT_MODE,
     width: int = 20,
     n_samples: int = 20,
     temperature: float = 1.0,

@@ -20,7 +20,7 @@ from typing import Any
 from amp.data.generate import AMBIGUOUS_TYPES, sample_pairs
 from amp.data.types import find_type, get_type, type_ids
 from amp.errors import AmpError, RatioError
-from amp.logic.vocabulary import check_format, check_mode
+from amp.logic.vocabulary import DEFAULT_FORMAT, DEFAULT_MODE, check_format, check_mode
 from amp.parser.backend import DEFAULT_SEARCH
 from amp.prompts import Prompt, check_ratio, mixed_prompt, zero_shot_prompt
 
@@ -97,9 +97,9 @@ class FewShotConfig:
     n_per_ratio: int = 5
     seed: int = 0
     k: int = 10
-    fmt: str = "fol"
+    fmt: str = DEFAULT_FORMAT
     beams: int = DEFAULT_SEARCH.beams
-    mode: str = "logical"
+    mode: str = DEFAULT_MODE
     independent_draws: bool = False
 
     def __post_init__(self) -> None:
@@ -143,8 +143,8 @@ class ZeroShotConfig:
     n: int = 20
     seed: int = 0
     beams: int = DEFAULT_SEARCH.beams
-    fmt: str = "fol"
-    mode: str = "logical"
+    fmt: str = DEFAULT_FORMAT
+    mode: str = DEFAULT_MODE
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "types", _check_common(self.types, self.beams, self.fmt, self.mode))
@@ -193,7 +193,7 @@ class SweepItem(SweepSentence):
     prompt_text: str
     prompt: Prompt = field(repr=False, compare=False)
     index: int = 0
-    fmt: str = "fol"
+    fmt: str = DEFAULT_FORMAT
     seed: int = 0
 
 

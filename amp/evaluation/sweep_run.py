@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from amp.evaluation.matching import MATCHES, Match, match_lf
 from amp.evaluation.sweep_plan import ExperimentError, FewShotConfig, SweepItem, SweepSentence, ZeroShotConfig, plan
-from amp.logic.vocabulary import check_mode
+from amp.logic.vocabulary import DEFAULT_FORMAT, DEFAULT_MODE, check_mode
 from amp.parser.backend import DEFAULT_SEARCH
 
 if TYPE_CHECKING:
@@ -71,8 +71,8 @@ class SweepRecord(SweepSentence):
     min_prob_lf1: float | None = None
     cached: bool = False
     error: str | None = None
-    fmt: str = "fol"
-    mode: str = "logical"
+    fmt: str = DEFAULT_FORMAT
+    mode: str = DEFAULT_MODE
 
 
 #: Columns of :func:`~amp.evaluation.sweep_summary.records_frame`, in order (the :class:`SweepRecord` fields).
@@ -101,7 +101,7 @@ def optional_float(value: Any) -> float | None:
     return None if math.isnan(f) else f
 
 
-def record_from_result(item: SweepItem, result: BatchItemResult, *, mode: str = "logical") -> SweepRecord:
+def record_from_result(item: SweepItem, result: BatchItemResult, *, mode: str = DEFAULT_MODE) -> SweepRecord:
     """Turn one :class:`~amp.parser.batch.BatchItemResult` into a :class:`SweepRecord`.
 
     ``result.parse`` (a ParseResult or None) gives the beams; ``result.pair`` (a PairScore or
@@ -148,7 +148,7 @@ def run_items(
     items: Iterable[SweepItem],
     *,
     beams: int = DEFAULT_SEARCH.beams,
-    mode: str = "logical",
+    mode: str = DEFAULT_MODE,
     parse: bool = True,
     score: bool = True,
     on_progress: Progress | None = None,

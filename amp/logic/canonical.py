@@ -45,7 +45,7 @@ from amp.logic.ordered_form import ordered_form, unbound_error
 from amp.logic.original import OriginalError, original_canonical
 from amp.logic.reader import parse_lf
 from amp.logic.render import render
-from amp.logic.vocabulary import check_format, check_mode
+from amp.logic.vocabulary import DEFAULT_FORMAT, DEFAULT_MODE, check_format, check_mode
 
 __all__ = ["canonical", "canonical_or_none", "clear_cache", "equivalent", "ordered_form"]
 
@@ -53,7 +53,7 @@ __all__ = ["canonical", "canonical_or_none", "clear_cache", "equivalent", "order
 # public API
 
 
-def canonical(lf: str | Formula, mode: str = "logical", fmt: str = "fol") -> str:
+def canonical(lf: str | Formula, mode: str = DEFAULT_MODE, fmt: str = DEFAULT_FORMAT) -> str:
     """The canonical FOL string of ``lf`` (text in ``fmt``, or an AST) under ``mode``.
 
     ``mode`` is ``"logical"`` or ``"paper"`` (module docstring).  ``fmt`` is the format of the
@@ -70,7 +70,7 @@ def canonical(lf: str | Formula, mode: str = "logical", fmt: str = "fol") -> str
     return _canonical_formula(lf, mode, fmt, None)
 
 
-def canonical_or_none(lf: str | Formula, mode: str = "logical", fmt: str = "fol") -> str | None:
+def canonical_or_none(lf: str | Formula, mode: str = DEFAULT_MODE, fmt: str = DEFAULT_FORMAT) -> str | None:
     """:func:`canonical`, or ``None`` when ``lf`` does not parse (the metrics' "never matches")."""
     try:
         return canonical(lf, mode, fmt)
@@ -78,7 +78,7 @@ def canonical_or_none(lf: str | Formula, mode: str = "logical", fmt: str = "fol"
         return None
 
 
-def equivalent(a: str | Formula, b: str | Formula, mode: str = "logical", fmt: str = "fol") -> bool:
+def equivalent(a: str | Formula, b: str | Formula, mode: str = DEFAULT_MODE, fmt: str = DEFAULT_FORMAT) -> bool:
     """Whether ``a`` and ``b`` have the same canonical form; raises LFParseError if one fails."""
     return canonical(a, mode, fmt) == canonical(b, mode, fmt)
 

@@ -37,7 +37,7 @@ from typing import Literal
 from lark import Lark
 
 from amp.data import lexicon
-from amp.logic.vocabulary import Format, check_format
+from amp.logic.vocabulary import DEFAULT_FORMAT, Format, check_format
 
 Spacing = Literal["strict", "decoding", "lenient"]
 
@@ -93,7 +93,7 @@ atom: "({s}" pred {_lit(s)} var "{s})" | "({s}" pred {_lit(s)} var {_lit(s)} arg
 
 
 def grammar_text(
-    fmt: Format = "fol",
+    fmt: Format = DEFAULT_FORMAT,
     spacing: Spacing = "strict",
     *,
     predicates: tuple[str, ...] | None = None,
@@ -133,6 +133,6 @@ def _cached_parser(text: str) -> Lark:
     return Lark(text, parser="lalr", start="start", maybe_placeholders=False)
 
 
-def lark_parser(fmt: Format = "fol", spacing: Spacing = "lenient") -> Lark:
+def lark_parser(fmt: Format = DEFAULT_FORMAT, spacing: Spacing = "lenient") -> Lark:
     """A (cached) LALR lark parser for the lexicon's grammar."""
     return _cached_parser(grammar_text(fmt, spacing))

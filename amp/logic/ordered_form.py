@@ -18,7 +18,7 @@ from amp.errors import LFParseError
 from amp.logic.ast import Atom, Formula, Junction, Quantified, has_nested_quantifier, quantifier_prefix
 from amp.logic.logical_form import spliced
 from amp.logic.reader import parse_lf
-from amp.logic.vocabulary import check_format
+from amp.logic.vocabulary import DEFAULT_FORMAT, check_format
 
 
 def unbound_error(var: str, text: str | None, fmt: str) -> LFParseError:
@@ -176,7 +176,7 @@ def _event_variables(body: Formula) -> set[str]:
     return events
 
 
-def ordered_form(lf: str | Formula, fmt: str = "fol") -> str:
+def ordered_form(lf: str | Formula, fmt: str = DEFAULT_FORMAT) -> str:
     """The original's *ordered* rendering (§8.3 ordered mode, §8.4), as FOL.
 
     Like ``paper`` mode, but variables are named a, e, i (events) and x, y, z (entities) in

@@ -36,6 +36,7 @@ from functools import lru_cache
 from typing import Any
 
 from amp.errors import AmpError
+from amp.logic.vocabulary import DEFAULT_FORMAT
 
 OPERATORS = ("AND", "OR")
 _ATOM_TOKEN = re.compile(r"\w+\[.*\]")
@@ -294,7 +295,7 @@ def _render(graph: _Graph, node: object, parent_op: str | None) -> str:
 
 
 @lru_cache(maxsize=1 << 16)
-def original_canonical(text: str, fmt: str = "fol") -> str:
+def original_canonical(text: str, fmt: str = DEFAULT_FORMAT) -> str:
     """The original metric's canonical string of ``text`` (unordered ``v<i>`` names, §13.1).
 
     Raises :class:`OriginalError` where the original could not read the LF.

@@ -49,7 +49,7 @@ from amp.data import lexicon
 from amp.errors import LFParseError
 from amp.logic.ast import Atom, Formula, Junction, Quantified, is_constant
 from amp.logic.grammar import CANONICAL_VARIABLES, lark_parser
-from amp.logic.vocabulary import check_format
+from amp.logic.vocabulary import DEFAULT_FORMAT, check_format
 
 #: Nesting depth of one LF (brackets, quantifiers, connectives): deeper LFs are refused by the
 #: reader, so every recursive function over the AST has room on the stack.  One of the request
@@ -151,7 +151,7 @@ _TRANSFORMERS = {"fol": FolTransformer(), "lisp": LispTransformer()}
 # public API
 
 
-def parse_lf(text: str, fmt: str = "fol", *, strict: bool = False) -> Formula:
+def parse_lf(text: str, fmt: str = DEFAULT_FORMAT, *, strict: bool = False) -> Formula:
     """Parse a logical form in ``fmt`` (``"fol"`` or ``"lisp"``) into the AST.
 
     ``strict=True`` demands the exact whitespace of the AmP data (§7); the default lenient
@@ -174,7 +174,7 @@ def parse_lf(text: str, fmt: str = "fol", *, strict: bool = False) -> Formula:
     return build(names)
 
 
-def parse_lf_uncached(text: str, fmt: str = "fol", *, strict: bool = False) -> Formula:
+def parse_lf_uncached(text: str, fmt: str = DEFAULT_FORMAT, *, strict: bool = False) -> Formula:
     """:func:`parse_lf` without the shape memo: always a full lark parse (for tests, debugging)."""
     check_format(fmt)
     if not text.strip():
@@ -204,7 +204,7 @@ _SHAPE_WORDS = {
 }
 
 
-def _shape(text: str, fmt: str = "fol") -> tuple[str, list[str]]:
+def _shape(text: str, fmt: str = DEFAULT_FORMAT) -> tuple[str, list[str]]:
     """``text`` with each predicate → ``man`` and constant → ``Mary``, and the names in order."""
     names: list[str] = []
 

@@ -27,7 +27,7 @@ one space-separated list per node; ``AND``/``OR`` are n-ary.
 from __future__ import annotations
 
 from amp.logic.ast import Atom, Formula, Junction
-from amp.logic.vocabulary import check_format
+from amp.logic.vocabulary import DEFAULT_FORMAT, check_format
 
 
 def render_fol(f: Formula) -> str:
@@ -51,6 +51,6 @@ def render_lisp(f: Formula) -> str:
     return f"( {f.quantifier} {f.var} {render_lisp(f.body)} )"
 
 
-def render(f: Formula, fmt: str = "fol") -> str:
+def render(f: Formula, fmt: str = DEFAULT_FORMAT) -> str:
     """Render ``f`` as ``"fol"`` or ``"lisp"``."""
     return render_fol(f) if check_format(fmt) == "fol" else render_lisp(f)

@@ -15,11 +15,15 @@ from amp.errors import AmpError, SettingError
 #: An LF notation: first-order logic text or the Lisp s-expressions of the AmP release.
 Format = Literal["fol", "lisp"]
 FORMATS: tuple[Format, ...] = get_args(Format)
+#: The format every function, command and page uses unless told otherwise.
+DEFAULT_FORMAT: Format = "fol"
 
 #: A canonicaliser: ``logical`` (equivalence up to renaming and ordering) or ``paper`` (the
 #: original's string normalisation).
 Mode = Literal["logical", "paper"]
 MODES: tuple[Mode, ...] = get_args(Mode)
+#: The canonicaliser every function, command and page uses unless told otherwise.
+DEFAULT_MODE: Mode = "logical"
 
 
 def is_format(value: object) -> TypeGuard[Format]:

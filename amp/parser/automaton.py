@@ -73,6 +73,7 @@ from typing import TYPE_CHECKING
 from lark.parsers.lalr_analysis import Shift
 
 from amp.errors import DecodingError
+from amp.logic.vocabulary import DEFAULT_FORMAT
 from amp.parser.lalr_tables import END as _END
 from amp.parser.lalr_tables import binding_contexts, check_table_terminals, literal_terminals
 
@@ -465,7 +466,7 @@ class GrammarAutomaton:
         memo[key] = value
 
 
-def get_automaton(fmt: str = "fol", *, bound_variables: bool = True) -> GrammarAutomaton:
+def get_automaton(fmt: str = DEFAULT_FORMAT, *, bound_variables: bool = True) -> GrammarAutomaton:
     """The shared automaton of the lexicon's ``decoding`` grammar for ``fmt`` (reference §9).
 
     ``bound_variables`` (default on, as decoding and scoring use it): states carry the set of

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Unpack
 
 from amp.errors import AmpError, ModelLoadError
+from amp.logic.vocabulary import DEFAULT_FORMAT
 from amp.parser.backend import SearchKeywords, SearchSettings
 from amp.parser.cancel import SearchCancelled, cancel_scope
 from amp.parser.jobs import run_as_job
@@ -45,7 +46,7 @@ class BatchItem(JsonRecord):
     prompt: str
     lf0: str | None = None
     lf1: str | None = None
-    fmt: str = "fol"
+    fmt: str = DEFAULT_FORMAT
     parse: bool = True
     score: bool = True
 

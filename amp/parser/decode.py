@@ -50,6 +50,7 @@ from transformers import LogitsProcessorList, StoppingCriteriaList
 
 from amp.errors import DecodingError
 from amp.logic.grammar import lark_parser
+from amp.logic.vocabulary import DEFAULT_FORMAT
 from amp.parser.backend import DEFAULT_TOP_N, Ask, SearchKeywords, SearchSettings
 from amp.parser.fastsearch import SearchStats, fast_beam_search, supported
 from amp.parser.prefix import (
@@ -238,7 +239,7 @@ def parse_and_score_batch(
     items: Sequence[Ask],
     settings: SearchSettings | None = None,
     *,
-    fmt: str = "fol",
+    fmt: str = DEFAULT_FORMAT,
     top_n: int = DEFAULT_TOP_N,
     steps_for: int = 1,
     search: str | None = None,
@@ -394,7 +395,7 @@ def beam_steps(
     tokenizer: Any,
     prompt: str,
     beam: Beam,
-    fmt: str = "fol",
+    fmt: str = DEFAULT_FORMAT,
     *,
     top_n: int = DEFAULT_TOP_N,
     constrained: bool = True,

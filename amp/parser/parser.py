@@ -22,6 +22,7 @@ from typing import Any, TypeVar, Unpack
 
 from amp.cache import CacheWarning, ResultCache
 from amp.errors import CacheError
+from amp.logic.vocabulary import DEFAULT_FORMAT
 from amp.parser import limits
 from amp.parser.backend import (
     DEFAULT_TOP_N,
@@ -149,7 +150,7 @@ class Parser:
 
     # -- public calls ---------------------------------------------------------------------------------
 
-    def parse(self, prompt: str, search: SearchSettings | None = None, *, fmt: str = "fol",
+    def parse(self, prompt: str, search: SearchSettings | None = None, *, fmt: str = DEFAULT_FORMAT,
               **settings: Unpack[SearchKeywords]) -> ParseResult:
         """Grammar-constrained (or free) beam search after ``prompt``; cached.
 
@@ -157,7 +158,7 @@ class Parser:
         """
         return self.parse_many([prompt], search, fmt=fmt, **settings)[0]
 
-    def parse_many(self, prompts: Sequence[str], search: SearchSettings | None = None, *, fmt: str = "fol",
+    def parse_many(self, prompts: Sequence[str], search: SearchSettings | None = None, *, fmt: str = DEFAULT_FORMAT,
                    **settings: Unpack[SearchKeywords]) -> list[ParseResult]:
         """``parse`` for several prompts; the uncached ones go through one batched decode."""
         search = SearchSettings.of(search, **settings)
@@ -170,7 +171,7 @@ class Parser:
 
     def parse_and_score_many(
         self, items: Sequence[tuple[str, str | None, str | None]], search: SearchSettings | None = None, *,
-        fmt: str = "fol", **settings: Unpack[SearchKeywords],
+        fmt: str = DEFAULT_FORMAT, **settings: Unpack[SearchKeywords],
     ) -> list[tuple[ParseResult, PairScore | None]]:
         """:meth:`parse` of each ``(prompt, lf0, lf1)`` and its :meth:`score_pair` (None without LFs).
 
@@ -207,7 +208,7 @@ class Parser:
                 pairs[i] = pair
         return [(parse, pair) for parse, pair in zip(parses, pairs, strict=True)]  # type: ignore[misc]
 
-    def score(self, prompt: str, lfs: Sequence[str], *, fmt: str = "fol") -> list[ForcedScore]:
+    def score(self, prompt: str, lfs: Sequence[str], *, fmt: str = DEFAULT_FORMAT) -> list[ForcedScore]:
         """Forced decoding of each LF after ``prompt``; each LF is cached on its own."""
         lfs = list(lfs)
         limits.check_items(lfs, "list of LFs to score", limits.MAX_FORCED_LFS)
@@ -218,11 +219,11 @@ class Parser:
             [{"prompt": prompt, "fmt": fmt, "lf": lf} for lf in lfs], lfs,
         )
 
-    def score_pair(self, prompt: str, lf0: str, lf1: str, *, fmt: str = "fol") -> PairScore:
+    def score_pair(self, prompt: str, lf0: str, lf1: str, *, fmt: str = DEFAULT_FORMAT) -> PairScore:
         """P(LF0) and both forced scores (paper §2); cached."""
         return self.score_pairs([(prompt, lf0, lf1)], fmt=fmt)[0]
 
-    def score_pairs(self, items: Sequence[tuple[str, str, str]], *, fmt: str = "fol") -> list[PairScore]:
+    def score_pairs(self, items: Sequence[tuple[str, str, str]], *, fmt: str = DEFAULT_FORMAT) -> list[PairScore]:
         """``score_pair`` for several ``(prompt, lf0, lf1)``; the uncached ones in one call."""
         _check_asks(items)
         return self._cached_many(
@@ -232,7 +233,7 @@ class Parser:
         )
 
     def beam_steps(
-        self, prompt: str, beam: Beam, *, fmt: str = "fol", constrained: bool = True
+        self, prompt: str, beam: Beam, *, fmt: str = DEFAULT_FORMAT, constrained: bool = True
     ) -> tuple[TokenStep, ...]:
         """Per-token probabilities and alternatives of one beam (its own steps if it has them).
 
@@ -249,7 +250,7 @@ class Parser:
             [{"prompt": prompt, "fmt": fmt, "token_ids": list(beam.token_ids), "constrained": constrained}], [beam],
         )[0]
 
-    def sample(self, prompt: str, *, n: int = 20, temperature: float = 1.0, seed: int = 0, fmt: str = "fol",
+    def sample(self, prompt: str, *, n: int = 20, temperature: float = 1.0, seed: int = 0, fmt: str = DEFAULT_FORMAT,
                max_new_tokens: int | None = None) -> list[str | None]:
         """``n`` grammar-constrained samples after ``prompt`` (None = unfinished); cached.
 
@@ -282,7 +283,7 @@ class Parser:
     def cache_key(self, kind: str, **parts: Any) -> str:
         """The result-cache key of a call: ``parts`` plus the backend's runtime and the grammar."""
         rt = self.runtime()
-        fmt = parts.get("fmt", "fol")
+        fmt = parts.get("fmt", DEFAULT_FORMAT)
         return ResultCache.key(
             kind,
             model=rt.model,
@@ -338,17 +339,17 @@ class Parser:
         """Whether a call with these parts is in the cache (no model load, no decoding)."""
         return self.cache is not None and self.cache_key(kind, **parts) in self.cache
 
-    def cached_parse(self, prompt: str, search: SearchSettings | None = None, *, fmt: str = "fol",
+    def cached_parse(self, prompt: str, search: SearchSettings | None = None, *, fmt: str = DEFAULT_FORMAT,
                      **settings: Unpack[SearchKeywords]) -> ParseResult | None:
         """The cached result of :meth:`parse` with these arguments, or ``None`` (never computes)."""
         return self._lookup(self._parse_key(prompt, fmt, SearchSettings.of(search, **settings)), ParseResult.from_dict)
 
-    def cached_pair(self, prompt: str, lf0: str, lf1: str, *, fmt: str = "fol") -> PairScore | None:
+    def cached_pair(self, prompt: str, lf0: str, lf1: str, *, fmt: str = DEFAULT_FORMAT) -> PairScore | None:
         """The cached result of :meth:`score_pair`, or ``None`` (never computes)."""
         return self._lookup(self.cache_key("pair", **_pair_parts(prompt, lf0, lf1, fmt)), PairScore.from_dict)
 
     def result_keys(self, prompt: str, lf0: str | None = None, lf1: str | None = None,
-                    search: SearchSettings | None = None, *, fmt: str = "fol",
+                    search: SearchSettings | None = None, *, fmt: str = DEFAULT_FORMAT,
                     **settings: Unpack[SearchKeywords]) -> list[str]:
         """Keys of every cached result behind one prompt (never computes, never loads the model).
 

@@ -15,6 +15,7 @@ from typing import Any
 import torch
 from transformers import LogitsProcessorList, StoppingCriteriaList
 
+from amp.logic.vocabulary import DEFAULT_FORMAT
 from amp.parser.backend import DEFAULT_SEARCH
 from amp.parser.decode import default_max_new_tokens, eos_ids, make_beam
 from amp.parser.processors import GrammarLogitsProcessor, GrammarStoppingCriteria
@@ -22,7 +23,7 @@ from amp.parser.vocab import encode_prompt, get_masker
 
 
 def sample_texts(model: Any, tokenizer: Any, prompt: str, *, n: int, temperature: float, seed: int,
-                 fmt: str = "fol", max_new_tokens: int | None = None) -> list[str | None]:
+                 fmt: str = DEFAULT_FORMAT, max_new_tokens: int | None = None) -> list[str | None]:
     """``n`` grammar-constrained samples at ``temperature`` after ``prompt`` (None = unfinished)."""
     masker = get_masker(tokenizer, fmt)
     vocab = masker.vocab

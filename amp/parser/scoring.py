@@ -30,6 +30,7 @@ from typing import Any
 import torch
 
 from amp.errors import DecodingError
+from amp.logic.vocabulary import DEFAULT_FORMAT
 from amp.parser.automaton import DEAD, State
 from amp.parser.backend import DEFAULT_TOP_N
 from amp.parser.prefix import device_of, prefill, prefixed_logprobs
@@ -245,7 +246,7 @@ def forced_score(
     prompt: str,
     lfs: Sequence[str],
     *,
-    fmt: str = "fol",
+    fmt: str = DEFAULT_FORMAT,
     top_n: int = DEFAULT_TOP_N,
 ) -> list[ForcedScore]:
     """Forced-decode each LF after ``prompt`` in one batched forward sharing the prompt.
@@ -262,7 +263,7 @@ def forced_score(
 
 
 def forced_score_independent(
-    model: Any, tokenizer: Any, prompt: str, lf: str, *, fmt: str = "fol", top_n: int = DEFAULT_TOP_N
+    model: Any, tokenizer: Any, prompt: str, lf: str, *, fmt: str = DEFAULT_FORMAT, top_n: int = DEFAULT_TOP_N
 ) -> ForcedScore:
     """:func:`forced_score` for one LF without cache sharing (a cross-check for tests)."""
     masker = get_masker(tokenizer, fmt)
@@ -277,7 +278,7 @@ def forced_score_ids(
     prompt: str,
     seqs: Sequence[Sequence[int]],
     *,
-    fmt: str = "fol",
+    fmt: str = DEFAULT_FORMAT,
     top_n: int = DEFAULT_TOP_N,
     merge_end: bool = True,
 ) -> list[ForcedScore]:
@@ -324,7 +325,7 @@ def pair_score(f0: ForcedScore, f1: ForcedScore) -> PairScore:
 
 
 def score_pair(
-    model: Any, tokenizer: Any, prompt: str, lf0: str, lf1: str, *, fmt: str = "fol", top_n: int = DEFAULT_TOP_N
+    model: Any, tokenizer: Any, prompt: str, lf0: str, lf1: str, *, fmt: str = DEFAULT_FORMAT, top_n: int = DEFAULT_TOP_N
 ) -> PairScore:
     """P(LF0) for an ambiguous sentence: both LFs forced after the *same* prompt, in one batch.
 
@@ -340,7 +341,7 @@ def score_pairs(
     tokenizer: Any,
     items: Sequence[tuple[str, str, str]],
     *,
-    fmt: str = "fol",
+    fmt: str = DEFAULT_FORMAT,
     top_n: int = DEFAULT_TOP_N,
 ) -> list[PairScore]:
     """:func:`score_pair` for many ``(prompt, lf0, lf1)`` items; items sharing a prompt share

@@ -40,6 +40,7 @@ from typing import Any, Literal
 import torch
 
 from amp.errors import DecodingError
+from amp.logic.vocabulary import DEFAULT_FORMAT
 from amp.parser.automaton import DEAD, GrammarAutomaton, State, get_automaton
 
 Family = Literal["byte_level", "sentencepiece"]
@@ -362,7 +363,7 @@ class VocabMasker:
         ]
 
 
-def get_masker(tokenizer: Any, fmt: str = "fol", *, bound_variables: bool = True) -> VocabMasker:
+def get_masker(tokenizer: Any, fmt: str = DEFAULT_FORMAT, *, bound_variables: bool = True) -> VocabMasker:
     """The :class:`VocabMasker` of ``tokenizer`` and the current ``decoding`` grammar of ``fmt``.
 
     Cached per tokenizer object and grammar (a lexicon change gives a new grammar text, hence

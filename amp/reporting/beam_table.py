@@ -8,6 +8,7 @@ import pandas as pd
 
 from amp.evaluation.matching import Match, match_lf
 from amp.evaluation.sweep_run import optional_float
+from amp.logic.vocabulary import DEFAULT_FORMAT, DEFAULT_MODE
 from amp.parser.results import Beam, ParseResult
 
 __all__ = ["BEAM_MATCH_NAMES", "BEAM_TABLE_COLUMNS", "beam_table"]
@@ -19,8 +20,8 @@ BEAM_MATCH_NAMES: dict[Match, str] = {
 }
 
 
-def beam_table(parse_result: ParseResult | Sequence[Beam], lf0: str | None, lf1: str | None, mode: str = "logical",
-               *, fmt: str = "fol") -> pd.DataFrame:
+def beam_table(parse_result: ParseResult | Sequence[Beam], lf0: str | None, lf1: str | None, mode: str = DEFAULT_MODE,
+               *, fmt: str = DEFAULT_FORMAT) -> pd.DataFrame:
     """The beams of one :class:`~amp.parser.results.ParseResult` as a table for the app.
 
     Columns: ``rank`` (1 = best), ``LF`` (the beam's text), ``score`` (length-normalised, what

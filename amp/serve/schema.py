@@ -10,6 +10,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from amp.logic.vocabulary import DEFAULT_FORMAT
 from amp.logic.vocabulary import Format as Fmt
 from amp.parser import limits
 from amp.parser.backend import DEFAULT_SEARCH as _DEFAULT
@@ -37,7 +38,7 @@ class ParseRequest(Strict):
     """Constrained beam search after each prompt."""
 
     prompts: list[Prompt] = Field(min_length=1, max_length=limits.MAX_BATCH_ITEMS)
-    fmt: Fmt = "fol"
+    fmt: Fmt = DEFAULT_FORMAT
     top_n: TopN = DEFAULT_TOP_N
     search: Search = Search()
 
@@ -46,7 +47,7 @@ class JointRequest(Strict):
     """Beam search and, where both LFs are given, P(LF0) — one prompt pass per item."""
 
     items: list[tuple[Prompt, LF | None, LF | None]] = Field(min_length=1, max_length=limits.MAX_BATCH_ITEMS)
-    fmt: Fmt = "fol"
+    fmt: Fmt = DEFAULT_FORMAT
     top_n: TopN = DEFAULT_TOP_N
     search: Search = Search()
 
@@ -56,7 +57,7 @@ class ForcedRequest(Strict):
 
     prompt: Prompt
     lfs: list[LF] = Field(min_length=1, max_length=limits.MAX_FORCED_LFS)
-    fmt: Fmt = "fol"
+    fmt: Fmt = DEFAULT_FORMAT
     top_n: TopN = DEFAULT_TOP_N
 
 
@@ -64,7 +65,7 @@ class PairsRequest(Strict):
     """P(LF0) of each ``(prompt, lf0, lf1)``."""
 
     items: list[tuple[Prompt, LF, LF]] = Field(min_length=1, max_length=limits.MAX_BATCH_ITEMS)
-    fmt: Fmt = "fol"
+    fmt: Fmt = DEFAULT_FORMAT
     top_n: TopN = DEFAULT_TOP_N
 
 
@@ -73,7 +74,7 @@ class StepsRequest(Strict):
 
     prompt: Prompt
     beam: dict[str, Any]
-    fmt: Fmt = "fol"
+    fmt: Fmt = DEFAULT_FORMAT
     top_n: TopN = DEFAULT_TOP_N
     constrained: bool = True
 
@@ -85,7 +86,7 @@ class SampleRequest(Strict):
     n: int = Field(20, ge=1, le=limits.MAX_SAMPLES)
     temperature: float = Field(1.0, gt=0.0, le=100.0, allow_inf_nan=False)
     seed: int = Field(0, ge=0, le=limits.MAX_SEED)
-    fmt: Fmt = "fol"
+    fmt: Fmt = DEFAULT_FORMAT
     max_new_tokens: int | None = Field(None, ge=1, le=limits.MAX_NEW_TOKENS)
 
 
@@ -96,7 +97,7 @@ class JobItem(Strict):
     prompt: Prompt
     lf0: LF | None = None
     lf1: LF | None = None
-    fmt: Fmt = "fol"
+    fmt: Fmt = DEFAULT_FORMAT
     parse: bool = True
     score: bool = True
 

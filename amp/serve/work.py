@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from amp.errors import AmpError, ModelLoadError
+from amp.logic.vocabulary import DEFAULT_FORMAT
 from amp.parser.backend import DEFAULT_TOP_N, SearchSettings
 from amp.records import JsonRecord
 
@@ -131,7 +132,7 @@ class Work:
         answers: list[dict[str, Any] | None] = [None] * len(calls)
         groups: dict[str, list[int]] = {}
         for i, call in enumerate(calls):
-            key = json.dumps([call.get("fmt", "fol"), call.get("top_n", 5), call.get("search", {})], sort_keys=True)
+            key = json.dumps([call.get("fmt", DEFAULT_FORMAT), call.get("top_n", DEFAULT_TOP_N), call.get("search", {})], sort_keys=True)
             groups.setdefault(key, []).append(i)
         for members in groups.values():
             first = calls[members[0]]

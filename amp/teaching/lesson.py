@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from amp.data.generate import find_pair
 from amp.errors import AmpError
+from amp.logic.vocabulary import DEFAULT_FORMAT
 from amp.prompts import zero_shot_prompt
 from amp.teaching.paraphrase import interpretation_label, paraphrases
 
@@ -122,7 +123,7 @@ class SentenceKeys:
 
 
 def sentence_keys(parser: Parser | None, text: str, built: Prompt | None = None, *,
-                  built_fmt: str = "fol") -> SentenceKeys:
+                  built_fmt: str = DEFAULT_FORMAT) -> SentenceKeys:
     """Cache keys behind the sentences typed one per line (never computes, never loads a model).
 
     For each pool sentence: the keys of its zero-shot prompt's results (what the poll and

@@ -38,6 +38,7 @@ from amp.data.types import BUILTIN_TYPES, find_type
 from amp.errors import AmpError, TemplateError
 from amp.logic.ast import Atom, Formula, Junction, Quantified, atoms, quantifier_prefix
 from amp.logic.reader import parse_lf
+from amp.logic.vocabulary import DEFAULT_FORMAT
 
 __all__ = [
     "PARAPHRASES",
@@ -270,7 +271,7 @@ def _fallback(pair: AmbiguousPair, idx: int) -> str:
 # --- generic LF → English (the fallback) ---------------------------------------------------
 
 
-def verbalise_lf(lf: str, fmt: str = "fol") -> str:
+def verbalise_lf(lf: str, fmt: str = DEFAULT_FORMAT) -> str:
     """Render a parsed LF in words, keeping variable names so that scope stays visible.
 
     E.g. ``forall x . exists y . exists a . dog(x) AND cat(y) AND saw(a) AND agent(a, x) AND
