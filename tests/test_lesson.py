@@ -112,12 +112,3 @@ def test_sentence_keys_add_the_built_prompt_that_tests_a_chosen_sentence(
 
 def test_sentence_keys_without_a_model_only_find_unknown_sentences(pair: gen.AmbiguousPair) -> None:
     assert lesson.sentence_keys(None, f"{pair.surface}\n{NOT_IN_POOL}") == lesson.SentenceKeys((), (NOT_IN_POOL,))
-
-
-# --- the student link ----------------------------------------------------------------------------------
-
-
-def test_student_url() -> None:
-    assert lesson.student_url("class.example:8501", "?poll=K7QX2M") == "http://class.example:8501/?poll=K7QX2M"
-    assert lesson.student_url(None, "?poll=K7QX2M") == "?poll=K7QX2M"
-    assert lesson.student_url("", "?poll=K7QX2M") == "?poll=K7QX2M"

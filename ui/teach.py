@@ -21,6 +21,7 @@ from amp.data import generate as gen
 from amp.errors import AmpError
 from amp.reporting.plots import LF0_COLOR, LF1_COLOR
 from amp.teaching import demo_pack, lesson
+from amp.teaching.join import JoinLink, join_url, lan_address, qr_png
 from amp.teaching.poll import CONFIDENCE_LABELS, ItemResult, PollItem, PollStore
 from ui import model_picker as ui_model
 from ui.common import chart, describe_error, fmt_prob, plain
@@ -131,21 +132,49 @@ def store() -> PollStore:
     return PollStore()
 
 
+#: Query parameter that carries the voter id, so that a reload of the student page keeps it.
+VOTER_PARAM = "voter"
+
+
 def student_id() -> str:
-    """An anonymous id for this browser session (one vote per item per id)."""
+    """An anonymous id for this device's student page (one vote per item per id).
+
+    The id lives in the page's URL (``&voter=…``), so a reload — which starts a new browser
+    session — keeps it and cannot vote twice; a fresh id is made only for a page opened without
+    one (or with a malformed one)."""
     if STUDENT_ID_KEY not in st.session_state:
-        st.session_state[STUDENT_ID_KEY] = uuid.uuid4().hex
-    return st.session_state[STUDENT_ID_KEY]
+        given = st.query_params.get(VOTER_PARAM, "")
+        voter = given if is_voter_id(given) else uuid.uuid4().hex
+        st.session_state[STUDENT_ID_KEY] = voter
+    voter = st.session_state[STUDENT_ID_KEY]
+    if st.query_params.get(VOTER_PARAM) != voter:
+        st.query_params[VOTER_PARAM] = voter
+    return voter
 
 
-def student_link(query: str) -> str:
-    """The student URL (:func:`amp.teaching.lesson.student_url`) for this request's Host header."""
-    host = None
+def is_voter_id(value: str) -> bool:
+    """A voter id as :func:`student_id` makes them: 32 lowercase hex digits."""
+    return len(value) == 32 and all(c in "0123456789abcdef" for c in value)
+
+
+def student_link(query: str) -> JoinLink:
+    """The student URL a phone can open (:func:`amp.teaching.join.join_url`) for this request."""
     try:
         host = st.context.headers.get("Host")
     except Exception:  # noqa: BLE001 - no request context (tests)
         host = None
-    return lesson.student_url(host, query)
+    return join_url(query, host=host, server_address=st.get_option("server.address"),
+                    port=int(st.get_option("server.port")), lan=lan_address())
+
+
+def join_box(query: str) -> None:
+    """The student link in words and as a large QR code, or why phones cannot reach it."""
+    link = student_link(query)
+    st.markdown(f"**Student link:** `{link.url}`")
+    if not link.reachable:
+        st.warning(f"Phones cannot open this link: {link.why}.", icon=":material/wifi_off:")
+        return
+    st.image(qr_png(link.url), caption="Scan to join", width=360)
 
 
 def big(text: str, size: str = "3.2rem") -> None:

@@ -77,7 +77,7 @@ head, link = st.columns([1, 2], vertical_alignment="center")
 with head:
     teach.big(poll.code, "4rem")
 with link:
-    st.markdown(f"**Student link:** `{teach.student_link(poll.query)}`")
+    teach.join_box(poll.query)
     st.caption(f"{plain(poll.title) or 'Untitled poll'} · {len(poll.items)} item(s) · "
                + ("**closed** — votes kept, no new ones" if poll.closed else "open"))
 live = st.toggle("Live results (refresh every 2 s)", value=True, key="tp_live")

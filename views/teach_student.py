@@ -30,6 +30,7 @@ if poll.closed:
     st.error("This poll is closed: it takes no more answers. Thank you!", icon=":material/lock:")
     halt()
 
+voter = teach.student_id()  # into the URL now, so that a reload keeps it
 POS = f"stu_pos_{poll.code}"
 DONE = f"stu_done_{poll.code}"
 pos = st.session_state.setdefault(POS, 0)
@@ -58,7 +59,7 @@ if st.button("Submit", type="primary", key=f"stu_submit_{poll.code}_{pos}", icon
         st.warning("Pick one of the two meanings first.", icon=":material/warning:")
     else:
         try:
-            teach.store().submit_vote(poll.code, pos, teach.student_id(), int(choice), int(confidence))
+            teach.store().submit_vote(poll.code, pos, voter, int(choice), int(confidence))
             done.add(pos)
         except DuplicateVoteError:
             done.add(pos)

@@ -34,7 +34,6 @@ __all__ = [
     "reading_name",
     "readings_in_words",
     "sentence_keys",
-    "student_url",
 ]
 
 
@@ -145,12 +144,3 @@ def sentence_keys(parser: Parser | None, text: str, built: Prompt | None = None,
         if built is not None and built.test_utterance == sentence:
             keys += parser.result_keys(built.render(), built.gold_lf0, built.gold_lf1, fmt=built_fmt)
     return SentenceKeys(tuple(dict.fromkeys(keys)), tuple(unknown))
-
-
-# --- the student link --------------------------------------------------------------------------
-
-
-def student_url(host: str | None, query: str) -> str:
-    """The URL a student opens: ``http://<host>/?poll=CODE`` when the request's Host is known,
-    else the query alone (``?poll=CODE``, to append to the app's address)."""
-    return f"http://{host}/{query}" if host else query

@@ -1,5 +1,5 @@
 """Real browser: a teacher creates a class poll, two students (two browser contexts) vote, and the
-teacher's live results show both votes.  No console errors, no request off the loopback interface.
+teacher's live results show both votes; a student's reload cannot vote again.  No console errors, no request off the loopback interface.
 
 The poll is created in the teacher UI without the model's P(LF0) (the server runs the 270M model;
 scoring is covered by the AppTest suite), so this test never loads model weights.
@@ -37,6 +37,15 @@ def _vote(browser, base_url: str, code: str, reading: int, recorder_cls) -> None
         expect(pg.get_by_text("Thanks! Your answer is in.")).to_be_visible(timeout=30_000)
         wait_idle(pg)
         shot(pg, f"poll-student-{reading}")
+        # a reload is a new session with the same URL (it carries the voter id): no second vote
+        expect(pg).to_have_url(re.compile(r"[?&]voter=[0-9a-f]{32}"), timeout=30_000)
+        pg.reload()
+        wait_idle(pg)
+        expect(pg.locator("h1").filter(has_text="Class poll")).to_be_visible(timeout=60_000)
+        pg.locator('[role="radiogroup"] label').nth(1 - reading).click()
+        wait_idle(pg)
+        pg.get_by_role("button", name="Submit").click()
+        expect(pg.get_by_text("You already answered this sentence")).to_be_visible(timeout=30_000)
         assert_clean(pg)
     finally:
         context.close()
