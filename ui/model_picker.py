@@ -203,7 +203,7 @@ def compute(parser: Parser, label: str, fn: Callable[[Parser], T], *, who: str |
     """Run ``fn(parser)`` under the model lock inside a status box; errors become ``st.error``.
 
     The status label says when the call may also load the model (the Parser loads on its first
-    cache miss). A :class:`ModelLoadError` marks the model as failed for this session.  ``who``
+    cache miss). A :class:`ModelLoadError` marks *that parser's* model as failed for this session.  ``who``
     (e.g. ``"Model A"``) names the box in its final label ("Model A done · …"), for pages that
     show several boxes at once.
     """
@@ -228,7 +228,7 @@ def compute(parser: Parser, label: str, fn: Callable[[Parser], T], *, who: str |
             return None
         except ModelLoadError as exc:
             status.update(label=final("The model could not be loaded"), state="error")
-            _fail(st, current_spec(), exc)
+            _fail(st, parser.spec, exc)  # the model that failed (Compare's model B is not the sidebar's)
             return None
         except AmpError as exc:
             status.update(label=final("That did not work"), state="error")

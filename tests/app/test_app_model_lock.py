@@ -77,3 +77,32 @@ def test_using_waits_for_a_busy_model_and_installs_the_cancel_check() -> None:
     assert waited >= 0.2
     assert current_check() is None
     assert ui_model._rerun_requested() is False  # no script run context: nothing pending
+
+
+def _compare_failure_script() -> None:
+    import streamlit as st
+
+    from amp.errors import ModelLoadError
+    from ui import model_picker as ui_model
+
+    class ModelB:  # a second model, as the Compare page holds it next to the sidebar's
+        spec = "model-b-that-fails"
+        loaded = True
+
+    def boom(parser: object) -> None:
+        raise ModelLoadError("its weights are broken")
+
+    ui_model.compute(ModelB(), "Model B: parsing", boom, who="Model B")  # type: ignore[arg-type]
+    st.text(f"B={ui_model.load_error('model-b-that-fails')!r}")
+    st.text(f"current={ui_model.load_error()!r}")
+
+
+def test_a_failed_second_model_does_not_mark_the_sidebar_model_failed(app_env) -> None:
+    """Issue #11 point 6: a Model B that fails to load on Compare is marked failed, not the default."""
+    from streamlit.testing.v1 import AppTest
+
+    app = AppTest.from_function(_compare_failure_script, default_timeout=60)
+    app.run()
+    shown = [t.value for t in app.text]
+    assert "B='its weights are broken'" in shown
+    assert "current=None" in shown
