@@ -19,7 +19,15 @@ def _open(code: str) -> None:
     st.session_state[teach.POLL_CODE_KEY] = tidy_code(code)
 
 
-def _create(store: PollStore, pairs: list, title: str, with_model: bool) -> None:
+def _open_typed() -> None:
+    """Open the code in the box *now* (a callback's bound arguments would be the run before's)."""
+    _open(st.session_state.get("tp_open_code", ""))
+
+
+def _create(store: PollStore, pairs: list) -> None:
+    """Create the poll with the title and model choice as they are at the click."""
+    with_model = bool(st.session_state.get("tp_with_model", True))
+    title = str(st.session_state.get("tp_title", "") or "")
     items = [PollItem.from_pair(p, teach.model_p_lf0(p.surface) if with_model else None) for p in pairs]
     _open(store.create_poll(items, title).code)
 
@@ -50,16 +58,16 @@ with st.expander("New poll", icon=":material/add:", expanded=teach.POLL_CODE_KEY
         n = c1.number_input("Number of sentences N", 1, 20, 3, key="tp_n")
         seed = c2.number_input("Seed", 0, 2**31 - 1, 0, key="tp_seed")
         chosen = teach.guard_sample(type_, int(n), int(seed))
-    title = st.text_input("Title (optional)", key="tp_title", max_chars=200)
-    with_model = st.checkbox("Include the model's P(LF0) (scores each sentence once; cached)", value=True,
+    st.text_input("Title (optional)", key="tp_title", max_chars=200)
+    st.checkbox("Include the model's P(LF0) (scores each sentence once; cached)", value=True,
                              key="tp_with_model")
     st.button("Create poll", type="primary", key="tp_create", icon=":material/how_to_vote:", disabled=not chosen,
-              on_click=_create, args=(store, chosen, title, with_model))
+              on_click=_create, args=(store, chosen))
 
 with st.expander("Open an existing poll", icon=":material/folder_open:"):
     o1, o2 = st.columns([2, 1], vertical_alignment="bottom")
-    typed = o1.text_input("Poll code", key="tp_open_code", placeholder="K7QX2M")
-    o2.button("Open", key="tp_open", on_click=_open, args=(typed,))
+    o1.text_input("Poll code", key="tp_open_code", placeholder="K7QX2M")
+    o2.button("Open", key="tp_open", on_click=_open_typed)
 
 with st.expander("Demo packs: take the cached results to a class without a model", icon=":material/inventory_2:"):
     teach.demo_pack_section()

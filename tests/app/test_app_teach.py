@@ -90,6 +90,27 @@ def test_teacher_creates_poll_and_sees_library_votes(at):
     assert at.metric[0].value == "3"  # data kept
 
 
+def test_open_and_create_take_what_was_just_typed(at):
+    """Issue #11 point 6: typing a code (or a title) and pressing the button in the same run used
+    the value of the run before (the callback's arguments were bound when the page was drawn),
+    so "Open" needed two clicks."""
+    store, poll = _poll(1)
+    goto(at, "teach_poll")
+    at.text_input(key="tp_open_code").set_value(poll.code.lower() + " ")
+    at.button(key="tp_open").click().run()
+    assert_ok(at)
+    assert at.session_state["teach_poll_code"] == poll.code
+
+    at.radio(key="tp_how").set_value("sampled sequence").run()
+    at.checkbox(key="tp_with_model").set_value(False)
+    at.text_input(key="tp_title").set_value("Tuesday, group B")
+    at.button(key="tp_create").click().run()
+    assert_ok(at)
+    created = store.get_poll(at.session_state["teach_poll_code"])
+    assert created.code != poll.code and created.title == "Tuesday, group B"
+    assert all(item.model_p_lf0 is None for item in created.items)
+
+
 def test_student_votes_once(app_env):
     store, poll = _poll(2)
     st_app = _student(poll.code)
