@@ -55,8 +55,19 @@ def _pick_model() -> None:
         ui_model.set_spec(ui_model.default_spec())
 
 
+TYPED_WARNING = "model_typed_warning"
+
+
 def _load_typed() -> None:
-    ui_model.set_spec(st.session_state.get("model_typed", ""))
+    """Switch to the typed model and check it now (its identity; no weights load), so a wrong id
+    or path is reported in the sidebar at once, in full."""
+    spec = str(st.session_state.get("model_typed", "")).strip()
+    if not spec:
+        st.session_state[TYPED_WARNING] = "Type a Hugging Face id, a local folder or a .gguf file first."
+        return
+    st.session_state.pop(TYPED_WARNING, None)
+    ui_model.set_spec(spec)
+    ui_model.check_spec(spec)
 
 
 def _clear_cache() -> None:
@@ -83,8 +94,9 @@ def _model_status() -> None:
     spec = ui_model.current_spec()
     st.caption(f"Using **{spec}**")
     parser = ui_model.loaded_parser(spec)
-    if ui_model.load_error(spec):
-        st.error("This model failed to load (see the page).", icon=":material/error:")
+    failure = ui_model.load_error(spec)
+    if failure:
+        st.error(f"This model failed to load: {failure}", icon=":material/error:")
     elif parser is not None and parser.loaded:
         st.success(f"Loaded · {ui_model.describe(parser)}", icon=":material/memory:")
     elif parser is not None:
@@ -126,6 +138,8 @@ with st.sidebar:
             st.text_input("Model id or path", value="" if spec == env_default else spec, key="model_typed",
                           placeholder="Qwen/Qwen2.5-0.5B, /models/my-model, ~/m.gguf")
             st.form_submit_button("Load this model", icon=":material/download:", on_click=_load_typed)
+        if st.session_state.get(TYPED_WARNING):
+            st.warning(st.session_state[TYPED_WARNING], icon=":material/warning:")
     with st.expander("Parser server" + (" · connected" if server else ""), expanded=False,
                      icon=":material/cloud:"), st.form("server_form", border=False):
         st.text_input("Parser server URL", value=server, key="server_typed",

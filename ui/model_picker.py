@@ -131,6 +131,18 @@ def _load(spec: str) -> Parser:
     return parser
 
 
+def check_spec(spec: str) -> str | None:
+    """Check now that ``spec`` names a usable model (its identity is computed: a missing path, a
+    folder that is not a model or an unreachable Hub id fails; no weights load).  A failure is
+    recorded for this session, as a failed load is, and its message returned."""
+    try:
+        _load(spec)
+    except Exception as exc:  # noqa: BLE001 - ModelLoadError, or any loader crash: a message
+        return _record_failure(spec, exc)
+    _READY.add(spec)
+    return None
+
+
 def loaded_parser(spec: str | None = None) -> Parser | None:
     """The parser of ``spec`` if this process already created it (creating nothing)."""
     if current_server():
@@ -192,11 +204,16 @@ def get_parser(*, where: Any = None) -> Parser | None:
     return parser
 
 
-def _fail(box: Any, spec: str, exc: BaseException) -> None:
+def _record_failure(spec: str, exc: BaseException) -> str:
+    """Mark ``spec`` failed for this session; its message."""
     message = str(exc) if isinstance(exc, AmpError) else f"{type(exc).__name__}: {exc}"
     st.session_state.setdefault(ERROR_KEY, {})[spec] = message
     _READY.discard(spec)
-    _show_failure(box, spec, message)
+    return message
+
+
+def _fail(box: Any, spec: str, exc: BaseException) -> None:
+    _show_failure(box, spec, _record_failure(spec, exc))
 
 
 def compute(parser: Parser, label: str, fn: Callable[[Parser], T], *, who: str | None = None) -> T | None:

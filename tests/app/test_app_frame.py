@@ -50,6 +50,25 @@ def test_nonexistent_model_path_is_an_error_and_the_app_stays_usable(at, app_env
     assert at.dataframe[0].value.shape[0] == 5
 
 
+def test_load_this_model_checks_the_model_at_once_and_says_why_in_full(at, tmp_path) -> None:
+    """Issue #11 point 6: "Load this model" accepted any id and said nothing until a page needed
+    the model, then only "see the page".  Now the spec is checked on the click (its identity:
+    nothing is loaded) and the sidebar shows the whole reason."""
+    missing = str(tmp_path / "no-such-model")
+    at.radio(key="model_choice").set_value("other").run()
+    at.text_input(key="model_typed").input(missing)
+    at.get("form_submit_button")[0].click().run()
+    assert_ok(at)
+    sidebar_errors = texts(at.sidebar, "error")
+    assert any("does not exist" in e and "failed to load" in e for e in sidebar_errors), sidebar_errors
+
+    at.text_input(key="model_typed").input("   ")
+    at.get("form_submit_button")[0].click().run()
+    assert_ok(at)
+    assert at.session_state["model_spec"] == missing  # an empty box switches nothing
+    assert any("Type a Hugging Face id" in e for e in texts(at.sidebar, "warning"))
+
+
 def test_clear_cache_button(at) -> None:
     at.button(key="sidebar_clear_cache").click().run()
     assert_ok(at)
