@@ -399,7 +399,7 @@ def test_beam_table_matches_canonically():
     table = beam_table(beams, LF0, LF1, "logical")  # type: ignore[arg-type]  # beams of the same shape
     assert list(table.columns) == ["rank", "LF", "score", "log-prob", "finished", "parses", "match"]
     assert table["rank"].tolist() == [1, 2, 3, 4]
-    assert table["match"].tolist() == ["LF0", "LF1", "other", "unparseable"]
+    assert table["match"].tolist() == ["LF0", "LF1", "neither reading", "unparseable"]
     assert table["log-prob"].tolist() == [-1.0, -2.0, -3.0, -4.0]
     assert table["finished"].tolist() == [True, True, True, False]
     assert beam_table((), LF0, LF1, "logical").empty

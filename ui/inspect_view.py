@@ -16,12 +16,10 @@ from ui import model_picker as ui_model
 from ui.common import chart, fmt_prob, lf_error_text
 
 CUSTOM_KEY = "custom_score"
-_NAMES = {"lf0": "LF0", "lf1": "LF1", "neither": "neither", "both": "LF0 = LF1"}
-
-
 def match_name(match: str | None) -> str:
-    """``lf0`` → ``LF0``, ``lf1`` → ``LF1``; ``neither`` stays."""
-    return _NAMES.get(str(match), str(match))
+    """A match label in the app's words (:data:`amp.reporting.plots.MATCH_NAMES`: ``lf0`` → ``LF0``,
+    ``neither`` → ``neither reading``, …)."""
+    return plots.MATCH_NAMES.get(str(match), str(match))  # type: ignore[call-overload]
 
 
 def _tok(token: str | None) -> str:

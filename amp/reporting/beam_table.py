@@ -11,12 +11,13 @@ from amp.evaluation.sweep_run import optional_float
 from amp.logic.vocabulary import DEFAULT_FORMAT, DEFAULT_MODE
 from amp.parser.results import Beam, ParseResult
 
-__all__ = ["BEAM_MATCH_NAMES", "BEAM_TABLE_COLUMNS", "beam_table"]
+__all__ = ["BEAM_TABLE_COLUMNS", "MATCH_NAMES", "beam_table"]
 
 BEAM_TABLE_COLUMNS = ("rank", "LF", "score", "log-prob", "finished", "parses", "match")
-#: How the table words :func:`~amp.evaluation.matching.match_lf`'s labels.
-BEAM_MATCH_NAMES: dict[Match, str] = {
-    "lf0": "LF0", "lf1": "LF1", "both": "LF0 = LF1", "neither": "other", "unparseable": "unparseable",
+#: How every table, metric and sentence of the app words :func:`~amp.evaluation.matching.match_lf`'s
+#: labels: one word for a parse that is neither reading, everywhere.
+MATCH_NAMES: dict[Match, str] = {
+    "lf0": "LF0", "lf1": "LF1", "both": "LF0 = LF1", "neither": "neither reading", "unparseable": "unparseable",
 }
 
 
@@ -27,8 +28,8 @@ def beam_table(parse_result: ParseResult | Sequence[Beam], lf0: str | None, lf1:
     Columns: ``rank`` (1 = best), ``LF`` (the beam's text), ``score`` (length-normalised, what
     the beam search ranks by), ``log-prob`` (summed token log-probability), ``finished``,
     ``parses`` (whether the text parses as an LF), ``match`` (:func:`amp.evaluation.matching.match_lf`
-    in ``mode``, worded by :data:`BEAM_MATCH_NAMES`: ``"LF0"``, ``"LF1"``, ``"LF0 = LF1"`` when the
-    two golds canonicalise alike, ``"other"`` for a well-formed LF that is neither,
+    in ``mode``, worded by :data:`MATCH_NAMES`: ``"LF0"``, ``"LF1"``, ``"LF0 = LF1"`` when the
+    two golds canonicalise alike, ``"neither reading"`` for a well-formed LF that is neither,
     ``"unparseable"``).  A gold LF that is missing matches nothing.  ``parse_result`` may also be
     a plain sequence of beams.
     """
@@ -43,6 +44,6 @@ def beam_table(parse_result: ParseResult | Sequence[Beam], lf0: str | None, lf1:
             "log-prob": optional_float(beam.logprob),
             "finished": bool(beam.finished),
             "parses": bool(beam.parses),
-            "match": BEAM_MATCH_NAMES[match],
+            "match": MATCH_NAMES[match],
         })
     return pd.DataFrame(rows, columns=list(BEAM_TABLE_COLUMNS))

@@ -17,7 +17,7 @@ import plots; plots.token_heatmap(...)``):
 from __future__ import annotations
 
 from amp.data.types import type_color
-from amp.reporting.beam_table import BEAM_MATCH_NAMES, BEAM_TABLE_COLUMNS, beam_table
+from amp.reporting.beam_table import BEAM_TABLE_COLUMNS, MATCH_NAMES, beam_table
 from amp.reporting.style import (
     IDEAL_COLOR,
     LF0_COLOR,
@@ -46,8 +46,8 @@ from amp.reporting.token_plots import (
 )
 
 __all__ = [
-    "BEAM_MATCH_NAMES",
     "BEAM_TABLE_COLUMNS",
+    "MATCH_NAMES",
     "IDEAL_COLOR",
     "LF0_COLOR",
     "LF1_COLOR",

@@ -40,7 +40,7 @@ def test_beams_are_labelled_like_the_library_says(parsed) -> None:
     table = parsed.dataframe[0].value
     assert len(table) == 5 == len(ins.parse.beams)
     assert list(table["LF"]) == [b.text for b in ins.parse.beams]
-    assert set(table["match"]) <= {"LF0", "LF1", "LF0 = LF1", "other", "unparseable"}
+    assert set(table["match"]) <= {"LF0", "LF1", "LF0 = LF1", "neither reading", "unparseable"}
     expected = plots.beam_table(ins.parse, ins.lf0, ins.lf1, "logical")
     assert table.equals(expected)
     assert parsed.metric[1].label.startswith("P(LF0)")
@@ -118,3 +118,15 @@ def test_lisp_prompt_is_parsed_as_lisp(at) -> None:
     ins = at.session_state["inspection"]["result"]
     assert ins.fmt == "lisp" and ins.lf0.startswith("( exists")
     assert all(b.text.startswith("(") for b in ins.parse.beams if b.parses)
+
+
+def test_one_word_for_a_parse_that_is_neither_reading() -> None:
+    """Issue #11 point 4: the metric, the sentences and the beam table word the labels alike
+    (the page said "neither" in one place and "other" in another)."""
+    from ui.inspect_view import match_name
+
+    for label, word in plots.MATCH_NAMES.items():
+        assert match_name(label) == word
+    assert match_name("neither") == "neither reading"
+    table = plots.beam_table([], None, None)
+    assert list(table.columns)[-1] == "match"

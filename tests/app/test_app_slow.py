@@ -39,7 +39,7 @@ def test_default_model_parses_the_30_70_pp_prompt(monkeypatch: pytest.MonkeyPatc
     ins = at.session_state["inspection"]["result"]
     table = at.dataframe[0].value
     assert len(table) == 5 and table["parses"].all()  # constrained decoding: every beam is an LF
-    assert set(table["match"]) <= {"LF0", "LF1", "LF0 = LF1", "other"}
+    assert set(table["match"]) <= {"LF0", "LF1", "LF0 = LF1", "neither reading"}
     assert 0.0 <= ins.pair.p_lf0 <= 1.0 and not math.isnan(ins.pair.p_lf0)
     heat = plotly_spec(at, 0)
     assert heat["data"][0]["type"] == "heatmap"
