@@ -14,7 +14,7 @@ from ui import teach
 from ui.common import describe_error, fmt_prob, halt, plain, type_label
 
 POS = "present_pos"
-st.markdown("<style>.block-container{padding-top:1.2rem} .present-s{font-size:3rem;font-weight:700;"
+st.markdown("<style>.block-container{padding-top:4.5rem} .present-s{font-size:3rem;font-weight:700;"
             "line-height:1.15;margin:.3rem 0 .8rem} .present-r{font-size:1.7rem;line-height:1.3;margin:.2rem 0}"
             "</style>", unsafe_allow_html=True)
 
@@ -49,15 +49,15 @@ def _move(step: int) -> None:
     st.session_state[POS] = max(0, min(len(items) - 1, pos + step))
 
 
-nav = st.columns([1, 1, 6, 2], vertical_alignment="center")
-nav[0].button("Previous", key="present_prev", icon=":material/arrow_back:", disabled=pos == 0,
-              on_click=_move, args=(-1,))
-nav[1].button("Next", key="present_next", icon=":material/arrow_forward:", disabled=pos >= len(items) - 1,
-              on_click=_move, args=(1,))
-nav[2].caption(f"{pos + 1} / {len(items)} · {display_name(item.type)}"
-               + (f" · poll **{poll.code}**" if poll else ""))
-reveal = nav[3].button("Reveal the model's choice", key=f"present_reveal_{pos}", type="primary",
-                       icon=":material/smart_toy:")
+nav = st.container(horizontal=True, vertical_alignment="center", gap="small")  # buttons as wide as their labels
+nav.button("Previous", key="present_prev", icon=":material/arrow_back:", disabled=pos == 0,
+           on_click=_move, args=(-1,))
+nav.button("Next", key="present_next", icon=":material/arrow_forward:", disabled=pos >= len(items) - 1,
+           on_click=_move, args=(1,))
+nav.caption(f"{pos + 1} / {len(items)} · {display_name(item.type)}"
+            + (f" · poll **{poll.code}**" if poll else ""), width="stretch")
+reveal = nav.button("Reveal the model's choice", key=f"present_reveal_{pos}", type="primary",
+                    icon=":material/smart_toy:")
 
 st.markdown(f"<div class='present-s'>“{html.escape(item.surface)}”</div>", unsafe_allow_html=True)
 for idx in (0, 1):

@@ -1,0 +1,76 @@
+"""Real browser: the Presentation page on a projector (issue #11 point 3).
+
+At 1280×720, 1400×1000 and 1920×1080, with the sidebar open and collapsed, Previous, Next and
+Reveal are below Streamlit's fixed header (the element at each button's centre is the button
+itself, so a click reaches it) and their labels are not cut off.  No model is loaded: the
+reveal's wording is covered by the AppTest suite.
+"""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import Page, expect
+from test_browser import assert_clean, open_app, shot, wait_idle
+
+SIZES = ((1280, 720), (1400, 1000), (1920, 1080))
+CONTROLS = ("Previous", "Next", "Reveal the model's choice")
+
+#: For a button: its box, the header's bottom, whether the element at its centre is inside it,
+#: and whether its label is cut (text wider than the space it is given).
+_GEOMETRY = """(button) => {
+  const box = button.getBoundingClientRect();
+  const header = document.querySelector('[data-testid="stHeader"]');
+  const headerBottom = header ? header.getBoundingClientRect().bottom : 0;
+  const hit = document.elementFromPoint(box.left + box.width / 2, box.top + box.height / 2);
+  const cut = [button, ...button.querySelectorAll('*')].some(
+      (e) => e.scrollWidth > e.clientWidth + 1 || getComputedStyle(e).textOverflow === 'ellipsis' && e.scrollWidth > e.clientWidth);
+  return {top: box.top, headerBottom: headerBottom, reachable: !!hit && button.contains(hit), cut: cut};
+}"""
+
+
+def _sidebar_open(page: Page) -> bool:
+    return page.get_by_role("button", name="Collapse sidebar").count() > 0 and page.locator(
+        '[data-testid="stSidebar"]').evaluate("(s) => s.getBoundingClientRect().right > 50")
+
+
+def _set_sidebar(page: Page, open_: bool) -> None:
+    if _sidebar_open(page) == open_:
+        return
+    if open_:
+        page.get_by_role("button", name="Expand sidebar").click()
+    else:
+        page.locator('[data-testid="stSidebar"]').hover()
+        page.get_by_role("button", name="Collapse sidebar").click()
+    page.wait_for_timeout(600)  # the sidebar's slide transition
+    assert _sidebar_open(page) == open_
+
+
+@pytest.mark.parametrize("sidebar_open", [True, False], ids=["sidebar-open", "sidebar-collapsed"])
+def test_presentation_controls_are_clickable_on_a_projector(page: Page, sidebar_open: bool) -> None:
+    open_app(page)
+    page.locator('[data-testid="stSidebarNav"]').get_by_text("Presentation", exact=True).click()
+    expect(page.get_by_role("button", name="Reveal the model's choice")).to_be_visible(timeout=60_000)
+    wait_idle(page)
+    problems = []
+    for width, height in SIZES:
+        page.set_viewport_size({"width": width, "height": height})
+        page.wait_for_timeout(300)
+        _set_sidebar(page, sidebar_open)
+        page.evaluate("window.scrollTo(0, 0)")
+        for name in CONTROLS:
+            button = page.get_by_role("button", name=name)
+            g = button.evaluate(_GEOMETRY)
+            where = f"{width}x{height} {'open' if sidebar_open else 'collapsed'} {name!r}"
+            if g["top"] < g["headerBottom"] - 0.5:
+                problems.append(f"{where}: under the header (top {g['top']:.0f} < {g['headerBottom']:.0f})")
+            if not g["reachable"]:
+                problems.append(f"{where}: covered by another element")
+            if g["cut"]:
+                problems.append(f"{where}: label cut off")
+        shot(page, f"present-{width}x{height}-{'open' if sidebar_open else 'collapsed'}")
+    assert problems == []
+    # the controls work: Next moves to sentence 2
+    page.get_by_role("button", name="Next").click()
+    wait_idle(page)
+    expect(page.get_by_text("2 / 5")).to_be_visible(timeout=30_000)
+    assert_clean(page)
