@@ -112,3 +112,11 @@ def test_sentence_keys_add_the_built_prompt_that_tests_a_chosen_sentence(
 
 def test_sentence_keys_without_a_model_only_find_unknown_sentences(pair: gen.AmbiguousPair) -> None:
     assert lesson.sentence_keys(None, f"{pair.surface}\n{NOT_IN_POOL}") == lesson.SentenceKeys((), (NOT_IN_POOL,))
+
+
+def test_model_reading_names_the_preferred_reading_in_words() -> None:
+    readings = ("the boy saw the man, who had the telescope", "the boy used the telescope to see the man")
+    assert lesson.model_reading(readings, 0.8) == (0, "The model reads it as: the boy saw the man, who had the telescope")
+    assert lesson.model_reading(readings, 0.2) == (1, "The model reads it as: the boy used the telescope to see the man")
+    assert lesson.model_reading(readings, 0.5)[0] == 0  # ties go to LF0, as preferred_reading says
+    assert lesson.model_reading(readings, None) is None

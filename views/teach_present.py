@@ -81,6 +81,12 @@ if poll is not None:
 left, right = st.columns(2)
 if item.surface in shown:
     p = item.model_p_lf0 if item.model_p_lf0 is not None else teach.model_p_lf0(item.surface)
+    reading = lesson.model_reading((item.paraphrase(0), item.paraphrase(1)), p)
+    if reading is not None:  # large, in words and in the reading's colour
+        choice, sentence = reading
+        st.markdown(f"<div class='present-r' style='font-size:2.2rem;font-weight:700;"
+                    f"color:{html.escape(teach.COLORS[choice])}'>{html.escape(sentence)}</div>",
+                    unsafe_allow_html=True)
     with left:
         st.metric("Model P(LF0)", fmt_prob(p, 2))
         st.markdown(f"The model {lesson.model_choice_text(p)}" if p is not None else lesson.model_choice_text(p))

@@ -28,6 +28,7 @@ __all__ = [
     "PackSelectionEmpty",
     "SentenceKeys",
     "model_choice_text",
+    "model_reading",
     "model_p_lf0",
     "pool_pair",
     "preferred_reading",
@@ -100,6 +101,15 @@ def model_choice_text(p_lf0: float | None) -> str:
     """The model's choice in words (Markdown): ``prefers **LF0**``, or that it is unavailable."""
     choice = preferred_reading(p_lf0)
     return "model P(LF0) unavailable" if choice is None else f"prefers **LF{choice}**"
+
+
+def model_reading(paraphrases: tuple[str, str], p_lf0: float | None) -> tuple[int, str] | None:
+    """The reveal in words: (the reading the model prefers, ``"The model reads it as: <its
+    paraphrase>"``); ``None`` without a score.  ``paraphrases`` are the two readings' sentences."""
+    choice = preferred_reading(p_lf0)
+    if choice is None:
+        return None
+    return choice, f"The model reads it as: {paraphrases[choice]}"
 
 
 # --- demo packs of chosen sentences ------------------------------------------------------------

@@ -202,6 +202,16 @@ def test_presentation_reveal(at):
     assert_ok(at)
     assert any(m.label == "Model P(LF0)" for m in at.metric)
     assert any("prefers" in m or "unavailable" in m for m in texts(at, "markdown"))
+    # issue #11 point 3: the reveal names the preferred reading in words, in its colour
+    import html
+
+    p = next(float(m.value) for m in at.metric if m.label == "Model P(LF0)")
+    item = PollItem.from_pair(gen.sample_pairs("pp", 5, 0)[0])
+    choice = 0 if p >= 0.5 else 1
+    reveal = [m for m in texts(at, "markdown") if "The model reads it as: " in m]
+    assert len(reveal) == 1
+    assert html.escape(item.paraphrase(choice)) in reveal[0]
+    assert ("#0072B2" if choice == 0 else "#D55E00") in reveal[0]
     at.button(key="present_next").click().run()
     assert_ok(at)
     assert at.session_state["present_pos"] == 1
