@@ -15,7 +15,7 @@ from amp.errors import AmpError
 from amp.logic.reader import parse_lf
 from amp.parser.limits import MAX_LF_CHARS
 from amp.prompts import Prompt, PromptExample
-from ui.common import describe_error
+from ui.common import describe_error, guarded
 
 PROMPT_KEY = "prompt"
 RECIPE_KEY = "prompt_recipe"
@@ -114,3 +114,29 @@ def typed_test_golds(test: str, fmt: str) -> tuple[str | None, str | None]:
             continue
         out.append(text)
     return out[0], out[1]
+
+
+#: What "Parse this sentence" uses unless the teacher picks otherwise (shown beside the button).
+SENTENCE_PROMPT_MODES = ("mixed", "zero-shot")
+
+
+def use_sentence(surface: str, type_: str, mode: str, fmt: str) -> bool:
+    """Make a pool sentence the Parse page's prompt, as the Prompt builder would build it from
+    its defaults (mixed: k = 10 same-type examples, r = 0.3, seed 0; zero-shot: the sentence's
+    ingredients, FOL), and set the builder's widgets to match, so that the builder shows (and
+    keeps) that prompt.  ``False`` (with an error box) if the prompt cannot be built."""
+    fmt = "fol" if mode == "zero-shot" else fmt
+    ratio, k, seed = (DEFAULT_RATIO, 10, 0) if mode == "mixed" else (None, 0, 0)
+    build = ((lambda: prompts.mixed_prompt(surface, float(DEFAULT_RATIO), seed=seed, k=k, fmt=fmt))
+             if mode == "mixed" else (lambda: prompts.zero_shot_prompt(surface, seed=seed)))
+    built = guarded(build, what="Cannot build a prompt for this sentence")
+    if built is None:
+        return False
+    state = st.session_state
+    state.update({"pb_mode": mode, "pb_type": type_, "pb_test_source": "from the pool",
+                  f"pb_test_{type_}": surface, "pb_seed": seed, "pb_fmt": fmt})
+    if mode == "mixed":
+        state.update({"pb_ratio": DEFAULT_RATIO, "pb_k": k})
+    state[PROMPT_KEY] = built
+    state[RECIPE_KEY] = (mode, type_, ratio, k, seed, fmt, "from the pool", surface, None)
+    return True

@@ -132,6 +132,17 @@ def store() -> PollStore:
     return PollStore()
 
 
+#: session_state key: the one sentence the Presentation page shows (set by "Present this sentence").
+PRESENT_SENTENCE_KEY = "present_sentence"
+
+
+def present_sentence(surface: str) -> None:
+    """Make the Presentation page show ``surface`` alone (no poll needed)."""
+    st.session_state[PRESENT_SENTENCE_KEY] = surface
+    st.session_state["present_code"] = ""
+    st.session_state["present_pos"] = 0
+
+
 #: Query parameter that carries the voter id, so that a reload of the student page keeps it.
 VOTER_PARAM = "voter"
 

@@ -36,6 +36,11 @@ if code:
     except AmpError as exc:
         st.error(f"Poll {plain(code)}: {describe_error(exc)}", icon=":material/error:")
         halt()
+elif st.session_state.get(teach.PRESENT_SENTENCE_KEY):
+    one = lesson.pool_pair(st.session_state[teach.PRESENT_SENTENCE_KEY])
+    items = [PollItem.from_pair(one)] if one is not None else []
+    st.sidebar.button("Present a sample instead", key="present_sample", icon=":material/shuffle:",
+                      on_click=st.session_state.pop, args=(teach.PRESENT_SENTENCE_KEY, None))
 else:
     items = [PollItem.from_pair(p) for p in teach.guard_sample(type_, int(n), int(seed))]
 if not items:

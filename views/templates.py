@@ -9,7 +9,8 @@ from amp.data import generate as gen
 from amp.data.types import get_type, type_ids
 from amp.teaching import lesson
 from ui import settings_widgets, teach
-from ui.common import csv_download, guarded, type_label
+from ui.common import csv_download, guarded, plain, type_label
+from ui.prompt_state import SENTENCE_PROMPT_MODES, use_sentence
 
 ALL = "(all templates)"
 
@@ -23,6 +24,20 @@ def examples_table(type_: str, template: str | None, n: int | None, seed: int, f
         row = rows.setdefault(r.surface, {"sentence": r.surface, "LF0": "", "LF1": "", "template": r.template})
         row["LF0" if r.template_idx == 0 else "LF1"] = r.lf
     return pd.DataFrame(list(rows.values())), gen.dumps_jsonl(records, include_template=True)
+
+
+def sentence_actions(surface: str, type_: str, fmt: str) -> None:
+    """Routes from a sentence: parse it (under a visible, changeable prompt) or present it."""
+    a1, a2, a3 = st.columns([1.6, 1, 1], vertical_alignment="bottom")
+    how = a1.segmented_control("Prompt", SENTENCE_PROMPT_MODES, default="mixed", required=True, key="tpl_prompt_how",
+                               format_func=lambda m: "mixed: 10 examples, 30 % LF0" if m == "mixed" else "zero-shot",
+                               help="The prompt the Parse page gets; change it further in the Prompt builder.")
+    if a2.button("Parse this sentence", key="tpl_parse", icon=":material/troubleshoot:"):
+        if use_sentence(surface, type_, str(how), fmt):
+            st.switch_page("views/parse_inspect.py")
+    if a3.button("Present this sentence", key="tpl_present", icon=":material/slideshow:"):
+        teach.present_sentence(surface)
+        st.switch_page("views/teach_present.py")
 
 
 st.title("Templates & examples")
@@ -85,8 +100,9 @@ if result is not None:
         rows = event["selection"]["rows"] if event else []
         row = table.iloc[rows[0] if rows and rows[0] < len(table) else 0]
         with detail:
-            st.markdown(f"#### *{row['sentence']}*")
+            st.markdown(f"#### *{plain(row['sentence'])}*")
             teach.show_readings(row["sentence"], type_, (row["LF0"], row["LF1"]))
+            sentence_actions(row["sentence"], type_, fmt)
     d1, d2, _ = st.columns([1, 1, 4])
     with d1:
         csv_download(table, f"amp-{type_}-{fmt}.csv", key="tpl_csv")

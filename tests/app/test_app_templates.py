@@ -59,3 +59,39 @@ def test_downloads(at) -> None:
     records = gen.generate("pp", n=3, seed=0)
     assert len(records) == 6
     assert json.loads(gen.dumps_jsonl(records).splitlines()[0])["surface"] == records[0].surface
+
+
+def _first_sentence(at) -> str:
+    table = next(d.value for d in at.dataframe if "sentence" in d.value.columns)
+    return str(table.iloc[0]["sentence"])
+
+
+def test_parse_this_sentence_opens_the_parse_page_with_its_prompt(at) -> None:
+    """Issue #11 point 5: a route from a sentence to a parse, under a visible default prompt."""
+    surface = _first_sentence(at)
+    assert at.segmented_control(key="tpl_prompt_how").value == "mixed"  # the visible default
+    at.button(key="tpl_parse").click().run()
+    assert_ok(at)
+    assert at.title[0].value == "Parse & inspect"
+    prompt = at.session_state["prompt"]
+    assert prompt.test_utterance == surface and len(prompt.examples) == 10
+    assert prompt.lf0_fraction == 0.3
+    # the Prompt builder shows that same prompt and keeps it
+    at.switch_page("views/prompt_builder.py").run()
+    assert_ok(at)
+    assert at.session_state["prompt"] == prompt
+
+
+def test_zero_shot_choice_and_present_this_sentence(at) -> None:
+    surface = _first_sentence(at)
+    at.segmented_control(key="tpl_prompt_how").set_value("zero-shot").run()
+    at.button(key="tpl_parse").click().run()
+    assert_ok(at)
+    prompt = at.session_state["prompt"]
+    assert prompt.test_utterance == surface and prompt.gold_lf0 is not None
+    assert prompt.examples and all(ex.alt_lf is None for ex in prompt.examples)  # unambiguous ingredients
+    at.switch_page("views/templates.py").run()
+    at.button(key="tpl_present").click().run()
+    assert_ok(at)
+    assert any(surface in m for m in texts(at, "markdown") if "present-s" in m)
+    assert any("1 / 1" in c for c in texts(at, "caption"))
