@@ -77,13 +77,6 @@ if not teach.logic_hidden():
 shown = st.session_state.setdefault("present_revealed", set())
 if reveal:
     shown.add(item.surface)
-res = None
-if poll is not None:
-    try:
-        res = teach.store().results(poll.code).items[pos]
-    except AmpError as exc:
-        st.error(f"Cannot read the poll results: {exc}", icon=":material/error:")
-left, right = st.columns(2)
 if item.surface in shown:
     p = item.model_p_lf0 if item.model_p_lf0 is not None else teach.model_p_lf0(item.surface)
     reading = lesson.model_reading((item.paraphrase(0), item.paraphrase(1)), p)
@@ -92,10 +85,25 @@ if item.surface in shown:
         st.markdown(f"<div class='present-r' style='font-size:2.2rem;font-weight:700;"
                     f"color:{html.escape(teach.COLORS[choice])}'>{html.escape(sentence)}</div>",
                     unsafe_allow_html=True)
+left, right = st.columns(2)
+if item.surface in shown:
     with left:
         st.metric("Model P(LF0)", fmt_prob(p, 2))
         st.markdown(f"The model {lesson.model_choice_text(p)}" if p is not None else lesson.model_choice_text(p))
-if res is not None:
+
+
+def class_votes() -> None:
+    """The class's votes on this sentence (refreshed every 2 s while the poll is open)."""
+    assert poll is not None
+    try:
+        res = teach.store().results(poll.code).items[pos]
+    except AmpError as exc:
+        st.error(f"Cannot read the poll results: {describe_error(exc)}", icon=":material/error:")
+        return
+    teach.item_chart(item, res, key=f"present_chart_{pos}", height=200)
+    st.caption(f"Class: {res.n_voters} vote(s) · P(LF0) = {fmt_prob(res.human_p_lf0, 2)}")
+
+
+if poll is not None:
     with right:
-        teach.item_chart(item, res, key=f"present_chart_{pos}", height=200)
-        st.caption(f"Class: {res.n_voters} vote(s) · P(LF0) = {fmt_prob(res.human_p_lf0, 2)}")
+        st.fragment(class_votes, run_every=None if poll.closed else 2)()

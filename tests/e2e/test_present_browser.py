@@ -74,3 +74,21 @@ def test_presentation_controls_are_clickable_on_a_projector(page: Page, sidebar_
     wait_idle(page)
     expect(page.get_by_text("2 / 5")).to_be_visible(timeout=30_000)
     assert_clean(page)
+
+
+def test_presentation_shows_the_class_votes_live(page: Page, st_server) -> None:
+    """With a poll code, the presentation's vote chart refreshes by itself while students vote."""
+    from amp.data import generate as gen
+    from amp.teaching.poll import PollItem, PollStore
+
+    store = PollStore(st_server.log.parent / "amp-cache" / "polls.sqlite")
+    poll = store.create_poll([PollItem.from_pair(gen.pairs("pp")[0])], "live")
+    open_app(page)
+    page.locator('[data-testid="stSidebarNav"]').get_by_text("Presentation", exact=True).click()
+    box = page.get_by_label("Poll code (optional)")
+    box.fill(poll.code)
+    box.press("Enter")
+    expect(page.get_by_text("Class: 0 vote(s)")).to_be_visible(timeout=60_000)
+    store.submit_vote(poll.code, 0, "a" * 32, 1, 3)  # a student votes; nobody touches the page
+    expect(page.get_by_text("Class: 1 vote(s)")).to_be_visible(timeout=30_000)
+    assert_clean(page)
