@@ -191,6 +191,10 @@ BAD_ARGUMENTS: list[tuple[str, list[str], bytes, int, str]] = [
     ("serve-port", ["serve", "--port", "70000"], b"", 2, "port"),
     ("serve-replicas", ["serve", "--replicas", "0"], b"", 2, "replicas"),
     ("serve-batch", ["serve", "--batch-size", "0"], b"", 2, "batch"),
+    ("demo-pack-sentence", ["demo-pack", "--out", "pack.zip", "--model", "MODEL", "--sentence", "<b>not</b> a pool one"],
+     b"", 2, "not a pool sentence"),
+    ("demo-pack-out", ["demo-pack", "--out", "UNWRITABLE/x.zip", "--model", "MODEL"], b"", 2, "does not exist"),
+    ("demo-pack-dtype", ["demo-pack", "--out", "pack.zip", "--dtype", "int3"], b"", 2, "--dtype"),
 ]
 
 
