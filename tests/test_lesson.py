@@ -120,3 +120,22 @@ def test_model_reading_names_the_preferred_reading_in_words() -> None:
     assert lesson.model_reading(readings, 0.2) == (1, "The model reads it as: the boy used the telescope to see the man")
     assert lesson.model_reading(readings, 0.5)[0] == 0  # ties go to LF0, as preferred_reading says
     assert lesson.model_reading(readings, None) is None
+
+
+def test_explain_parse_in_words() -> None:
+    """Issue #11 point 4: the README's sentence, parsed with who-saw-whom swapped, is explained as
+    the nearest reading with two words swapped; readings by their paraphrase."""
+    pair = gen.find_pair("the boy saw the man with the telescope")
+    assert pair is not None
+    swapped = pair.lf1.lf.replace("boy(", "TMP(").replace("man(", "boy(").replace("TMP(", "man(")
+    assert lesson.explain_parse(pair, swapped) == (
+        "neither reading: the same as instrument, but with boy and man swapped")
+    assert lesson.explain_parse(pair, pair.lf1.lf) == "instrument: the boy used the telescope to see the man"
+    assert lesson.explain_parse(pair, pair.lf0.lf).startswith("possessive: ")
+    assert lesson.explain_parse(pair, "exists x . boy(x)") == "neither reading: there is some x such that x is a boy"
+    assert lesson.explain_parse(pair, "exists x . boy(").startswith("not a logical form")
+    assert lesson.explain_parse(pair, None).startswith("not a logical form")
+    names = gen.find_pair("Marie saw Ada and she waved")
+    assert names is not None
+    other = names.lf0.lf.replace("Marie", "TMP").replace("Ada", "Marie").replace("TMP", "Ada")
+    assert lesson.explain_parse(names, other).endswith("but with Ada and Marie swapped")

@@ -11,7 +11,7 @@ from amp.reporting import plots
 from amp.teaching import lesson
 from ui import model_picker as ui_model
 from ui import settings_widgets, teach
-from ui.common import chart, csv_download, fmt_prob, halt
+from ui.common import chart, csv_download, fmt_prob, halt, plain
 from ui.inspect_view import (
     custom_lf_section,
     divergence_sentence,
@@ -87,6 +87,10 @@ div = ins.divergence
 m4.metric("p at divergence", fmt_prob(None if div is None else (div.prob_a if prob == "raw" else div.prob_a_grammar)),
           help="Probability of the predicted parse's token where it leaves the other reading.")
 st.markdown(divergence_sentence(ins, prob))
+spoken = lesson.pool_pair(prompt.test_utterance)
+if spoken is not None and spoken.lf0.lf == ins.lf0 and spoken.lf1.lf == ins.lf1:
+    top = ins.predicted.text if ins.predicted is not None else None
+    st.markdown(f"**The model's parse in words:** {plain(lesson.explain_parse(spoken, top, fmt=fmt))}")
 
 alt_label = f"alternative: {match_name(ins.alternative)} (forced)"
 fig = plots.token_heatmap(ins.predicted_steps, ins.alternative_steps, divergence=div, prob=prob,

@@ -10,23 +10,25 @@ spinners, error boxes) lives in ``ui/teach.py``.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from amp.data.generate import find_pair
+from amp.data.generate import AmbiguousPair, find_pair
 from amp.errors import AmpError
+from amp.evaluation.matching import match_lf
 from amp.logic.vocabulary import DEFAULT_FORMAT
 from amp.prompts import zero_shot_prompt
-from amp.teaching.paraphrase import interpretation_label, paraphrases
+from amp.teaching.paraphrase import interpretation_label, paraphrases, verbalise_lf
 
 if TYPE_CHECKING:
-    from amp.data.generate import AmbiguousPair
     from amp.parser import Parser
     from amp.prompts import Prompt
 
 __all__ = [
     "PackSelectionEmpty",
     "SentenceKeys",
+    "explain_parse",
     "model_choice_text",
     "model_reading",
     "model_p_lf0",
@@ -110,6 +112,51 @@ def model_reading(paraphrases: tuple[str, str], p_lf0: float | None) -> tuple[in
     if choice is None:
         return None
     return choice, f"The model reads it as: {paraphrases[choice]}"
+
+
+def explain_parse(pair: AmbiguousPair, predicted: str | None, *, fmt: str = DEFAULT_FORMAT) -> str:
+    """The model's parse in words, against the sentence's two readings (issue #11 point 4).
+
+    A parse that is one reading is that reading's paraphrase; one that is neither is compared
+    with each reading with two of its words (nouns, names) swapped — "the same as *instrument*,
+    but with *boy* and *man* swapped" — and otherwise verbalised as it stands
+    (:func:`amp.teaching.paraphrase.verbalise_lf`).  Matching is the metrics' (logical mode).
+    """
+    match = match_lf(predicted, pair.lf0.lf, pair.lf1.lf, fmt=fmt)
+    texts = paraphrases(pair)
+    if match in ("lf0", "lf1", "both"):
+        idx = 1 if match == "lf1" else 0
+        return f"{reading_name(pair.type, idx)}: {texts[idx]}"
+    if match == "unparseable" or predicted is None:
+        return "not a logical form: the parse does not read as one"
+    for idx, reading in enumerate((pair.lf0.lf, pair.lf1.lf)):
+        swap = _swapped_words(reading, predicted, fmt)
+        if swap is not None:
+            return f"neither reading: the same as {reading_name(pair.type, idx)}, but with {swap[0]} and {swap[1]} swapped"
+    try:
+        return f"neither reading: {verbalise_lf(predicted, fmt)}"
+    except AmpError:
+        return "neither reading"
+
+
+def _swapped_words(reading: str, predicted: str, fmt: str) -> tuple[str, str] | None:
+    """Two words (one-place predicates or names) whose exchange turns ``reading`` into ``predicted``."""
+    words = sorted({m.group(1) or m.group(2) for m in _WORD_RE.finditer(reading)})
+    for i, a in enumerate(words):
+        for b in words[i + 1 :]:
+            if match_lf(predicted, _exchange(reading, a, b), None, fmt=fmt) == "lf0":
+                return a, b
+    return None
+
+
+def _exchange(text: str, a: str, b: str) -> str:
+    """``text`` with the whole words ``a`` and ``b`` exchanged."""
+    other = {a: b, b: a}
+    return re.sub(rf"\b({re.escape(a)}|{re.escape(b)})\b", lambda m: other[m.group(1)], text)
+
+
+#: One-place predicates (``boy(`` followed by a single variable) and capitalised names.
+_WORD_RE = re.compile(r"\b([a-z]+)(?=\(\s*[a-z]\s*\))|\b([A-Z][a-z]+)\b")
 
 
 # --- demo packs of chosen sentences ------------------------------------------------------------

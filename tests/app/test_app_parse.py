@@ -48,6 +48,19 @@ def test_beams_are_labelled_like_the_library_says(parsed) -> None:
     assert [c.value for c in parsed.code][-2:] == [ins.lf0, ins.lf1]
 
 
+def test_the_parse_is_explained_in_words(parsed) -> None:
+    """Issue #11 point 4: the model's top parse, in words, against the two readings."""
+    from amp.teaching import lesson
+    from ui.common import plain
+
+    ins = parsed.session_state["inspection"]["result"]
+    pair = lesson.pool_pair("the man saw the boy with the telescope")
+    assert pair is not None
+    top = ins.predicted.text if ins.predicted is not None else None
+    words = [m for m in (str(e.value) for e in parsed.markdown) if m.startswith("**The model's parse in words:**")]
+    assert words == [f"**The model's parse in words:** {plain(lesson.explain_parse(pair, top))}"]  # shown as plain text
+
+
 def test_heatmap_shows_predicted_and_alternative_with_divergence(parsed) -> None:
     ins = parsed.session_state["inspection"]["result"]
     spec = _heatmap(parsed)
