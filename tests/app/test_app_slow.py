@@ -49,5 +49,5 @@ def test_default_model_parses_the_30_70_pp_prompt(monkeypatch: pytest.MonkeyPatc
     assert len(ResultCache()) >= 1
     at.run()  # the sidebar drawn after the parse
     status = texts(at.sidebar, "success")
-    assert any(s.startswith("Loaded") and "cpu" in s for s in status), status
+    assert any(s.startswith("Loaded") and "cpu" in s for s in status), (status, texts(at.sidebar, "info"), texts(at.sidebar, "error"), texts(at.sidebar, "caption"))
     clear_streamlit_caches()
