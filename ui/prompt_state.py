@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import streamlit as st
 
-from amp import prompts
 from amp.data import generate as gen
 from amp.errors import AmpError
 from amp.logic.reader import parse_lf
 from amp.parser.limits import MAX_LF_CHARS
 from amp.prompts import Prompt, PromptExample
+from amp.teaching import lesson
 from ui.common import describe_error, guarded
 
 PROMPT_KEY = "prompt"
@@ -22,7 +22,7 @@ RECIPE_KEY = "prompt_recipe"
 
 #: The Parse page's prompt when none was built: PP attachment, r = 0.3 (3 of 10 examples LF0).
 DEFAULT_TEST = "the man saw the boy with the telescope"
-DEFAULT_RATIO = 0.3
+DEFAULT_RATIO = lesson.MIXED_RATIO
 
 
 @st.cache_data(show_spinner=False)
@@ -38,7 +38,7 @@ def pool_surfaces(type_: str) -> list[str]:
 @st.cache_data(show_spinner=False)
 def default_prompt() -> Prompt:
     """The paper's running example: a 30/70 mixed PP prompt for "the man saw the boy with the telescope"."""
-    return prompts.mixed_prompt(DEFAULT_TEST, DEFAULT_RATIO, seed=0, k=10)
+    return lesson.sentence_prompt(DEFAULT_TEST)
 
 
 def current_prompt() -> tuple[Prompt, bool]:
@@ -121,22 +121,22 @@ SENTENCE_PROMPT_MODES = ("mixed", "zero-shot")
 
 
 def use_sentence(surface: str, type_: str, mode: str, fmt: str) -> bool:
-    """Make a pool sentence the Parse page's prompt, as the Prompt builder would build it from
-    its defaults (mixed: k = 10 same-type examples, r = 0.3, seed 0; zero-shot: the sentence's
-    ingredients, FOL), and set the builder's widgets to match, so that the builder shows (and
-    keeps) that prompt.  ``False`` (with an error box) if the prompt cannot be built."""
+    """Make a pool sentence the Parse page's prompt (:func:`amp.teaching.lesson.sentence_prompt`,
+    as the Prompt builder builds it from its defaults), and set the builder's widgets to match,
+    so that the builder shows (and keeps) that prompt.  ``False`` (with an error box) if the
+    prompt cannot be built."""
     fmt = "fol" if mode == "zero-shot" else fmt
-    ratio, k, seed = (DEFAULT_RATIO, 10, 0) if mode == "mixed" else (None, 0, 0)
-    build = ((lambda: prompts.mixed_prompt(surface, float(DEFAULT_RATIO), seed=seed, k=k, fmt=fmt))
-             if mode == "mixed" else (lambda: prompts.zero_shot_prompt(surface, seed=seed)))
-    built = guarded(build, what="Cannot build a prompt for this sentence")
+    mixed = mode == "mixed"
+    ratio, k, seed = (lesson.MIXED_RATIO if mixed else None), (lesson.MIXED_K if mixed else 0), lesson.MIXED_SEED
+    built = guarded(lambda: lesson.sentence_prompt(surface, mode, fmt=fmt),
+                    what="Cannot build a prompt for this sentence")
     if built is None:
         return False
     state = st.session_state
     state.update({"pb_mode": mode, "pb_type": type_, "pb_test_source": "from the pool",
                   f"pb_test_{type_}": surface, "pb_seed": seed, "pb_fmt": fmt})
-    if mode == "mixed":
-        state.update({"pb_ratio": DEFAULT_RATIO, "pb_k": k})
+    if mixed:
+        state.update({"pb_ratio": ratio, "pb_k": k})
     state[PROMPT_KEY] = built
     state[RECIPE_KEY] = (mode, type_, ratio, k, seed, fmt, "from the pool", surface, None)
     return True

@@ -18,7 +18,7 @@ from amp.data.generate import AmbiguousPair, find_pair
 from amp.errors import AmpError
 from amp.evaluation.matching import match_lf
 from amp.logic.vocabulary import DEFAULT_FORMAT
-from amp.prompts import zero_shot_prompt
+from amp.prompts import mixed_prompt, zero_shot_prompt
 from amp.teaching.paraphrase import interpretation_label, paraphrases, verbalise_lf
 
 if TYPE_CHECKING:
@@ -26,11 +26,15 @@ if TYPE_CHECKING:
     from amp.prompts import Prompt
 
 __all__ = [
+    "MIXED_K",
+    "MIXED_RATIO",
+    "MIXED_SEED",
     "PackSelectionEmpty",
     "SentenceKeys",
     "explain_parse",
     "model_choice_text",
     "model_reading",
+    "sentence_prompt",
     "model_p_lf0",
     "pool_pair",
     "preferred_reading",
@@ -103,6 +107,21 @@ def model_choice_text(p_lf0: float | None) -> str:
     """The model's choice in words (Markdown): ``prefers **LF0**``, or that it is unavailable."""
     choice = preferred_reading(p_lf0)
     return "model P(LF0) unavailable" if choice is None else f"prefers **LF{choice}**"
+
+
+#: The mixed prompt a sentence gets unless the teacher picks another ("Parse this sentence", the
+#: Parse page's default, the classic demo pack): k = 10 same-type examples, 30 % of them with
+#: LF0 (the paper's running 30/70 example), seed 0.
+MIXED_RATIO, MIXED_K, MIXED_SEED = 0.3, 10, 0
+
+
+def sentence_prompt(sentence: str | AmbiguousPair, mode: str = "mixed", *, fmt: str = DEFAULT_FORMAT,
+                    k: int = MIXED_K) -> Prompt:
+    """The default prompt for a pool sentence: mixed (:data:`MIXED_RATIO`, ``k`` examples,
+    :data:`MIXED_SEED`) or ``"zero-shot"`` (its ingredients, seed :data:`MIXED_SEED`, FOL)."""
+    if mode == "zero-shot":
+        return zero_shot_prompt(sentence, seed=MIXED_SEED)
+    return mixed_prompt(sentence, MIXED_RATIO, seed=MIXED_SEED, k=k, fmt=fmt)
 
 
 def model_reading(paraphrases: tuple[str, str], p_lf0: float | None) -> tuple[int, str] | None:
