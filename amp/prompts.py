@@ -16,7 +16,7 @@ from functools import lru_cache
 from typing import Annotated, Any, Literal, Self
 
 import numpy as np
-from pydantic import BeforeValidator, ValidationError
+from pydantic import BeforeValidator, Field, ValidationError
 
 from amp.data import lexicon
 from amp.data.generate import AmbiguousPair, find_pair, pairs, pool
@@ -24,6 +24,7 @@ from amp.data.templates.engine import registry_version
 from amp.data.templates.records import Example
 from amp.data.types import get_type, type_ids
 from amp.errors import PromptError, RatioError
+from amp.logic.own_words import NO_WORDS, OwnWords
 from amp.logic.vocabulary import DEFAULT_FORMAT, Format, check_format
 from amp.records import JsonRecord, describe
 
@@ -80,6 +81,10 @@ class Prompt(JsonRecord):
     type: str | None = None
     gold_lf0: str | None = None
     gold_lf1: str | None = None
+    #: Words outside the lexicon that this prompt's LFs use (a teacher's own sentence,
+    #: :mod:`amp.logic.own_words`): the parser extends its decoding grammar with them.  Not
+    #: written when empty, so prompts without own words keep their JSON.
+    words: Annotated[OwnWords, Field(exclude_if=lambda w: not w)] = NO_WORDS
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "examples", tuple(self.examples))

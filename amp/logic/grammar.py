@@ -37,6 +37,7 @@ from typing import Literal
 from lark import Lark
 
 from amp.data import lexicon
+from amp.logic.own_words import NO_WORDS, OwnWords
 from amp.logic.vocabulary import DEFAULT_FORMAT, Format, check_format
 
 Spacing = Literal["strict", "decoding", "lenient"]
@@ -64,8 +65,9 @@ def _lit(text: str) -> str:
     return f'"{text}"' if text else ""
 
 
-def _fol_rules(sp: bool) -> str:
+def _fol_rules(sp: bool, own: OwnWords = NO_WORDS) -> str:
     s = " " if sp else ""
+    extra = (' | upred "(" var ")"' if own.unary else "") + (f' | bpred "(" var ",{s}" arg ")"' if own.binary else "")
     return f"""
 sent: item (conn item)*
 !conn: "{s}AND{s}" | "{s}OR{s}"
@@ -74,20 +76,22 @@ quant: quantifier {_lit(s)} var "{s}.{s}"
 !quantifier: "exists" | "forall"
 ?base: group | atom
 group: "({s}" sent "{s})"
-atom: pred "(" var ")" | pred "(" var ",{s}" arg ")"
+atom: pred "(" var ")" | pred "(" var ",{s}" arg ")"{extra}
 ?arg: var | const
 """
 
 
-def _lisp_rules(sp: bool) -> str:
+def _lisp_rules(sp: bool, own: OwnWords = NO_WORDS) -> str:
     s = " " if sp else ""
+    extra = ((f' | "({s}" upred {_lit(s)} var "{s})"' if own.unary else "")
+             + (f' | "({s}" bpred {_lit(s)} var {_lit(s)} arg "{s})"' if own.binary else ""))
     return f"""
 sent: quantified | junction | atom
 quantified: "({s}" quantifier {_lit(s)} var {_lit(s)} sent "{s})"
 junction: "({s}" conn ({_lit(s)} sent)+ "{s})"
 !conn: "AND" | "OR"
 !quantifier: "exists" | "forall"
-atom: "({s}" pred {_lit(s)} var "{s})" | "({s}" pred {_lit(s)} var {_lit(s)} arg "{s})"
+atom: "({s}" pred {_lit(s)} var "{s})" | "({s}" pred {_lit(s)} var {_lit(s)} arg "{s})"{extra}
 ?arg: var | const
 """
 
@@ -99,24 +103,31 @@ def grammar_text(
     predicates: tuple[str, ...] | None = None,
     constants: tuple[str, ...] | None = None,
     variables: tuple[str, ...] | None = None,
+    words: OwnWords = NO_WORDS,
 ) -> str:
     """The lark grammar text for ``fmt`` in the given ``spacing``.
 
     ``decoding``: ``predicates``/``constants``/``variables`` default to the lexicon's (closed
-    vocabulary, §9).  ``strict``/``lenient``: each class not given explicitly is open, any word
-    of its shape (:data:`WORD_PATTERNS`).
+    vocabulary, §9); ``words`` (a teacher's own words, :mod:`amp.logic.own_words`) extends it:
+    own one-place predicates (rule ``upred``) head only one-argument atoms, own two-place ones
+    (``bpred``) only two-argument atoms, own names join ``const``.  With no own words the text is
+    exactly the lexicon grammar's.  ``strict``/``lenient``: each class not given explicitly is
+    open, any word of its shape (:data:`WORD_PATTERNS`), so they read own words already.
     """
     check_format(fmt)
     if spacing not in ("strict", "decoding", "lenient"):
         raise ValueError(f"unknown spacing {spacing!r}")
     spaced = spacing != "lenient"
-    rules = _fol_rules(spaced) if fmt == "fol" else _lisp_rules(spaced)
+    own = words if spacing == "decoding" else NO_WORDS
+    rules = _fol_rules(spaced, own) if fmt == "fol" else _lisp_rules(spaced, own)
     start = 'start: " " sent "\\n"' if spacing == "decoding" else "start: sent"
     if spacing == "decoding":  # closed vocabulary; this text is part of result cache keys
         preds = predicates if predicates is not None else lexicon.predicates()
-        consts = constants if constants is not None else lexicon.constants()
+        consts = (constants if constants is not None else lexicon.constants()) + own.constants
         variables = variables if variables is not None else lexicon.VARIABLES
-        return f"{start}\n{rules}\n!var: {_alts(variables)}\n!pred: {_alts(preds)}\n!const: {_alts(consts)}\n"
+        text = f"{start}\n{rules}\n!var: {_alts(variables)}\n!pred: {_alts(preds)}\n!const: {_alts(consts)}\n"
+        text += f"!upred: {_alts(own.unary)}\n" if own.unary else ""
+        return text + (f"!bpred: {_alts(own.binary)}\n" if own.binary else "")
     words = {"var": variables, "pred": predicates, "const": constants}
     text = f"{start}\n{rules}\n"
     for rule, given in words.items():
@@ -133,6 +144,6 @@ def _cached_parser(text: str) -> Lark:
     return Lark(text, parser="lalr", start="start", maybe_placeholders=False)
 
 
-def lark_parser(fmt: Format = DEFAULT_FORMAT, spacing: Spacing = "lenient") -> Lark:
-    """A (cached) LALR lark parser for the lexicon's grammar."""
-    return _cached_parser(grammar_text(fmt, spacing))
+def lark_parser(fmt: Format = DEFAULT_FORMAT, spacing: Spacing = "lenient", words: OwnWords = NO_WORDS) -> Lark:
+    """A (cached) LALR lark parser for the lexicon's grammar (with ``words`` for ``decoding``)."""
+    return _cached_parser(grammar_text(fmt, spacing, words=words))
