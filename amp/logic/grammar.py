@@ -128,12 +128,12 @@ def grammar_text(
         text = f"{start}\n{rules}\n!var: {_alts(variables)}\n!pred: {_alts(preds)}\n!const: {_alts(consts)}\n"
         text += f"!upred: {_alts(own.unary)}\n" if own.unary else ""
         return text + (f"!bpred: {_alts(own.binary)}\n" if own.binary else "")
-    words = {"var": variables, "pred": predicates, "const": constants}
+    classes = {"var": variables, "pred": predicates, "const": constants}
     text = f"{start}\n{rules}\n"
-    for rule, given in words.items():
+    for rule, given in classes.items():
         terminal = rule.upper()
         text += f"!{rule}: {_alts(given)}\n" if given is not None else f"{rule}: {terminal}\n"
-    text += "".join(f"{t}: /{p}/\n" for t, p in WORD_PATTERNS.items() if words[t.lower()] is None)
+    text += "".join(f"{t}: /{p}/\n" for t, p in WORD_PATTERNS.items() if classes[t.lower()] is None)
     if spacing == "lenient":
         text += "%import common.WS\n%ignore WS\n"
     return text
