@@ -217,6 +217,11 @@ def test_the_own_words_of_all_sentences_together_must_fit_the_grammar() -> None:
     (dict(slot_lf={"animal": {"swan": "swan"}}),
      "slot_lf gives an LF word for 'swan', which is not in the word list of {animal}"),
     (dict(paraphrase1=""), "give both paraphrases or neither"),
+    (dict(sentence="I saw her {animal}{b}", slots={"animal": ("duck", "ducks"), "b": ("s", "")}),
+     "the word list of {b} holds '': a word is trimmed text without braces"),
+    (dict(sentence="I saw her {animal}{b}", slots={"animal": ("duck", "ducks"), "b": ("s", "ss")},
+          paraphrase0="", paraphrase1=""),
+     "the sentence 'I saw her duckss' comes out twice: the word lists must make different sentences"),
     (dict(lf1="  "), "LF1 is empty"),
 ])
 def test_bounds_and_malformed_lists(changes: dict[str, object], message: str) -> None:

@@ -21,7 +21,7 @@ is refused); every ``{slot}`` of a pattern has a word list and every word list i
 sentence; each reading, filled in, reads and binds every variable (a free variable that is not a
 slot word is the reading's fault; a parse error inside a slot word, a lowercase "name" left
 free, or a word that cannot be an own word is that word's fault, and the message lists the words
-that fail and why); the two readings differ in meaning (:func:`amp.logic.canonical.equivalent`);
+that fail and why); no two sentences come out alike; the two readings differ in meaning (:func:`amp.logic.canonical.equivalent`);
 the own words of all sentences together can extend the grammar.  Pure functions, no model.
 """
 
@@ -390,6 +390,10 @@ def _checked_expansion(t: OwnTemplate, order: tuple[str, ...]) -> tuple[Expanded
                                     _fill(t.paraphrase1, choice)[0]))
     if word_faults:
         raise _fail(t, _word_fault_message(t, order, word_faults))
+    surfaces = [s.surface for s in out]
+    twice = next((s for s in surfaces if surfaces.count(s) > 1), None)
+    if twice is not None:
+        raise _fail(t, f"the sentence {twice!r} comes out twice: the word lists must make different sentences")
     _check_meanings(t, out)
     try:
         own_words_of(lf for s in out for lf in (s.lf0, s.lf1))
