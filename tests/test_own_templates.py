@@ -151,6 +151,13 @@ def test_a_reading_with_an_unbound_variable_names_the_variable_and_the_reading()
           f"'I saw her duck': {DUCK1.replace('exists x . ', '')})", lf1=unbound)
 
 
+def test_a_reading_with_a_variable_the_model_cannot_write_is_refused() -> None:
+    odd = LF1.replace("x .", "w .").replace("(x", "(w").replace(", x)", ", w)")
+    fails("LF1: the variable 'w' cannot be written by the model: use x, y, z for things and people, a, e, i "
+          "for events (in the reading of 'I saw her duck': exists w . exists a . duck(w) AND have(w, Her) AND "
+          "saw(a) AND agent(a, Me) AND patient(a, w))", lf1=odd)
+
+
 def test_a_reading_that_does_not_read_is_the_readings_fault() -> None:
     with pytest.raises(OwnTemplateError) as info:
         duck(lf1=LF1.replace("exists x .", "exists x"))

@@ -18,11 +18,13 @@ table entry is written ``geese=goose``.
 the place): bounded texts and counts (:data:`MAX_SENTENCES` combinations, :data:`MAX_SLOTS`
 slots, :data:`MAX_WORDS` words a list); slot syntax (``{animal}``; a stray brace or a bad name
 is refused); every ``{slot}`` of a pattern has a word list and every word list is used in the
-sentence; each reading, filled in, reads and binds every variable (a free variable that is not a
+sentence; each reading, filled in, reads, binds every variable and uses only the variables the model can
+write (:func:`amp.teaching.own_sentences.decodable_problem`) (a free variable that is not a
 slot word is the reading's fault; a parse error inside a slot word, a lowercase "name" left
 free, or a word that cannot be an own word is that word's fault, and the message lists the words
-that fail and why); no two sentences come out alike; the two readings differ in meaning (:func:`amp.logic.canonical.equivalent`);
-the own words of all sentences together can extend the grammar.  Pure functions, no model.
+that fail and why); no two sentences come out alike; the two readings differ in meaning
+(:func:`amp.logic.canonical.equivalent`); the own words of all sentences together can extend the
+grammar.  Pure functions, no model.
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ from amp.logic.own_words import OwnWords, OwnWordsError, own_words_of
 from amp.logic.reader import parse_lf
 from amp.logic.render import render
 from amp.records import JsonRecord
+from amp.teaching.own_sentences import decodable_problem
 
 #: At most this many sentences (combinations of the word lists) in one template.
 MAX_SENTENCES = 200
@@ -358,6 +361,9 @@ def _check_reading(lf: str, spans: list[tuple[str, int, int]], label: str,
         var = free[0]
         return lf, _Fault(None, f"{label} has an unbound variable {var!r}: no 'exists {var} .' or "
                                 f"'forall {var} .' binds it", lf)
+    problem = decodable_problem(formula)
+    if problem is not None:
+        return lf, _Fault(next((lf_words[w] for w in lf_words if repr(w) in problem), None), f"{label}: {problem}", lf)
     try:
         own_words_of([lf])
     except OwnWordsError as exc:
