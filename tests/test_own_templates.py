@@ -70,14 +70,15 @@ def test_the_duck_template_expands_to_sentences_whose_readings_read() -> None:
 
 def test_expansion_follows_the_sentence_order_first_slot_slowest() -> None:
     template = OwnTemplate("names", "{name} saw her {animal}",
-                           {"animal": ("duck", "goose", "swan"), "name": ("Anna", "Bo")}, NAME0, NAME1)
+                           {"animal": ("duck", "goose", "swan"), "name": ("Anna", "Bo")}, NAME0, NAME1,
+                           "{name} saw her {animal} down", "{name} saw the {animal} she has")
     assert template.slot_order == ("name", "animal")
     surfaces = [s.surface for s in expand(template)]
     assert surfaces == ["Anna saw her duck", "Anna saw her goose", "Anna saw her swan",
                         "Bo saw her duck", "Bo saw her goose", "Bo saw her swan"]
     assert expand(template)[3].lf0 == DUCK0.replace("Me", "Bo")
     assert words(template) == OwnWords(unary=("duck", "goose", "swan"), constants=("Anna", "Bo", "Her"))
-    assert [s.paraphrase0 for s in expand(template)] == [""] * 6
+    assert expand(template)[4].paraphrase1 == "Bo saw the goose she has"
 
 
 def test_a_slot_word_becomes_its_lf_word() -> None:
@@ -99,7 +100,7 @@ def test_a_template_round_trips_through_json() -> None:
     again = template_from_dict(data)
     assert again == template and expand(again) == expand(template)
     assert hash(again) == hash(template)
-    assert OwnTemplate("t", "I saw her {animal}", {"animal": ["duck"]}, LF0, LF1).slots == {"animal": ("duck",)}  # type: ignore[dict-item]
+    assert OwnTemplate("t", "I saw her {animal}", {"animal": ["duck"]}, LF0, LF1, "p {animal}", "q").slots == {"animal": ("duck",)}  # type: ignore[dict-item]
 
 
 def test_template_from_dict_says_why_it_refuses() -> None:
@@ -182,7 +183,7 @@ def test_some_failing_words_are_listed_with_their_reason() -> None:
           "the logical forms, not a new predicate", slots={"animal": ("duck", "x", "goose")})
     fails("in the word list of {name}, 1 of 2 words fail — 'anna': LF0 leaves 'anna' unbound (a name is "
           "written with a capital letter)", sentence="{name} saw her {animal}",
-          slots={"animal": ("duck",), "name": ("Anna", "anna")}, lf0=NAME0, lf1=NAME1, paraphrase0="", paraphrase1="")
+          slots={"animal": ("duck",), "name": ("Anna", "anna")}, lf0=NAME0, lf1=NAME1)
 
 
 def test_readings_equal_in_meaning_are_refused() -> None:
@@ -199,13 +200,12 @@ def test_the_own_words_of_all_sentences_together_must_fit_the_grammar() -> None:
     fails("the own words of its sentences cannot extend the grammar: own word 'owns' is used with one argument "
           "and with two; an own predicate has one arity (use two words, e.g. 'owns' and 'owns_of')",
           sentence="I saw her {animal} {rel}", slots={"animal": ("duck", "owns"), "rel": ("keeps", "owns")},
-          lf1=LF1.replace("have(x, Her)", "{rel}(x, Her)").replace("{animal}(x)", "bird(x)"),
-          paraphrase0="", paraphrase1="")
+          lf1=LF1.replace("have(x, Her)", "{rel}(x, Her)").replace("{animal}(x)", "bird(x)"))
     # in one reading, a clash is the word's fault
     fails("in the word list of {rel}, 1 of 2 words fail — 'owns': LF1: own word 'owns' is used with one argument "
           "and with two; an own predicate has one arity (use two words, e.g. 'owns' and 'owns_of')",
           sentence="I saw her {animal} {rel}", slots={"animal": ("owns",), "rel": ("keeps", "owns")},
-          lf1=LF1.replace("have(x, Her)", "{rel}(x, Her)"), paraphrase0="", paraphrase1="")
+          lf1=LF1.replace("have(x, Her)", "{rel}(x, Her)"))
 
 
 @pytest.mark.parametrize(("changes", "message"), [
@@ -223,11 +223,13 @@ def test_the_own_words_of_all_sentences_together_must_fit_the_grammar() -> None:
      "the word list of {animal} holds ' goose': a word is trimmed text without braces"),
     (dict(slot_lf={"animal": {"swan": "swan"}}),
      "slot_lf gives an LF word for 'swan', which is not in the word list of {animal}"),
-    (dict(paraphrase1=""), "give both paraphrases or neither"),
+    (dict(paraphrase1=""), "paraphrase 1 is empty"),
+    (dict(sentence="I saw her {animal} " + "{animal}" * 20, slots={"animal": ("duck", "d" * 20)}),
+     f"the sentence of {'I saw her ' + 'd' * 20 + ' ' + 'd' * 9!r}… is 431 characters long, filled in: at most 200; shorten the "
+     "pattern or the words"),
     (dict(sentence="I saw her {animal}{b}", slots={"animal": ("duck", "ducks"), "b": ("s", "")}),
      "the word list of {b} holds '': a word is trimmed text without braces"),
-    (dict(sentence="I saw her {animal}{b}", slots={"animal": ("duck", "ducks"), "b": ("s", "ss")},
-          paraphrase0="", paraphrase1=""),
+    (dict(sentence="I saw her {animal}{b}", slots={"animal": ("duck", "ducks"), "b": ("s", "ss")}),
      "the sentence 'I saw her duckss' comes out twice: the word lists must make different sentences"),
     (dict(lf1="  "), "LF1 is empty"),
 ])
@@ -249,7 +251,8 @@ def test_word_lists_are_read_from_lines() -> None:
     slots, slot_lf = parse_word_lists("animal: duck, geese=goose,\n\n name : Anna , Bo\n")
     assert slots == {"animal": ("duck", "geese"), "name": ("Anna", "Bo")}
     assert slot_lf == {"animal": {"geese": "goose"}}
-    template = template_from_form(" her duck ", "I saw her {animal}", "animal: duck, geese=goose", LF0, LF1)
+    template = template_from_form(" her duck ", "I saw her {animal}", "animal: duck, geese=goose", LF0, LF1,
+                                  "I saw her {animal} down", "I saw the {animal} she has")
     assert word_lists_text(template) == "animal: duck, geese=goose"
     assert [s.lf0 for s in expand(template)] == [DUCK0, DUCK0.replace("duck", "goose")]
     assert template.name == "her duck"

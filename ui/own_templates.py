@@ -50,9 +50,9 @@ def template_section(on_add: Callable[[Sequence[ExpandedSentence]], None]) -> No
                              placeholder="animal: duck, goose", help=_LISTS_HELP)
         lf0 = st.text_area("Reading LF0", key="ot_lf0", max_chars=MAX_LF_CHARS, height=80, help=_LF_HELP)
         lf1 = st.text_area("Reading LF1", key="ot_lf1", max_chars=MAX_LF_CHARS, height=80, help=_LF_HELP)
-        para0 = st.text_input("Paraphrase of LF0 (optional)", key="ot_para0", max_chars=MAX_PATTERN_CHARS,
+        para0 = st.text_input("Paraphrase of LF0", key="ot_para0", max_chars=MAX_PATTERN_CHARS,
                               placeholder="I saw her {animal} down")
-        para1 = st.text_input("Paraphrase of LF1 (optional)", key="ot_para1", max_chars=MAX_PATTERN_CHARS,
+        para1 = st.text_input("Paraphrase of LF1", key="ot_para1", max_chars=MAX_PATTERN_CHARS,
                               placeholder="I saw the {animal} that she has")
         previewed = st.form_submit_button("Preview", key="ot_preview", icon=":material/preview:")
     if previewed:
@@ -76,10 +76,7 @@ def _preview(template: OwnTemplate, on_add: Callable[[Sequence[ExpandedSentence]
     st.caption(plain(f"Template {template.name!r}: {len(sentences)} sentences"))
     rows = [{"sentence": s.surface, "LF0": s.lf0, "LF1": s.lf1,
              "paraphrase 0": s.paraphrase0, "paraphrase 1": s.paraphrase1} for s in sentences]
-    table = pd.DataFrame(rows)
-    if not template.paraphrase0:
-        table = table.drop(columns=["paraphrase 0", "paraphrase 1"])
-    st.dataframe(table, hide_index=True)
+    st.dataframe(pd.DataFrame(rows), hide_index=True)
     st.markdown("New words: " + plain(words(template).describe()))
     if st.button("Add these sentences", key="ot_add", icon=":material/playlist_add:"):
         try:

@@ -3,9 +3,10 @@
 An own sentence ("I saw her duck", :mod:`amp.teaching.own_sentences`) is one pair of readings.
 An :class:`OwnTemplate` writes a family of them at once: the sentence pattern
 ``I saw her {animal}``, the word list ``animal: duck, goose``, and the two readings and their
-paraphrases as patterns with the same slots (``… {animal}(x) …``).  :func:`expand` fills every
-combination of the word lists; :func:`words` gives the own words (:mod:`amp.logic.own_words`)
-that the filled readings need beyond the lexicon.
+paraphrases (both required, as an own sentence needs them) as patterns with the same slots
+(``… {animal}(x) …``).  :func:`expand` fills every combination of the word lists; :func:`words`
+gives the own words (:mod:`amp.logic.own_words`) that the filled readings need beyond the
+lexicon.  Each filled-in sentence fits the bounds of an own sentence.
 
 **Slot words in the logical forms.**  A slot word goes into the sentence and the paraphrases as
 written.  In the readings it becomes an LF word: the template's ``slot_lf`` table when it names
@@ -44,6 +45,7 @@ from amp.logic.own_words import OwnWords, OwnWordsError, own_words_of
 from amp.logic.reader import parse_lf
 from amp.logic.render import render
 from amp.records import JsonRecord
+from amp.teaching import own_sentences
 from amp.teaching.own_sentences import decodable_problem
 
 #: At most this many sentences (combinations of the word lists) in one template.
@@ -79,13 +81,13 @@ class OwnTemplateError(AmpError, ValueError):
 @dataclass(frozen=True)
 class ExpandedSentence(JsonRecord):
     """One filled-in sentence of an own template: the surface, its two readings (FOL, checked
-    to read with no free variable) and their paraphrases (empty when the template has none)."""
+    to read with no free variable) and their paraphrases."""
 
     surface: str
     lf0: str
     lf1: str
-    paraphrase0: str = ""
-    paraphrase1: str = ""
+    paraphrase0: str
+    paraphrase1: str
 
 
 @dataclass(frozen=True)
@@ -102,8 +104,8 @@ class OwnTemplate(JsonRecord):
     slots: dict[str, tuple[str, ...]] = field(hash=False)
     lf0: str
     lf1: str
-    paraphrase0: str = ""
-    paraphrase1: str = ""
+    paraphrase0: str
+    paraphrase1: str
     slot_lf: dict[str, dict[str, str]] = field(default_factory=dict, hash=False)
 
     def __post_init__(self) -> None:
@@ -180,7 +182,7 @@ def word_lists_text(template: OwnTemplate) -> str:
 
 
 def template_from_form(name: str, sentence: str, lists: str, lf0: str, lf1: str,
-                       paraphrase0: str = "", paraphrase1: str = "") -> OwnTemplate:
+                       paraphrase0: str, paraphrase1: str) -> OwnTemplate:
     """An :class:`OwnTemplate` from the form's texts (word lists as :func:`parse_word_lists` reads them)."""
     slots, slot_lf = parse_word_lists(lists)
     return OwnTemplate(name.strip(), sentence.strip(), slots, lf0.strip(), lf1.strip(),
@@ -230,13 +232,11 @@ def _check_texts(t: OwnTemplate) -> None:
         raise OwnTemplateError(f"template name {t.name[:MAX_NAME_CHARS]!r}… is longer than {MAX_NAME_CHARS} characters")
     for attr, label in _PATTERNS:
         text, limit = getattr(t, attr), (MAX_LF_CHARS if attr.startswith("lf") else MAX_PATTERN_CHARS)
-        if not text.strip() and not attr.startswith("paraphrase"):
+        if not text.strip():
             raise _fail(t, f"{label} is empty")
         if len(text) > limit:
             raise _fail(t, f"{label} is longer than {limit} characters")
         _holes(text, t, label)
-    if bool(t.paraphrase0.strip()) != bool(t.paraphrase1.strip()):
-        raise _fail(t, "give both paraphrases or neither")
 
 
 def _holes(text: str, t: OwnTemplate | None = None, label: str = "") -> list[str]:
@@ -392,8 +392,10 @@ def _checked_expansion(t: OwnTemplate, order: tuple[str, ...]) -> tuple[Expanded
             word_faults.setdefault(fault.culprit, fault.reason)
         if faults:
             continue
-        out.append(ExpandedSentence(surface, lfs[0], lfs[1], _fill(t.paraphrase0, choice)[0],
-                                    _fill(t.paraphrase1, choice)[0]))
+        sentence = ExpandedSentence(surface, lfs[0], lfs[1], _fill(t.paraphrase0, choice)[0],
+                                    _fill(t.paraphrase1, choice)[0])
+        _check_lengths(t, sentence)
+        out.append(sentence)
     if word_faults:
         raise _fail(t, _word_fault_message(t, order, word_faults))
     surfaces = [s.surface for s in out]
@@ -421,6 +423,18 @@ def _word_fault_message(t: OwnTemplate, order: tuple[str, ...], faults: dict[tup
                 f"in the word list of {{{slot}}}, {len(bad)} of {len(t.slots[slot])} words fail")
         parts.append(f"{head} — {shown}{more}")
     return "; ".join(parts)
+
+
+def _check_lengths(t: OwnTemplate, s: ExpandedSentence) -> None:
+    """A filled-in sentence fits an own sentence's bounds (:mod:`amp.teaching.own_sentences`)."""
+    for attr, label, limit in (("surface", "the sentence", own_sentences.MAX_SURFACE_CHARS),
+                               ("paraphrase0", "paraphrase 0", own_sentences.MAX_PARAPHRASE_CHARS),
+                               ("paraphrase1", "paraphrase 1", own_sentences.MAX_PARAPHRASE_CHARS),
+                               ("lf0", "LF0", own_sentences.MAX_LF_CHARS), ("lf1", "LF1", own_sentences.MAX_LF_CHARS)):
+        text = getattr(s, attr)
+        if len(text) > limit:
+            raise _fail(t, f"{label} of {s.surface[:40]!r}… is {len(text)} characters long, filled in: at most "
+                           f"{limit}; shorten the pattern or the words")
 
 
 def _word_label(t: OwnTemplate, slot: str, word: str) -> str:
