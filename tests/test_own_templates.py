@@ -268,3 +268,11 @@ def test_word_list_text_errors_name_the_line(text: str, message: str) -> None:
     with pytest.raises(OwnTemplateError) as info:
         parse_word_lists(text)
     assert str(info.value) == message
+
+
+def test_every_expanded_sentence_is_an_own_sentence() -> None:
+    from amp.teaching.own_sentences import OwnSentence
+
+    for s in expand(duck(slots={"animal": ("duck", "goose", "sea bird")})):
+        own = OwnSentence(s.surface, s.lf0, s.lf1, s.paraphrase0, s.paraphrase1)
+        assert (own.surface, own.lf0, own.lf1) == (s.surface, s.lf0, s.lf1)
