@@ -27,6 +27,7 @@ st.set_page_config(page_title="AmP Explorer", page_icon=ICON, layout="wide", ini
 
 PAGES = [
     st.Page("views/templates.py", title="Templates & examples", icon=":material/category:", default=True),
+    st.Page("views/own_sentences.py", title="Your own sentences", icon=":material/edit:"),
     st.Page("views/prompt_builder.py", title="Prompt builder", icon=":material/edit_note:"),
     st.Page("views/parse_inspect.py", title="Parse & inspect", icon=":material/troubleshoot:"),
     st.Page("views/ratio_sweep.py", title="Ratio sweep (few-shot)", icon=":material/show_chart:"),

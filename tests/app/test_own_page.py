@@ -1,0 +1,154 @@
+"""The "Your own sentences" page (issue #11 point 1): add, check, parse, present, poll, export/import."""
+
+from __future__ import annotations
+
+import pytest
+from app_helpers import APP, TIMEOUT, assert_ok, goto, texts
+
+from amp.data.generate import pairs
+from amp.teaching.own_library import OWN_SENTENCES_ENV_VAR, OwnLibrary
+from amp.teaching.own_sentences import OwnSentence
+from amp.teaching.poll_store import PollStore
+from ui.own import sentence_id
+
+DUCK = "I saw her duck"
+DUCK0 = "exists a . exists e . saw(a) AND agent(a, Me) AND duck(e) AND agent(e, Her) AND patient(a, e)"
+DUCK1 = "exists x . exists a . duck(x) AND have(x, Her) AND saw(a) AND agent(a, Me) AND patient(a, x)"
+
+
+def duck() -> OwnSentence:
+    return OwnSentence(DUCK, DUCK0, DUCK1, "she lowered her head", "the duck that she owns")
+
+
+@pytest.fixture
+def own_lib(app_env, tmp_path, monkeypatch) -> OwnLibrary:
+    """An empty library in a temporary file (never the real user cache)."""
+    monkeypatch.setenv(OWN_SENTENCES_ENV_VAR, str(tmp_path / "own_sentences.json"))
+    return OwnLibrary()
+
+
+@pytest.fixture
+def page(own_lib):
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.run()
+    assert_ok(at)
+    return goto(at, "own_sentences")
+
+
+def shown(at, kind: str) -> str:
+    """The text of every element of a kind, joined, without the escapes of ui.common.plain."""
+    return " ".join(texts(at, kind)).replace("\\", "")
+
+
+def fill(at, **values: str) -> None:
+    keys = {"surface": "own_surface", "para0": "own_para0", "para1": "own_para1"}
+    for field, value in values.items():
+        if field in ("lf0", "lf1"):
+            at.text_area(key=f"own_{field}").set_value(value)
+        else:
+            at.text_input(key=keys[field]).set_value(value)
+
+
+def test_add_the_duck_sentence_and_see_its_words(page, own_lib) -> None:
+    assert page.title[0].value == "Your own sentences"
+    assert any("No sentences yet" in i for i in texts(page, "info"))
+    fill(page, surface=DUCK, para0="she ducked", para1="her bird", lf0=DUCK0.replace(" . ", "."), lf1=DUCK1)
+    page.button(key="own_save").click().run()
+    assert_ok(page)
+    message = shown(page, "success")
+    assert "duck (one place), Her (name), Me (name)" in message and "closest type" in message
+    saved = own_lib.get(DUCK)
+    assert saved is not None and saved.lf0 == DUCK0 and saved.type == "pp"
+    assert page.subheader[0].value == "Your library (1)"
+    assert any(DUCK0 == c.value for c in page.code)  # the stored, normalised LF
+
+
+def test_a_bad_lf_gives_an_error_box_and_keeps_the_inputs(page, own_lib) -> None:
+    fill(page, surface=DUCK, para0="she ducked", para1="her bird", lf0=DUCK0, lf1="duck(x")
+    page.button(key="own_save").click().run()
+    assert_ok(page)
+    errors = shown(page, "error")
+    assert "Not saved" in errors and "LF1" in errors and "does not parse" in errors
+    assert page.text_area(key="own_lf1").value == "duck(x" and page.text_input(key="own_surface").value == DUCK
+    assert own_lib.list() == ()
+    page.text_area(key="own_lf1").set_value("exists w . duck(w)")
+    page.button(key="own_save").click().run()
+    assert "variable 'w' cannot be written" in shown(page, "error")
+    page.text_area(key="own_lf1").set_value(DUCK1)
+    page.button(key="own_save").click().run()
+    assert_ok(page)
+    assert own_lib.get(DUCK) is not None and not page.error
+
+
+def test_start_from_a_template_pattern(page) -> None:
+    page.selectbox(key="own_pattern_type").set_value("scope").run()
+    pair = pairs("scope")[0]
+    page.selectbox(key="own_pattern_scope").set_value(pair.surface).run()
+    page.button(key="own_prefill").click().run()
+    assert_ok(page)
+    assert page.text_area(key="own_lf0").value == pair.lf0.lf
+    assert page.text_area(key="own_lf1").value == pair.lf1.lf
+    assert page.selectbox(key="own_type").value == "scope"
+    assert page.text_input(key="own_para0").value
+
+
+def test_parse_this_sentence_sets_the_prompt_with_its_words(own_lib) -> None:
+    own_lib.add(duck())
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.run()
+    goto(at, "own_sentences")
+    at.button(key=f"own_parse_{sentence_id(DUCK)}").click().run()
+    assert_ok(at)
+    assert at.title[0].value == "Parse & inspect"
+    prompt = at.session_state["prompt"]
+    assert prompt.test_utterance == DUCK and prompt.words == duck().words
+    assert (prompt.gold_lf0, prompt.gold_lf1) == (DUCK0, DUCK1) and len(prompt.examples) == 10
+    at.switch_page("views/prompt_builder.py").run()  # the builder shows that prompt and keeps it
+    assert_ok(at)
+    assert at.session_state["prompt"] == prompt
+
+
+def test_present_delete_and_poll(own_lib) -> None:
+    own_lib.add(duck())
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.run()
+    goto(at, "own_sentences")
+    sid = sentence_id(DUCK)
+    at.button(key=f"own_present_{sid}").click().run()
+    assert_ok(at)
+    assert at.session_state["present_sentence"] == DUCK
+    goto(at, "own_sentences")
+    assert at.button(key="own_poll_create").disabled
+    at.checkbox(key=f"own_pick_{sid}").check().run()
+    at.text_input(key="own_poll_title").set_value("Ducks")
+    at.button(key="own_poll_create").click().run()
+    assert_ok(at)
+    code = at.session_state["teach_poll_code"]
+    poll = PollStore().get_poll(code)
+    assert poll.title == "Ducks" and [i.surface for i in poll.items] == [DUCK]
+    assert poll.items[0].paraphrase1 == "the duck that she owns"
+    goto(at, "own_sentences")
+    at.button(key=f"own_delete_{sid}").click().run()
+    assert_ok(at)
+    assert own_lib.list() == () and any("Deleted" in s for s in texts(at, "success"))
+
+
+def test_export_and_import(page, own_lib, tmp_path) -> None:
+    assert any(b.label == "Download my sentences (JSON)" for b in page.get("download_button"))
+    other = OwnLibrary(tmp_path / "other.json")
+    other.add(duck())
+    page.file_uploader(key="own_upload").set_value(("bad.json", b'{"format": "x"}', "application/json")).run()
+    page.button(key="own_import").click().run()
+    assert_ok(page)
+    assert "Nothing was imported" in shown(page, "error") and own_lib.list() == ()
+    page.file_uploader(key="own_upload").set_value(("mine.json", other.export_json(), "application/json")).run()
+    page.button(key="own_import").click().run()
+    assert_ok(page)
+    assert "1 added, 0 replaced" in shown(page, "success")
+    assert own_lib.list() == other.list() and page.subheader[0].value == "Your library (1)"
