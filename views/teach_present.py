@@ -10,13 +10,13 @@ from amp.data.types import display_name, type_ids
 from amp.errors import AmpError
 from amp.teaching import lesson
 from amp.teaching.poll import PollItem, tidy_code
-from ui import teach
+from ui import present, teach
 from ui.common import describe_error, fmt_prob, halt, plain, type_label
 
 POS = "present_pos"
-st.markdown("<style>.block-container{padding-top:4.5rem} .present-s{font-size:3rem;font-weight:700;"
-            "line-height:1.15;margin:.3rem 0 .8rem} .present-r{font-size:1.7rem;line-height:1.3;margin:.2rem 0}"
-            "</style>", unsafe_allow_html=True)
+full = present.full_screen()  # issue #11 point 3: no Streamlit chrome, the browser's full screen
+present.page_css(full)
+nav = present.nav_row(full)  # filled below, once the sentence is known
 
 with st.sidebar:
     st.markdown("**:material/slideshow: Presentation**")
@@ -54,7 +54,6 @@ def _move(step: int) -> None:
     st.session_state[POS] = max(0, min(len(items) - 1, pos + step))
 
 
-nav = st.container(horizontal=True, vertical_alignment="center", gap="small")  # buttons as wide as their labels
 nav.button("Previous", key="present_prev", icon=":material/arrow_back:", disabled=pos == 0,
            on_click=_move, args=(-1,))
 nav.button("Next", key="present_next", icon=":material/arrow_forward:", disabled=pos >= len(items) - 1,
