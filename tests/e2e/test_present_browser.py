@@ -13,7 +13,7 @@ from playwright.sync_api import Page, expect
 from test_browser import assert_clean, open_app, shot, wait_idle
 
 SIZES = ((1280, 720), (1400, 1000), (1920, 1080))
-CONTROLS = ("Previous", "Next", "Reveal the model's choice")
+CONTROLS = ("Previous", "Next", "Reveal the model's choice", "Full screen")
 
 #: For a button: its box, the header's bottom, whether the element at its centre is inside it,
 #: and whether its label is cut (text wider than the space it is given).
