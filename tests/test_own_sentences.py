@@ -21,7 +21,7 @@ from amp.teaching.own_library import (
     find_own,
     library_json,
 )
-from amp.teaching.own_sentences import OwnSentence, OwnSentenceError
+from amp.teaching.own_sentences import OwnSentence, OwnSentenceError, examples_from_text, examples_text
 from amp.teaching.own_types import closest_type, difference
 from amp.teaching.poll_records import PollItem
 
@@ -132,6 +132,16 @@ def test_own_examples_prompt_and_no_zero_shot() -> None:
         duck().prompt("zero-shot")
     with pytest.raises(OwnSentenceError, match="unknown prompt mode"):
         duck().prompt("nonsense")
+
+
+def test_examples_typed_one_per_line() -> None:
+    text = "I saw her swim | exists a . saw(a)\n\n  a | b | exists x . man(x)  "
+    assert examples_from_text(text) == (("I saw her swim", "exists a . saw(a)"), ("a | b", "exists x . man(x)"))
+    assert examples_from_text(examples_text(examples_from_text(text))) == examples_from_text(text)
+    assert examples_from_text("") == ()
+    with pytest.raises(OwnSentenceError, match="example line 2 has no '[|]'") as info:
+        examples_from_text("a | exists x . man(x)\nno separator")
+    assert info.value.field == "examples"
 
 
 # --- closest type -------------------------------------------------------------------------------

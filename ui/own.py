@@ -16,12 +16,14 @@ from amp.errors import AmpError, LFParseError
 from amp.teaching import lesson
 from amp.teaching.own_library import MAX_LIBRARY_BYTES, OwnLibrary
 from amp.teaching.own_sentences import (
+    MAX_EXAMPLES,
     MAX_LF_CHARS,
     MAX_NAME_CHARS,
     MAX_PARAPHRASE_CHARS,
     MAX_SURFACE_CHARS,
     OWN_PROMPT_MODES,
     OwnSentence,
+    examples_from_text,
 )
 from amp.teaching.paraphrase import paraphrases
 from ui import teach
@@ -36,6 +38,7 @@ MESSAGE_KEY = "own_message"
 FIELDS = {"surface": "own_surface", "name0": "own_name0", "name1": "own_name1", "paraphrase0": "own_para0",
           "paraphrase1": "own_para1", "lf0": "own_lf0", "lf1": "own_lf1"}
 TYPE_KEY = "own_type"
+EXAMPLES_KEY = "own_examples"
 
 
 def library() -> OwnLibrary:
@@ -100,7 +103,8 @@ def _save(types: list[str]) -> None:
     values = {field: str(state.get(key, "")) for field, key in FIELDS.items()}
     chosen = state.get(TYPE_KEY, AUTO)
     try:
-        sentence = OwnSentence(**values, type="" if chosen in (AUTO, None) else str(chosen))
+        examples = examples_from_text(str(state.get(EXAMPLES_KEY, "")))
+        sentence = OwnSentence(**values, type="" if chosen in (AUTO, None) else str(chosen), examples=examples)
         replaced = library().add(sentence)
     except AmpError as exc:
         _say("error", f"Not saved. {error_text(exc)}")
@@ -126,6 +130,11 @@ def sentence_form(types: list[str]) -> None:
                      placeholder="exists a . exists e . saw(a) AND agent(a, Me) AND duck(e) AND …")
     st.caption("Variables: x, y, z for things and people, a, e, i for events; a name (capitalised) only as "
                "the second argument, e.g. agent(e, Her). New words are added to the model's grammar.")
+    st.text_area("Your own few-shot examples (optional): one per line, `sentence | LF`", key=EXAMPLES_KEY,
+                 height=90, max_chars=MAX_EXAMPLES * (MAX_SURFACE_CHARS + MAX_LF_CHARS + 4),
+                 placeholder="I saw her swim | exists a . exists e . saw(a) AND agent(a, Me) AND swim(e) AND …",
+                 help=f"At most {MAX_EXAMPLES}. Used by the prompt choice 'own examples'; the 'mixed' prompt "
+                      "draws examples from the type's pool instead.")
     t1, t2 = st.columns([2, 1], vertical_alignment="bottom")
     t1.selectbox("Few-shot examples from the type", [AUTO, *types], key=TYPE_KEY,
                  format_func=lambda t: t if t == AUTO else type_label(t))

@@ -44,7 +44,7 @@ from amp.teaching.poll_records import PollItem
 __all__ = [
     "MAX_EXAMPLES", "MAX_LF_CHARS", "MAX_NAME_CHARS", "MAX_PARAPHRASE_CHARS", "MAX_SURFACE_CHARS",
     "OWN_PROMPT_MODES", "OWN_TEMPLATE", "OwnSentence", "OwnSentenceError", "closest_type",
-    "decodable_problem", "normalise_lf", "normalise_text",
+    "decodable_problem", "examples_from_text", "examples_text", "normalise_lf", "normalise_text",
 ]
 
 #: Bounds of the fields (a sentence is typed by a person and stored, exported and polled).
@@ -237,3 +237,31 @@ def _checked_examples(examples: Iterable[Any]) -> tuple[tuple[str, str], ...]:
         out.append((normalise_text(utterance, f"example {n} sentence", MAX_SURFACE_CHARS),
                     normalise_lf(lf, f"example {n} LF")))
     return tuple(out)
+
+
+#: Separator of a sentence and its LF in the one-example-per-line text of :func:`examples_from_text`
+#: (an LF never holds it).
+EXAMPLE_SEPARATOR = "|"
+
+
+def examples_from_text(text: str) -> tuple[tuple[str, str], ...]:
+    """The teacher's examples typed one per line as ``sentence | LF`` (blank lines skipped); the
+    pairs are checked when the :class:`OwnSentence` is built."""
+    limit = MAX_EXAMPLES * (MAX_SURFACE_CHARS + MAX_LF_CHARS + 4)
+    if not isinstance(text, str) or len(text) > limit:
+        raise OwnSentenceError("examples", f"the examples must be text of at most {limit:,} characters")
+    out = []
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        if EXAMPLE_SEPARATOR not in line:
+            raise OwnSentenceError("examples", f"example line {n} has no '{EXAMPLE_SEPARATOR}': write "
+                                               f"'sentence {EXAMPLE_SEPARATOR} LF'")
+        utterance, lf = line.rsplit(EXAMPLE_SEPARATOR, 1)
+        out.append((utterance.strip(), lf.strip()))
+    return tuple(out)
+
+
+def examples_text(examples: Iterable[tuple[str, str]]) -> str:
+    """Inverse of :func:`examples_from_text`."""
+    return "\n".join(f"{u} {EXAMPLE_SEPARATOR} {lf}" for u, lf in examples)

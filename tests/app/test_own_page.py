@@ -65,6 +65,24 @@ def test_add_the_duck_sentence_and_see_its_words(page, own_lib) -> None:
     assert any(DUCK0 == c.value for c in page.code)  # the stored, normalised LF
 
 
+def test_own_examples_are_saved_and_give_the_prompt(page, own_lib) -> None:
+    swim = "exists a . exists e . saw(a) AND agent(a, Me) AND swim(e) AND agent(e, Her) AND patient(a, e)"
+    fill(page, surface=DUCK, para0="she ducked", para1="her bird", lf0=DUCK0, lf1=DUCK1)
+    page.text_area(key="own_examples").set_value(f"I saw her swim | {swim}\nno separator here")
+    page.button(key="own_save").click().run()
+    assert "example line 2 has no '|'" in shown(page, "error") and own_lib.list() == ()
+    page.text_area(key="own_examples").set_value(f"I saw her swim | {swim}")
+    page.button(key="own_save").click().run()
+    assert own_lib.get(DUCK).examples == (("I saw her swim", swim),)
+    sid = sentence_id(DUCK)
+    page.segmented_control(key=f"own_how_{sid}").set_value("own examples").run()
+    page.button(key=f"own_parse_{sid}").click().run()
+    assert_ok(page)
+    prompt = page.session_state["prompt"]
+    assert [(e.utterance, e.lf) for e in prompt.examples] == [("I saw her swim", swim)]
+    assert "swim" in prompt.words.unary and prompt.gold_lf0 == DUCK0
+
+
 def test_a_bad_lf_gives_an_error_box_and_keeps_the_inputs(page, own_lib) -> None:
     fill(page, surface=DUCK, para0="she ducked", para1="her bird", lf0=DUCK0, lf1="duck(x")
     page.button(key="own_save").click().run()
