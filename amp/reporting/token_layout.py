@@ -1,0 +1,94 @@
+"""Where the cells of a token heatmap go: content-aligned columns, cell sizes, short texts.
+
+* :func:`aligned_columns` — the column of every token of two parses: the shared prefix one
+  token per column, the rest aligned **by content** (:class:`difflib.SequenceMatcher` on the
+  token texts), so after the divergence equal tokens sit in the same column and a token one
+  parse has and the other lacks faces an empty cell;
+* :func:`fit_text` and :func:`cell_px` — cell texts are cut to :data:`MAX_CELL_CHARS` (with an
+  ellipsis; the hover keeps the whole token) and cells are as wide as the longest text shown
+  plus padding, so a cell never overlaps its text; :func:`columns_per_block` wraps rows so a
+  block stays within :data:`MAX_PLOT_PX`;
+* :func:`short_label` — row labels of at most :data:`LABEL_CHARS` visible characters.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from difflib import SequenceMatcher
+
+__all__ = [
+    "CELL_PAD_PX",
+    "CHAR_PX",
+    "LABEL_CHARS",
+    "MAX_CELL_CHARS",
+    "MAX_PLOT_PX",
+    "aligned_columns",
+    "cell_px",
+    "columns_per_block",
+    "fit_text",
+    "short_label",
+    "visible_text",
+]
+
+#: Longest cell text; longer tokens end in "…" (their hover shows them whole).
+MAX_CELL_CHARS = 10
+#: Width of one character of the 14 px cell font (a generous bound for plotly's Open Sans).
+CHAR_PX = 9.0
+#: Free space left and right of a cell's text, plus the gap between cells.
+CELL_PAD_PX = 16.0
+#: Narrowest cell (a one-character token keeps a square-ish cell).
+MIN_CELL_PX = 36.0
+#: Widest plot area of one block; rows with wider cells wrap into more blocks.
+MAX_PLOT_PX = 860.0
+#: Most visible characters of a row label.
+LABEL_CHARS = 14
+
+
+def fit_text(text: str, limit: int = MAX_CELL_CHARS) -> str:
+    """``text`` cut to ``limit`` characters, the last one an ellipsis when it was longer."""
+    return text if len(text) <= limit else text[: max(0, limit - 1)] + "…"
+
+
+def cell_px(texts: Sequence[str]) -> float:
+    """Cell width in pixels for the longest of ``texts`` (already fitted)."""
+    longest = max((len(t) for t in texts), default=1)
+    return max(MIN_CELL_PX, CHAR_PX * longest + CELL_PAD_PX)
+
+
+def columns_per_block(wrap: int, n_columns: int, width_px: float, *, fit: bool = True) -> int:
+    """How many columns one block shows: at most ``wrap`` and the columns there are, and with
+    ``fit`` what fits in :data:`MAX_PLOT_PX` at ``width_px`` per cell (never fewer than 4)."""
+    fits = max(4, math.floor(MAX_PLOT_PX / width_px)) if fit else wrap
+    return max(1, min(wrap, n_columns, fits))
+
+
+def aligned_columns(a: Sequence[str], b: Sequence[str]) -> tuple[list[int], list[int]]:
+    """Column of each token of ``a`` and of ``b``: positional up to the first differing token,
+    then aligned by content (equal runs share columns; a replaced run takes the longer run's
+    columns, each side from its start; an inserted or deleted run faces empty cells)."""
+    start = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
+    cols_a, cols_b = list(range(start)), list(range(start))
+    col = start
+    matcher = SequenceMatcher(None, list(a[start:]), list(b[start:]), autojunk=False)
+    for _tag, i0, i1, j0, j1 in matcher.get_opcodes():
+        cols_a += [col + k for k in range(i1 - i0)]
+        cols_b += [col + k for k in range(j1 - j0)]
+        col += max(i1 - i0, j1 - j0)
+    return cols_a, cols_b
+
+
+_TAG = re.compile(r"<[^>]*>")
+
+
+def visible_text(label: str) -> str:
+    """A label without its HTML tags (what the reader sees)."""
+    return _TAG.sub("", label)
+
+
+def short_label(label: str, limit: int = LABEL_CHARS) -> str:
+    """``label`` as is when its visible text fits ``limit`` characters, else that text cut
+    with an ellipsis (tags dropped, so no half tag survives)."""
+    seen = visible_text(label)
+    return label if len(seen) <= limit else fit_text(seen, limit)
