@@ -148,9 +148,13 @@ def test_token_indices_skip_the_leading_space() -> None:
 def test_inspection_semantic_uses_the_two_heatmap_rows() -> None:
     pair = generate.find_pair("the boy saw the man with the telescope")
     assert pair is not None
-    ins = SimpleNamespace(predicted=SimpleNamespace(text=" " + pair.lf1.lf), alternative_lf=pair.lf0.lf, fmt="fol")
+    golds = {"lf0": pair.lf0.lf, "lf1": pair.lf1.lf}
+    ins = SimpleNamespace(predicted=SimpleNamespace(text=" " + pair.lf1.lf), alternative="lf0",
+                          alternative_lf=pair.lf0.lf, fmt="fol", **golds)
     d = inspection_semantic(ins)
     assert d is not None and d.a is not None and d.a.text.startswith("instrument(")
-    assert inspection_semantic(SimpleNamespace(predicted=None)) is None
-    broken = SimpleNamespace(predicted=SimpleNamespace(text="exists x . (("), alternative_lf=pair.lf0.lf, fmt="fol")
-    assert inspection_semantic(broken) is None
+    # no beam, or a beam that is no LF: the two gold readings (the other one first)
+    for predicted in (None, SimpleNamespace(text="exists x . ((")):
+        gold = inspection_semantic(SimpleNamespace(predicted=predicted, alternative="lf1",
+                                                   alternative_lf=pair.lf1.lf, fmt="fol", **golds))
+        assert gold == semantic_divergence(pair.lf0.lf, pair.lf1.lf)

@@ -93,7 +93,9 @@ def _pp_figure(pp: tuple[str, str], mark: str, wrap: int = 16) -> go.Figure:
 def test_aligned_columns_leave_gaps_so_equal_tokens_share_a_column() -> None:
     a = ["A", "B", "X", "C", "D"]
     b = ["A", "B", "C", "D", "E"]
-    assert aligned_columns(a, b) == ([0, 1, 2, 3, 4], [0, 1, 3, 4, 5])
+    assert aligned_columns(a, b) == ([0, 1, 2, 3, 4], [0, 1, 2, 4, 5])  # X and C both in the divergence column
+    assert aligned_columns(["A", "X", "B", "C"], ["A", "Y", "Z", "B", "C"]) == ([0, 1, 3, 4], [0, 1, 2, 3, 4])
+    assert aligned_columns(["(", "("], ["exists", "x", "."]) == ([0, 1], [0, 1, 2])  # token 0 stays at column 0
     assert aligned_columns(["A", "P", "Q", "C"], ["A", "R", "C"]) == ([0, 1, 2, 3], [0, 1, 3])  # replace
     assert aligned_columns(["A", "B"], ["A", "B"]) == ([0, 1], [0, 1])
 

@@ -124,17 +124,20 @@ def _same_meaning(fa: Formula, fb: Formula, roles_a: dict[str, str], roles_b: di
 def inspection_semantic(ins: Any) -> SemanticDivergence | None:
     """The semantic divergence of an :class:`~amp.evaluation.inspection.Inspection`'s rows.
 
-    ``a`` is the predicted (top) beam's text, ``b`` the other reading (the two heatmap rows);
-    ``None`` without a beam or when the beam is not a well-formed LF (then there is no meaning
-    to compare, only tokens).
+    ``a`` is the predicted (top) beam's text and ``b`` the other reading (the two heatmap
+    rows).  Without a beam, or when the beam is not a well-formed LF (no meaning to compare),
+    ``a`` is the *other gold reading* instead (``lf0``/``lf1``, whichever is not
+    ``ins.alternative``): the page can still show where the two readings differ, on the
+    alternative's row.
     """
     beam = getattr(ins, "predicted", None)
-    if beam is None:
-        return None
-    try:
-        return semantic_divergence(str(beam.text).strip(), str(ins.alternative_lf), str(ins.fmt))
-    except LFParseError:
-        return None
+    if beam is not None:
+        try:
+            return semantic_divergence(str(beam.text).strip(), str(ins.alternative_lf), str(ins.fmt))
+        except LFParseError:
+            pass
+    other = ins.lf1 if ins.alternative == "lf0" else ins.lf0
+    return semantic_divergence(str(other), str(ins.alternative_lf), str(ins.fmt))
 
 
 def token_indices(tokens: Sequence[str], lf: str, start: int, end: int) -> tuple[int, ...]:

@@ -1,7 +1,7 @@
 """Where the cells of a token heatmap go: content-aligned columns, cell sizes, short texts.
 
-* :func:`aligned_columns` — the column of every token of two parses: the shared prefix one
-  token per column, the rest aligned **by content** (:class:`difflib.SequenceMatcher` on the
+* :func:`aligned_columns` — the column of every token of two parses: the shared prefix and
+  the first differing token one token per column, the rest aligned **by content** (:class:`difflib.SequenceMatcher` on the
   token texts), so after the divergence equal tokens sit in the same column and a token one
   parse has and the other lacks faces an empty cell;
 * :func:`fit_text` and :func:`cell_px` — cell texts are cut to :data:`MAX_CELL_CHARS` (with an
@@ -65,13 +65,15 @@ def columns_per_block(wrap: int, n_columns: int, width_px: float, *, fit: bool =
 
 
 def aligned_columns(a: Sequence[str], b: Sequence[str]) -> tuple[list[int], list[int]]:
-    """Column of each token of ``a`` and of ``b``: positional up to the first differing token,
-    then aligned by content (equal runs share columns; a replaced run takes the longer run's
-    columns, each side from its start; an inserted or deleted run faces empty cells)."""
+    """Column of each token of ``a`` and of ``b``: positional up to and including the first
+    differing token (so the token box holds both rows' diverging tokens), then aligned by
+    content (equal runs share columns; a replaced run takes the longer run's columns, each side
+    from its start; an inserted or deleted run faces empty cells)."""
     start = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
-    cols_a, cols_b = list(range(start)), list(range(start))
-    col = start
-    matcher = SequenceMatcher(None, list(a[start:]), list(b[start:]), autojunk=False)
+    head_a, head_b = min(len(a), start + 1), min(len(b), start + 1)
+    cols_a, cols_b = list(range(head_a)), list(range(head_b))
+    col = max(head_a, head_b)
+    matcher = SequenceMatcher(None, list(a[head_a:]), list(b[head_b:]), autojunk=False)
     for _tag, i0, i1, j0, j1 in matcher.get_opcodes():
         cols_a += [col + k for k in range(i1 - i0)]
         cols_b += [col + k for k in range(j1 - j0)]

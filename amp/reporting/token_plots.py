@@ -141,7 +141,8 @@ def token_heatmap(
     ``semantic`` (:class:`~amp.evaluation.semantic_divergence.SemanticDivergence` of the two
     rows' LFs, ``lf_a`` the top row) is where the readings differ in meaning: with
     ``mark="semantic"`` (or ``"both"``) a dashed box round each row's item and a "meanings
-    differ" note; when its item cannot be found in the tokens, the token box is drawn instead.
+    differ" note (a row whose tokens do not spell its LF gets none; when no row gets one, the
+    token box is drawn instead).
 
     **Alignment.**  ``align=True`` aligns the two rows by content after the divergence
     (:func:`~amp.reporting.token_layout.aligned_columns`: equal tokens in the same column, gaps
@@ -303,8 +304,8 @@ def _mark_divergence(fig: go.Figure, grid: _Grid, index: int) -> None:
 
 def _semantic_columns(semantic: SemanticDivergence | None, rows_steps: list[list[Any]],
                       columns: list[list[int]]) -> list[list[int]] | None:
-    """Per row, the columns of its semantic item's tokens (``None`` when a row's item is not
-    found in its tokens; a row whose reading has no such item gets no columns)."""
+    """Per row, the columns of its semantic item's tokens (none for a row whose reading has no
+    such item or whose tokens do not spell that LF); ``None`` when no row has any."""
     if semantic is None:
         return None
     out: list[list[int]] = []
@@ -314,8 +315,6 @@ def _semantic_columns(semantic: SemanticDivergence | None, rows_steps: list[list
             continue
         tokens = [str(s.token) for s in rows_steps[r]]
         found = token_indices(tokens, lf, item.start, item.end)
-        if not found:
-            return None
         out.append(sorted(columns[r][i] for i in found))
     return out if any(out) else None
 
