@@ -13,7 +13,7 @@ from amp.logic.render import render
 from amp.parser.limits import MAX_LF_CHARS
 from amp.reporting import plots
 from ui import model_picker as ui_model
-from ui.common import chart, fmt_prob, lf_error_text
+from ui.common import chart, fmt_prob, lf_error_text, plain
 
 CUSTOM_KEY = "custom_score"
 def match_name(match: str | None) -> str:
@@ -38,6 +38,41 @@ def divergence_sentence(ins: Any, prob: str) -> str:
     return (f"**The parses diverge at token {div.index}:** the model wrote {_tok(div.token_a)} "
             f"(p = {fmt_prob(pa)}) where the {match_name(ins.alternative)} reading continues with "
             f"{_tok(div.token_b)} (p = {fmt_prob(pb)}).")
+
+
+#: The heatmap's marks in the page's words (:data:`amp.reporting.token_plots.MARKS`).
+MARK_NAMES = {"token": "where the model commits (token)", "semantic": "where the meanings differ (semantic)",
+              "both": "both"}
+_SHORT = {"lf0": "LF0", "lf1": "LF1", "both": "both"}
+
+
+def heatmap_labels(ins: Any) -> tuple[str, str]:
+    """Short row labels (at most 14 characters): ``predicted LF1`` and ``forced LF0``; a parse that
+    is neither reading is just ``predicted`` (the metric above names it)."""
+    return (f"predicted {_SHORT.get(ins.predicted_match, '')}".strip(),
+            f"forced {_SHORT.get(ins.alternative, '')}".strip())
+
+
+def semantic_sentence(sem: Any, ins: Any) -> str:
+    """Plain text under the heatmap: where the readings differ in meaning (the items of
+    :func:`amp.evaluation.semantic_divergence.inspection_semantic`, model text shown as typed)
+    and where the model's tokens part."""
+    other = match_name(ins.alternative)
+    if sem is None:
+        meaning = f"The model's parse and the {other} reading do not differ in meaning item by item"
+    else:
+        a = sem.a.text if sem.a is not None else "nothing"
+        b = sem.b.text if sem.b is not None else "nothing"
+        meaning = f"The readings differ in meaning at {a} versus {b} ({sem.description})"
+    if ins.predicted is None or ins.predicted_match == "unparseable":
+        return plain(f"{meaning}; the model's parse is not a well-formed LF, so only the "
+                     f"{other} reading's row is marked.")
+    div = ins.divergence
+    if div is None or div.index is None:
+        return plain(f"{meaning}; the model's tokens do not part from the {other} reading.")
+    ta = "the end" if div.token_a is None else repr(div.token_a.strip() or div.token_a)
+    tb = "the end" if div.token_b is None else repr(div.token_b.strip() or div.token_b)
+    return plain(f"{meaning}; the model's tokens part at token {div.index} ({ta} versus {tb}).")
 
 
 def normalised_lf(text: str, fmt: str) -> str:

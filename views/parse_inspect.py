@@ -5,18 +5,23 @@ from __future__ import annotations
 import streamlit as st
 
 from amp.evaluation.inspection import Inspection, inspect
+from amp.evaluation.semantic_divergence import inspection_semantic
 from amp.logic.vocabulary import MODES
 from amp.parser.backend import SearchSettings
 from amp.reporting import plots
+from amp.reporting.token_plots import MARKS
 from amp.teaching import lesson
 from ui import model_picker as ui_model
 from ui import settings_widgets, teach
 from ui.common import chart, csv_download, fmt_prob, halt, plain
 from ui.inspect_view import (
+    MARK_NAMES,
     custom_lf_section,
     divergence_sentence,
+    heatmap_labels,
     match_name,
     normalised_lf,
+    semantic_sentence,
 )
 from ui.prompt_state import current_prompt
 
@@ -92,13 +97,22 @@ if spoken is not None and spoken.lf0.lf == ins.lf0 and spoken.lf1.lf == ins.lf1:
     top = ins.predicted.text if ins.predicted is not None else None
     st.markdown(f"**The model's parse in words:** {plain(lesson.explain_parse(spoken, top, fmt=fmt))}")
 
-alt_label = f"alternative: {match_name(ins.alternative)} (forced)"
-fig = plots.token_heatmap(ins.predicted_steps, ins.alternative_steps, divergence=div, prob=prob,
-                          labels=(f"predicted: {match_name(ins.predicted_match)}", alt_label))
-chart(fig, key="pi_heatmap", filename="token_confidence")
+alt_label = heatmap_labels(ins)[1]
+mark = st.segmented_control("Mark", list(MARKS), default="semantic", required=True, key="pi_mark",
+                            persist_state="session", format_func=MARK_NAMES.__getitem__,
+                            help="token: the first token where the model's parse leaves the other reading; "
+                                 "semantic: the first conjunct or quantifier where the two differ in meaning.")
+sem = inspection_semantic(ins)
+fig = plots.token_heatmap(ins.predicted_steps, ins.alternative_steps, divergence=div, prob=prob, align=True,
+                          semantic=sem, mark=mark,
+                          labels=(heatmap_labels(ins)[0], alt_label))
+chart(fig, key="pi_heatmap", filename="token_confidence", width="content")
+st.markdown(semantic_sentence(sem, ins))
 st.caption("Top row of each block: the model's best parse, each token coloured by its probability (scale on "
-           "the right). Below it: the other reading, force-decoded. The black box marks the first token where "
-           "they differ. Hover a cell for the top alternative tokens.")
+           "the right). Below it: the other reading, force-decoded; after the first differing token, equal "
+           "tokens are aligned in one column (empty cells: a token the other row lacks). Solid black box: the "
+           "first token where they differ; dashed box: the items where their meanings differ. Hover a cell for "
+           "the whole token and the top alternative tokens.")
 
 st.subheader("Beams")
 table = plots.beam_table(ins.parse, ins.lf0, ins.lf1, mode, fmt=fmt)
