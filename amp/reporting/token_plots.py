@@ -187,8 +187,9 @@ def token_heatmap(
     if sem_cols:
         _mark_semantic(fig, grid, sem_cols)
         if token_box:
-            fig.add_annotation(text=MARK_LEGEND, xref="paper", yref="paper", x=0, y=-0.02, yanchor="top",
-                               xanchor="left", showarrow=False, font={"size": 12}, name="legend")
+            fig.add_annotation(text=MARK_LEGEND, xref="paper", yref="paper", x=0, y=1, yanchor="bottom",
+                               yshift=34, xanchor="left", showarrow=False, font={"size": 12}, name="legend")
+            fig.update_layout(margin_t=110)  # room for the legend line under the title
     return fig
 
 
