@@ -69,7 +69,7 @@ def test_score_lf_outside_grammar(saved_tiny_model: Path, prompt_file: Path, cap
                "--lf", "exists x . notaword(x)", "--device", "cpu"])
     assert rc == 2
     err = capsys.readouterr().err
-    assert err.startswith("error: ") and "outside the decoding grammar" in err
+    assert err.startswith("error: ") and "'notaword' is not in the lexicon — add it as your own word" in err
 
 
 @pytest.mark.parametrize("command", ["parse", "score"])

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Unpack
 
 from amp.evaluation.matching import Match, match_lf
+from amp.logic.own_words import NO_WORDS, OwnWords
 from amp.logic.vocabulary import DEFAULT_FORMAT, DEFAULT_MODE
 from amp.parser.backend import SearchKeywords, SearchSettings
 from amp.parser.results import Beam, Divergence, PairScore, ParseResult, TokenStep
@@ -70,15 +71,17 @@ def inspect(
     *,
     fmt: str = DEFAULT_FORMAT,
     canonical_mode: str = DEFAULT_MODE,
+    words: OwnWords = NO_WORDS,
     **settings: Unpack[SearchKeywords],
 ) -> Inspection:
     """Parse, score both readings, label the beams and locate the divergence (Fig. 4).
 
-    ``search``: the search settings (the defaults when None; keywords override its fields)."""
+    ``search``: the search settings (the defaults when None; keywords override its fields).
+    ``words``: a teacher's own words the readings use (:mod:`amp.logic.own_words`)."""
     from amp.parser.divergence import divergence
 
     # One prompt pass for the search, the pair and the top beam's steps (issue #16).
-    ((result, pair),) = parser.parse_and_score_many([(prompt, lf0, lf1)], fmt=fmt,
+    ((result, pair),) = parser.parse_and_score_many([(prompt, lf0, lf1)], fmt=fmt, words=words,
                                                     search=SearchSettings.of(search, **settings))
     assert pair is not None
     matches = tuple(match_lf(b.text, lf0, lf1, mode=canonical_mode, fmt=fmt) for b in result.beams)
@@ -87,7 +90,7 @@ def inspect(
     alternative = _alternative(top_match, pair)
     alt_score = pair.lf0 if alternative == "lf0" else pair.lf1
     top_steps = (
-        parser.beam_steps(prompt, top, fmt=fmt, constrained=result.constrained) if top is not None else ()
+        parser.beam_steps(prompt, top, fmt=fmt, constrained=result.constrained, words=words) if top is not None else ()
     )
     div = divergence(top_steps, alt_score.steps) if top is not None else None
     return Inspection(

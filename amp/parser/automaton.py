@@ -73,6 +73,7 @@ from typing import TYPE_CHECKING
 from lark.parsers.lalr_analysis import Shift
 
 from amp.errors import DecodingError
+from amp.logic.own_words import NO_WORDS, OwnWords
 from amp.logic.vocabulary import DEFAULT_FORMAT
 from amp.parser.lalr_tables import END as _END
 from amp.parser.lalr_tables import binding_contexts, check_table_terminals, literal_terminals
@@ -100,6 +101,11 @@ class GrammarAutomaton:
     Build it from ``lark_parser(fmt, "decoding")``; use :func:`get_automaton` for the cached
     per-format instance.
     """
+
+    #: The LF format and the teacher's own words of the grammar it was built from (set by
+    #: :func:`get_automaton`; messages and the beams' ``parses`` flag read them).
+    fmt: str = DEFAULT_FORMAT
+    own_words: OwnWords = NO_WORDS
 
     def __init__(
         self,
@@ -466,20 +472,24 @@ class GrammarAutomaton:
         memo[key] = value
 
 
-def get_automaton(fmt: str = DEFAULT_FORMAT, *, bound_variables: bool = True) -> GrammarAutomaton:
-    """The shared automaton of the lexicon's ``decoding`` grammar for ``fmt`` (reference §9).
+def get_automaton(fmt: str = DEFAULT_FORMAT, *, bound_variables: bool = True,
+                  words: OwnWords = NO_WORDS) -> GrammarAutomaton:
+    """The shared automaton of the ``decoding`` grammar for ``fmt`` (reference §9), extended with
+    a teacher's own ``words`` (:mod:`amp.logic.own_words`) when given.
 
     ``bound_variables`` (default on, as decoding and scoring use it): states carry the set of
     quantified variables, so free and twice-quantified variables are outside the language.
-    Cached by grammar text, so a lexicon change yields a fresh automaton.
+    Cached by grammar text, so a lexicon change (or other own words) yields a fresh automaton.
     """
     from amp.logic.grammar import grammar_text
 
-    return _automaton_for(fmt, grammar_text(fmt, "decoding"), bound_variables)  # type: ignore[arg-type]
+    return _automaton_for(fmt, grammar_text(fmt, "decoding", words=words), bound_variables, words)  # type: ignore[arg-type]
 
 
 @lru_cache(maxsize=8)
-def _automaton_for(fmt: str, text: str, bound_variables: bool = True) -> GrammarAutomaton:
+def _automaton_for(fmt: str, text: str, bound_variables: bool = True, words: OwnWords = NO_WORDS) -> GrammarAutomaton:
     from amp.logic.grammar import lark_parser
 
-    return GrammarAutomaton(lark_parser(fmt, "decoding"), bound_variables=bound_variables)  # type: ignore[arg-type]
+    automaton = GrammarAutomaton(lark_parser(fmt, "decoding", words), bound_variables=bound_variables)  # type: ignore[arg-type]
+    automaton.own_words, automaton.fmt = words, fmt
+    return automaton

@@ -50,6 +50,7 @@ from transformers import LogitsProcessorList, StoppingCriteriaList
 
 from amp.errors import DecodingError
 from amp.logic.grammar import lark_parser
+from amp.logic.own_words import NO_WORDS, OwnWords
 from amp.logic.vocabulary import DEFAULT_FORMAT
 from amp.parser.backend import DEFAULT_TOP_N, Ask, SearchKeywords, SearchSettings
 from amp.parser.fastsearch import SearchStats, fast_beam_search, supported
@@ -139,9 +140,9 @@ def eos_ids(model: Any, tokenizer: Any) -> list[int]:
     return sorted(set(ids))
 
 
-def _parses(fmt: str, text: str) -> bool:
+def _parses(fmt: str, text: str, words: OwnWords = NO_WORDS) -> bool:
     try:
-        lark_parser(fmt, "decoding").parse(frame_lf(text))  # type: ignore[arg-type]
+        lark_parser(fmt, "decoding", words).parse(frame_lf(text))  # type: ignore[arg-type]
     except LarkError:
         return False
     return True
@@ -195,7 +196,7 @@ def make_beam(
         text = text[:-1]
     recorded = tracker.logprob(tuple(ids), item) if ids else None
     logprob = recorded if recorded is not None and recorded > _FILLER else -math.inf
-    parses = finished and _parses(fmt, text)
+    parses = finished and _parses(fmt, text, getattr(masker.automaton, "own_words", NO_WORDS))
     return Beam(
         rank=0,
         text=text,
@@ -218,6 +219,7 @@ class DecodeOptions(SearchKeywords, total=False):
     """The keywords of :func:`parse_and_score_batch` besides its settings record, for the wrappers."""
 
     fmt: str
+    words: OwnWords
     top_n: int
     steps_for: int
     search: str | None
@@ -240,6 +242,7 @@ def parse_and_score_batch(
     settings: SearchSettings | None = None,
     *,
     fmt: str = DEFAULT_FORMAT,
+    words: OwnWords = NO_WORDS,
     top_n: int = DEFAULT_TOP_N,
     steps_for: int = 1,
     search: str | None = None,
@@ -250,7 +253,8 @@ def parse_and_score_batch(
     """Beam search after each ``(prompt, lf0, lf1)`` and, where both LFs are given, their P(LF0).
 
     ``settings`` (:class:`SearchSettings`, the defaults when None; keywords override its fields)
-    are the search's beams, α, grammar and budget; ``search`` which constrained search runs
+    are the search's beams, α, grammar and budget; ``words`` a teacher's own words that extend the
+    decoding grammar (:mod:`amp.logic.own_words`); ``search`` which constrained search runs
     (:func:`search_mode`).  ``steps_for``: how many top-ranked beams per prompt get per-token
     ``steps`` (probabilities and top-``top_n`` alternatives, 0 = none).
 
@@ -262,7 +266,7 @@ def parse_and_score_batch(
     settings = SearchSettings.of(settings, **changes)
     if not items:
         return []
-    masker = get_masker(tokenizer, fmt)
+    masker = get_masker(tokenizer, fmt, words=words)
     prompts = [prompt for prompt, _a, _b in items]
     pairs = [_encoded_pair(tokenizer, masker, lf0, lf1) for _prompt, lf0, lf1 in items]
     prompt_ids = [encode_prompt(tokenizer, p) for p in prompts]
@@ -399,6 +403,7 @@ def beam_steps(
     *,
     top_n: int = DEFAULT_TOP_N,
     constrained: bool = True,
+    words: OwnWords = NO_WORDS,
 ) -> tuple[TokenStep, ...]:
     """Per-token probabilities and alternatives of a beam (a forced pass over its ids).
 
@@ -407,7 +412,7 @@ def beam_steps(
     if not beam.token_ids:
         return ()
     return forced_score_ids(
-        model, tokenizer, prompt, [beam.token_ids], fmt=fmt, top_n=top_n, merge_end=constrained
+        model, tokenizer, prompt, [beam.token_ids], fmt=fmt, top_n=top_n, merge_end=constrained, words=words
     )[0].steps
 
 

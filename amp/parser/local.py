@@ -16,6 +16,7 @@ from functools import lru_cache
 from importlib import metadata
 from typing import TYPE_CHECKING, TypeVar
 
+from amp.logic.own_words import NO_WORDS, OwnWords
 from amp.parser import model_registry
 from amp.parser.backend import Ask, Runtime, SearchSettings
 from amp.parser.model_loading import LoadedModel, select_device, select_dtype
@@ -137,42 +138,47 @@ class InProcessBackend:
 
     # -- the work ---------------------------------------------------------------------------------------
 
-    def parse(self, prompts: Sequence[str], *, fmt: str, top_n: int, search: SearchSettings) -> list[ParseResult]:
+    def parse(self, prompts: Sequence[str], *, fmt: str, top_n: int, search: SearchSettings,
+              words: OwnWords = NO_WORDS) -> list[ParseResult]:
         from amp.parser.decode import beam_search_batch
 
         return self._run(lambda lm: list(beam_search_batch(
-            lm.model, lm.tokenizer, list(prompts), search, fmt=fmt, top_n=top_n)))
+            lm.model, lm.tokenizer, list(prompts), search, fmt=fmt, top_n=top_n, words=words)))
 
     def parse_and_score(self, asks: Sequence[Ask], *, fmt: str, top_n: int,
-                        search: SearchSettings) -> list[tuple[ParseResult, PairScore | None]]:
+                        search: SearchSettings, words: OwnWords = NO_WORDS) -> list[tuple[ParseResult, PairScore | None]]:
         from amp.parser.decode import parse_and_score_batch
 
         return self._run(lambda lm: list(parse_and_score_batch(
-            lm.model, lm.tokenizer, list(asks), search, fmt=fmt, top_n=top_n)))
+            lm.model, lm.tokenizer, list(asks), search, fmt=fmt, top_n=top_n, words=words)))
 
-    def forced(self, prompt: str, lfs: Sequence[str], *, fmt: str, top_n: int) -> list[ForcedScore]:
+    def forced(self, prompt: str, lfs: Sequence[str], *, fmt: str, top_n: int,
+               words: OwnWords = NO_WORDS) -> list[ForcedScore]:
         from amp.parser.scoring import forced_score
 
         return self._run(lambda lm: list(forced_score(lm.model, lm.tokenizer, prompt, list(lfs), fmt=fmt,
-                                                      top_n=top_n)))
+                                                      top_n=top_n, words=words)))
 
-    def score_pairs(self, items: Sequence[tuple[str, str, str]], *, fmt: str, top_n: int) -> list[PairScore]:
+    def score_pairs(self, items: Sequence[tuple[str, str, str]], *, fmt: str, top_n: int,
+                    words: OwnWords = NO_WORDS) -> list[PairScore]:
         from amp.parser.scoring import score_pairs
 
-        return self._run(lambda lm: list(score_pairs(lm.model, lm.tokenizer, list(items), fmt=fmt, top_n=top_n)))
+        return self._run(lambda lm: list(score_pairs(lm.model, lm.tokenizer, list(items), fmt=fmt, top_n=top_n,
+                                                     words=words)))
 
-    def beam_steps(self, prompt: str, beam: Beam, *, fmt: str, top_n: int, constrained: bool) -> tuple[TokenStep, ...]:
+    def beam_steps(self, prompt: str, beam: Beam, *, fmt: str, top_n: int, constrained: bool,
+                   words: OwnWords = NO_WORDS) -> tuple[TokenStep, ...]:
         from amp.parser.decode import beam_steps
 
         return self._run(lambda lm: tuple(beam_steps(lm.model, lm.tokenizer, prompt, beam, fmt, top_n=top_n,
-                                                     constrained=constrained)))
+                                                     constrained=constrained, words=words)))
 
     def sample(self, prompt: str, *, n: int, temperature: float, seed: int, fmt: str,
-               max_new_tokens: int | None) -> list[str | None]:
+               max_new_tokens: int | None, words: OwnWords = NO_WORDS) -> list[str | None]:
         from amp.parser.sampling import sample_texts
 
         return self._run(lambda lm: sample_texts(lm.model, lm.tokenizer, prompt, n=n, temperature=temperature,
-                                                 seed=seed, fmt=fmt, max_new_tokens=max_new_tokens))
+                                                 seed=seed, fmt=fmt, max_new_tokens=max_new_tokens, words=words))
 
     def close(self) -> None:
         """Nothing to release: loaded models live in :mod:`amp.parser.model_registry`' process store."""

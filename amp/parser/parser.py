@@ -22,6 +22,7 @@ from typing import Any, TypeVar, Unpack
 
 from amp.cache import CacheWarning, ResultCache
 from amp.errors import CacheError
+from amp.logic.own_words import NO_WORDS, OwnWords
 from amp.logic.vocabulary import DEFAULT_FORMAT
 from amp.parser import limits
 from amp.parser.backend import (
@@ -151,27 +152,29 @@ class Parser:
     # -- public calls ---------------------------------------------------------------------------------
 
     def parse(self, prompt: str, search: SearchSettings | None = None, *, fmt: str = DEFAULT_FORMAT,
-              **settings: Unpack[SearchKeywords]) -> ParseResult:
+              words: OwnWords = NO_WORDS, **settings: Unpack[SearchKeywords]) -> ParseResult:
         """Grammar-constrained (or free) beam search after ``prompt``; cached.
 
         ``search`` is the record of settings (the defaults when None); keywords override its fields.
+        ``words``: a teacher's own words that extend the decoding grammar (:mod:`amp.logic.own_words`);
+        they change the grammar text, hence the cache key, of every call that takes them.
         """
-        return self.parse_many([prompt], search, fmt=fmt, **settings)[0]
+        return self.parse_many([prompt], search, fmt=fmt, words=words, **settings)[0]
 
     def parse_many(self, prompts: Sequence[str], search: SearchSettings | None = None, *, fmt: str = DEFAULT_FORMAT,
-                   **settings: Unpack[SearchKeywords]) -> list[ParseResult]:
+                   words: OwnWords = NO_WORDS, **settings: Unpack[SearchKeywords]) -> list[ParseResult]:
         """``parse`` for several prompts; the uncached ones go through one batched decode."""
         search = SearchSettings.of(search, **settings)
         _check_asks([(p, None, None) for p in prompts])
         return self._cached_many(
             "parse", ParseResult.from_dict, ParseResult.to_dict,
-            lambda todo: self.backend.parse(todo, fmt=fmt, top_n=self.top_n, search=search),
-            [_parse_parts(p, fmt, search) for p in prompts], list(prompts),
+            lambda todo: self.backend.parse(todo, fmt=fmt, top_n=self.top_n, search=search, words=words),
+            [_parse_parts(p, fmt, search, words) for p in prompts], list(prompts),
         )
 
     def parse_and_score_many(
         self, items: Sequence[tuple[str, str | None, str | None]], search: SearchSettings | None = None, *,
-        fmt: str = DEFAULT_FORMAT, **settings: Unpack[SearchKeywords],
+        fmt: str = DEFAULT_FORMAT, words: OwnWords = NO_WORDS, **settings: Unpack[SearchKeywords],
     ) -> list[tuple[ParseResult, PairScore | None]]:
         """:meth:`parse` of each ``(prompt, lf0, lf1)`` and its :meth:`score_pair` (None without LFs).
 
@@ -183,57 +186,63 @@ class Parser:
         search = SearchSettings.of(search, **settings)
         items = [(p, a, b) if a is not None and b is not None else (p, None, None) for p, a, b in items]
         _check_asks(items)
-        parse_keys = [self.cache_key("parse", **_parse_parts(p, fmt, search)) for p, _a, _b in items]
-        pair_keys = [self.cache_key("pair", **_pair_parts(p, a, b, fmt)) if a else None for p, a, b in items]
+        parse_keys = [self.cache_key("parse", **_parse_parts(p, fmt, search, words)) for p, _a, _b in items]
+        pair_keys = [self.cache_key("pair", **_pair_parts(p, a, b, fmt, words)) if a else None for p, a, b in items]
         parses = [self._lookup(key, ParseResult.from_dict) for key in parse_keys]
         pairs = [self._lookup(key, PairScore.from_dict) if key else None for key in pair_keys]
         todo = [i for i in range(len(items)) if parses[i] is None]
         if todo:
             asks: list[Ask] = [(items[i][0], items[i][1], items[i][2]) if pairs[i] is None else (items[i][0], None, None)
                                for i in todo]
-            values = self.backend.parse_and_score(asks, fmt=fmt, top_n=self.top_n, search=search)
+            values = self.backend.parse_and_score(asks, fmt=fmt, top_n=self.top_n, search=search, words=words)
             if len(values) != len(todo):
                 raise BackendError(f"parse_and_score: expected {len(todo)} results, got {len(values)}",
                                    kind="protocol")
             for i, (parse, pair) in zip(todo, values, strict=True):
                 parses[i] = parse
-                self._store(self.cache_key("parse", **_parse_parts(items[i][0], fmt, search)), parse,
+                self._store(self.cache_key("parse", **_parse_parts(items[i][0], fmt, search, words)), parse,
                             ParseResult.to_dict)  # (the key again: the model identity may be exact now)
                 if pair is not None:
                     pairs[i] = pair
-                    self._store(self.cache_key("pair", **_pair_parts(*items[i], fmt=fmt)), pair, PairScore.to_dict)
+                    self._store(self.cache_key("pair", **_pair_parts(*items[i], fmt=fmt, words=words)), pair,
+                                PairScore.to_dict)
         rest = [i for i in range(len(items)) if items[i][1] is not None and pairs[i] is None]
         if rest:
-            for i, pair in zip(rest, self.score_pairs([items[i] for i in rest], fmt=fmt), strict=True):  # type: ignore[misc]
+            for i, pair in zip(rest, self.score_pairs([items[i] for i in rest], fmt=fmt, words=words),  # type: ignore[misc]
+                               strict=True):
                 pairs[i] = pair
         return [(parse, pair) for parse, pair in zip(parses, pairs, strict=True)]  # type: ignore[misc]
 
-    def score(self, prompt: str, lfs: Sequence[str], *, fmt: str = DEFAULT_FORMAT) -> list[ForcedScore]:
+    def score(self, prompt: str, lfs: Sequence[str], *, fmt: str = DEFAULT_FORMAT,
+              words: OwnWords = NO_WORDS) -> list[ForcedScore]:
         """Forced decoding of each LF after ``prompt``; each LF is cached on its own."""
         lfs = list(lfs)
         limits.check_items(lfs, "list of LFs to score", limits.MAX_FORCED_LFS)
         _check_asks([(prompt, lf, None) for lf in lfs], batch=False)
         return self._cached_many(
             "forced", ForcedScore.from_dict, ForcedScore.to_dict,
-            lambda todo: self.backend.forced(prompt, todo, fmt=fmt, top_n=self.top_n),
-            [{"prompt": prompt, "fmt": fmt, "lf": lf} for lf in lfs], lfs,
+            lambda todo: self.backend.forced(prompt, todo, fmt=fmt, top_n=self.top_n, words=words),
+            [{"prompt": prompt, "fmt": fmt, "lf": lf, "words": words} for lf in lfs], lfs,
         )
 
-    def score_pair(self, prompt: str, lf0: str, lf1: str, *, fmt: str = DEFAULT_FORMAT) -> PairScore:
+    def score_pair(self, prompt: str, lf0: str, lf1: str, *, fmt: str = DEFAULT_FORMAT,
+                   words: OwnWords = NO_WORDS) -> PairScore:
         """P(LF0) and both forced scores (paper §2); cached."""
-        return self.score_pairs([(prompt, lf0, lf1)], fmt=fmt)[0]
+        return self.score_pairs([(prompt, lf0, lf1)], fmt=fmt, words=words)[0]
 
-    def score_pairs(self, items: Sequence[tuple[str, str, str]], *, fmt: str = DEFAULT_FORMAT) -> list[PairScore]:
+    def score_pairs(self, items: Sequence[tuple[str, str, str]], *, fmt: str = DEFAULT_FORMAT,
+                    words: OwnWords = NO_WORDS) -> list[PairScore]:
         """``score_pair`` for several ``(prompt, lf0, lf1)``; the uncached ones in one call."""
         _check_asks(items)
         return self._cached_many(
             "pair", PairScore.from_dict, PairScore.to_dict,
-            lambda todo: self.backend.score_pairs(todo, fmt=fmt, top_n=self.top_n),
-            [_pair_parts(p, a, b, fmt) for p, a, b in items], list(items),
+            lambda todo: self.backend.score_pairs(todo, fmt=fmt, top_n=self.top_n, words=words),
+            [_pair_parts(p, a, b, fmt, words) for p, a, b in items], list(items),
         )
 
     def beam_steps(
-        self, prompt: str, beam: Beam, *, fmt: str = DEFAULT_FORMAT, constrained: bool = True
+        self, prompt: str, beam: Beam, *, fmt: str = DEFAULT_FORMAT, constrained: bool = True,
+        words: OwnWords = NO_WORDS,
     ) -> tuple[TokenStep, ...]:
         """Per-token probabilities and alternatives of one beam (its own steps if it has them).
 
@@ -246,12 +255,13 @@ class Parser:
         return self._cached_many(
             "steps", lambda d: StepsValue.from_dict(d).steps, lambda steps: StepsValue(tuple(steps)).to_dict(),
             lambda todo: [self.backend.beam_steps(prompt, todo[0], fmt=fmt, top_n=self.top_n,
-                                                  constrained=constrained)],
-            [{"prompt": prompt, "fmt": fmt, "token_ids": list(beam.token_ids), "constrained": constrained}], [beam],
+                                                  constrained=constrained, words=words)],
+            [{"prompt": prompt, "fmt": fmt, "token_ids": list(beam.token_ids), "constrained": constrained,
+              "words": words}], [beam],
         )[0]
 
     def sample(self, prompt: str, *, n: int = 20, temperature: float = 1.0, seed: int = 0, fmt: str = DEFAULT_FORMAT,
-               max_new_tokens: int | None = None) -> list[str | None]:
+               max_new_tokens: int | None = None, words: OwnWords = NO_WORDS) -> list[str | None]:
         """``n`` grammar-constrained samples after ``prompt`` (None = unfinished); cached.
 
         The key holds every setting and, like every key here, the model, tokenizer, device,
@@ -273,22 +283,23 @@ class Parser:
         return self._cached_many(
             "sample", decode, lambda samples: SamplesValue(tuple(samples)).to_dict(),
             lambda todo: [self.backend.sample(prompt, n=n, temperature=temperature, seed=int(seed), fmt=fmt,
-                                              max_new_tokens=max_new_tokens)],
+                                              max_new_tokens=max_new_tokens, words=words)],
             [{"prompt": prompt, "fmt": fmt, "n": n, "temperature": temperature, "seed": int(seed),
-              "max_new_tokens": max_new_tokens, "top_k": 0, "top_p": 1.0}], [prompt],
+              "max_new_tokens": max_new_tokens, "top_k": 0, "top_p": 1.0, "words": words}], [prompt],
         )[0]
 
     # -- cache plumbing --------------------------------------------------------------------------------
 
-    def cache_key(self, kind: str, **parts: Any) -> str:
-        """The result-cache key of a call: ``parts`` plus the backend's runtime and the grammar."""
+    def cache_key(self, kind: str, *, words: OwnWords = NO_WORDS, **parts: Any) -> str:
+        """The result-cache key of a call: ``parts`` plus the backend's runtime and the grammar
+        (its text holds the own ``words``; with none it is the lexicon grammar, as always)."""
         rt = self.runtime()
         fmt = parts.get("fmt", DEFAULT_FORMAT)
         return ResultCache.key(
             kind,
             model=rt.model,
             tokenizer=rt.tokenizer,
-            grammar=_grammar(fmt),
+            grammar=_grammar(fmt, words),
             device=rt.device,
             dtype=rt.dtype,
             top_n=self.top_n,
@@ -296,8 +307,8 @@ class Parser:
             **parts,
         )
 
-    def _parse_key(self, prompt: str, fmt: str, search: SearchSettings) -> str:
-        return self.cache_key("parse", **_parse_parts(prompt, fmt, search))
+    def _parse_key(self, prompt: str, fmt: str, search: SearchSettings, words: OwnWords = NO_WORDS) -> str:
+        return self.cache_key("parse", **_parse_parts(prompt, fmt, search, words))
 
     def _lookup(self, key: str, decode: Callable[[dict], T]) -> T | None:
         if self.cache is None:
@@ -340,17 +351,19 @@ class Parser:
         return self.cache is not None and self.cache_key(kind, **parts) in self.cache
 
     def cached_parse(self, prompt: str, search: SearchSettings | None = None, *, fmt: str = DEFAULT_FORMAT,
-                     **settings: Unpack[SearchKeywords]) -> ParseResult | None:
+                     words: OwnWords = NO_WORDS, **settings: Unpack[SearchKeywords]) -> ParseResult | None:
         """The cached result of :meth:`parse` with these arguments, or ``None`` (never computes)."""
-        return self._lookup(self._parse_key(prompt, fmt, SearchSettings.of(search, **settings)), ParseResult.from_dict)
+        key = self._parse_key(prompt, fmt, SearchSettings.of(search, **settings), words)
+        return self._lookup(key, ParseResult.from_dict)
 
-    def cached_pair(self, prompt: str, lf0: str, lf1: str, *, fmt: str = DEFAULT_FORMAT) -> PairScore | None:
+    def cached_pair(self, prompt: str, lf0: str, lf1: str, *, fmt: str = DEFAULT_FORMAT,
+                    words: OwnWords = NO_WORDS) -> PairScore | None:
         """The cached result of :meth:`score_pair`, or ``None`` (never computes)."""
-        return self._lookup(self.cache_key("pair", **_pair_parts(prompt, lf0, lf1, fmt)), PairScore.from_dict)
+        return self._lookup(self.cache_key("pair", **_pair_parts(prompt, lf0, lf1, fmt, words)), PairScore.from_dict)
 
     def result_keys(self, prompt: str, lf0: str | None = None, lf1: str | None = None,
                     search: SearchSettings | None = None, *, fmt: str = DEFAULT_FORMAT,
-                    **settings: Unpack[SearchKeywords]) -> list[str]:
+                    words: OwnWords = NO_WORDS, **settings: Unpack[SearchKeywords]) -> list[str]:
         """Keys of every cached result behind one prompt (never computes, never loads the model).
 
         The parse with these settings, the per-token steps of each of its beams (what
@@ -360,16 +373,16 @@ class Parser:
         """
         if self.cache is None:
             return []
-        keys = [self._parse_key(prompt, fmt, SearchSettings.of(search, **settings))]
+        keys = [self._parse_key(prompt, fmt, SearchSettings.of(search, **settings), words)]
         result = self._lookup(keys[0], ParseResult.from_dict)
         if result is not None:
             keys += [
                 self.cache_key("steps", prompt=prompt, fmt=fmt, token_ids=list(b.token_ids),
-                               constrained=result.constrained)
+                               constrained=result.constrained, words=words)
                 for b in result.beams
             ]
         if lf0 is not None and lf1 is not None:
-            keys.append(self.cache_key("pair", **_pair_parts(prompt, lf0, lf1, fmt)))
+            keys.append(self.cache_key("pair", **_pair_parts(prompt, lf0, lf1, fmt, words)))
         return [k for k in dict.fromkeys(keys) if k in self.cache]
 
     def __repr__(self) -> str:
@@ -403,18 +416,19 @@ def _open_cache(cache: ResultCache | None | bool) -> ResultCache | None:
     return cache if isinstance(cache, ResultCache) else None
 
 
-def _parse_parts(prompt: str, fmt: str, search: SearchSettings) -> dict[str, Any]:
-    """The cache-key parts of a parse (the same names and values as ever: cached results stay valid)."""
-    return {"prompt": prompt, "fmt": fmt, **search.as_dict()}
+def _parse_parts(prompt: str, fmt: str, search: SearchSettings, words: OwnWords = NO_WORDS) -> dict[str, Any]:
+    """The cache-key parts of a parse (the same names and values as ever: cached results stay valid;
+    ``words`` goes into the key through the grammar text, :meth:`Parser.cache_key`)."""
+    return {"prompt": prompt, "fmt": fmt, **search.as_dict(), "words": words}
 
 
-def _pair_parts(prompt: str, lf0: str | None, lf1: str | None, fmt: str) -> dict[str, Any]:
+def _pair_parts(prompt: str, lf0: str | None, lf1: str | None, fmt: str, words: OwnWords = NO_WORDS) -> dict[str, Any]:
     """The cache-key parts of a P(LF0) pair."""
-    return {"prompt": prompt, "fmt": fmt, "lf0": lf0, "lf1": lf1}
+    return {"prompt": prompt, "fmt": fmt, "lf0": lf0, "lf1": lf1, "words": words}
 
 
-@lru_cache(maxsize=8)
-def _grammar(fmt: str) -> str:
+@lru_cache(maxsize=32)
+def _grammar(fmt: str, words: OwnWords = NO_WORDS) -> str:
     from amp.logic.grammar import grammar_text
 
-    return grammar_text(fmt, "decoding")  # type: ignore[arg-type]
+    return grammar_text(fmt, "decoding", words=words)  # type: ignore[arg-type]

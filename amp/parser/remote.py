@@ -27,6 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from amp.logic.own_words import NO_WORDS, OwnWords
 from amp.parser.backend import Ask, BackendError, Runtime, SearchSettings
 from amp.parser.batch import BatchItem, BatchItemResult
 from amp.parser.jobs import JobResult, JobStatus
@@ -223,34 +224,39 @@ class RemoteBackend:
 
     # -- the work ----------------------------------------------------------------------------------------
 
-    def parse(self, prompts: Sequence[str], *, fmt: str, top_n: int, search: SearchSettings) -> list[ParseResult]:
-        d = self.post("/v1/parse", {"prompts": list(prompts), "fmt": fmt, "top_n": top_n, "search": search.as_dict()})
+    def parse(self, prompts: Sequence[str], *, fmt: str, top_n: int, search: SearchSettings,
+              words: OwnWords = NO_WORDS) -> list[ParseResult]:
+        d = self.post("/v1/parse", _with(words, {"prompts": list(prompts), "fmt": fmt, "top_n": top_n,
+                                                 "search": search.as_dict()}))
         return _each(d, "results", ParseResult.from_dict, len(prompts))
 
     def parse_and_score(self, asks: Sequence[Ask], *, fmt: str, top_n: int,
-                        search: SearchSettings) -> list[tuple[ParseResult, PairScore | None]]:
-        d = self.post("/v1/parse_and_score", {"items": [list(a) for a in asks], "fmt": fmt, "top_n": top_n,
-                                              "search": search.as_dict()})
+                        search: SearchSettings, words: OwnWords = NO_WORDS) -> list[tuple[ParseResult, PairScore | None]]:
+        d = self.post("/v1/parse_and_score", _with(words, {"items": [list(a) for a in asks], "fmt": fmt,
+                                                           "top_n": top_n, "search": search.as_dict()}))
         return _each(d, "results", lambda r: (ParseResult.from_dict(r["parse"]),
                                               PairScore.from_dict(r["pair"]) if r.get("pair") else None), len(asks))
 
-    def forced(self, prompt: str, lfs: Sequence[str], *, fmt: str, top_n: int) -> list[ForcedScore]:
-        d = self.post("/v1/forced", {"prompt": prompt, "lfs": list(lfs), "fmt": fmt, "top_n": top_n})
+    def forced(self, prompt: str, lfs: Sequence[str], *, fmt: str, top_n: int,
+               words: OwnWords = NO_WORDS) -> list[ForcedScore]:
+        d = self.post("/v1/forced", _with(words, {"prompt": prompt, "lfs": list(lfs), "fmt": fmt, "top_n": top_n}))
         return _each(d, "results", ForcedScore.from_dict, len(lfs))
 
-    def score_pairs(self, items: Sequence[tuple[str, str, str]], *, fmt: str, top_n: int) -> list[PairScore]:
-        d = self.post("/v1/pairs", {"items": [list(i) for i in items], "fmt": fmt, "top_n": top_n})
+    def score_pairs(self, items: Sequence[tuple[str, str, str]], *, fmt: str, top_n: int,
+                    words: OwnWords = NO_WORDS) -> list[PairScore]:
+        d = self.post("/v1/pairs", _with(words, {"items": [list(i) for i in items], "fmt": fmt, "top_n": top_n}))
         return _each(d, "results", PairScore.from_dict, len(items))
 
-    def beam_steps(self, prompt: str, beam: Beam, *, fmt: str, top_n: int, constrained: bool) -> tuple[TokenStep, ...]:
-        d = self.post("/v1/steps", {"prompt": prompt, "beam": beam.to_dict(), "fmt": fmt, "top_n": top_n,
-                                    "constrained": constrained})
+    def beam_steps(self, prompt: str, beam: Beam, *, fmt: str, top_n: int, constrained: bool,
+                   words: OwnWords = NO_WORDS) -> tuple[TokenStep, ...]:
+        d = self.post("/v1/steps", _with(words, {"prompt": prompt, "beam": beam.to_dict(), "fmt": fmt,
+                                                 "top_n": top_n, "constrained": constrained}))
         return tuple(_each(d, "steps", TokenStep.from_dict, None))
 
     def sample(self, prompt: str, *, n: int, temperature: float, seed: int, fmt: str,
-               max_new_tokens: int | None) -> list[str | None]:
-        d = self.post("/v1/sample", {"prompt": prompt, "n": n, "temperature": temperature, "seed": seed, "fmt": fmt,
-                                     "max_new_tokens": max_new_tokens})
+               max_new_tokens: int | None, words: OwnWords = NO_WORDS) -> list[str | None]:
+        d = self.post("/v1/sample", _with(words, {"prompt": prompt, "n": n, "temperature": temperature,
+                                                  "seed": seed, "fmt": fmt, "max_new_tokens": max_new_tokens}))
         samples = _each(d, "samples", lambda s: s, n)
         if not all(s is None or isinstance(s, str) for s in samples):
             raise BackendError("the parser server sent samples that are not text", kind="protocol")
@@ -323,3 +329,9 @@ def _detail_text(detail: Any) -> str:
         where = ".".join(str(p) for p in first.get("loc", ()) if p != "body")
         return f"{where}: {first.get('msg', 'invalid')}" if where else str(first.get("msg", "invalid"))
     return str(detail)
+
+
+def _with(words: OwnWords, body: dict[str, Any]) -> dict[str, Any]:
+    """A request body with the teacher's own words, when there are any (a request without them is
+    what servers of every version read)."""
+    return {**body, "words": words.to_dict()} if words else body

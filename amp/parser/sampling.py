@@ -15,6 +15,7 @@ from typing import Any
 import torch
 from transformers import LogitsProcessorList, StoppingCriteriaList
 
+from amp.logic.own_words import NO_WORDS, OwnWords
 from amp.logic.vocabulary import DEFAULT_FORMAT
 from amp.parser.backend import DEFAULT_SEARCH
 from amp.parser.decode import default_max_new_tokens, eos_ids, make_beam
@@ -23,9 +24,11 @@ from amp.parser.vocab import encode_prompt, get_masker
 
 
 def sample_texts(model: Any, tokenizer: Any, prompt: str, *, n: int, temperature: float, seed: int,
-                 fmt: str = DEFAULT_FORMAT, max_new_tokens: int | None = None) -> list[str | None]:
-    """``n`` grammar-constrained samples at ``temperature`` after ``prompt`` (None = unfinished)."""
-    masker = get_masker(tokenizer, fmt)
+                 fmt: str = DEFAULT_FORMAT, max_new_tokens: int | None = None,
+                 words: OwnWords = NO_WORDS) -> list[str | None]:
+    """``n`` grammar-constrained samples at ``temperature`` after ``prompt`` (None = unfinished);
+    ``words``: a teacher's own words extending the grammar (:mod:`amp.logic.own_words`)."""
+    masker = get_masker(tokenizer, fmt, words=words)
     vocab = masker.vocab
     ids = encode_prompt(tokenizer, prompt)
     eos = eos_ids(model, tokenizer)

@@ -30,6 +30,7 @@ from typing import Any
 import torch
 
 from amp.errors import DecodingError
+from amp.logic.own_words import NO_WORDS, OwnWords, unknown_word_message
 from amp.logic.vocabulary import DEFAULT_FORMAT
 from amp.parser.automaton import DEAD, State
 from amp.parser.backend import DEFAULT_TOP_N
@@ -231,6 +232,9 @@ def check_lf(masker: VocabMasker, lf: str) -> str:
                     f"the LF {lf!r} quantifies variable {var!r} a second time at character "
                     f"{at - 1}: each variable may be quantified only once"
                 )
+            unknown = unknown_word_message(lf, automaton.fmt, automaton.own_words)
+            if unknown is not None:
+                raise DecodingError(f"the LF {lf!r} cannot be scored: {unknown}")
             raise DecodingError(
                 f"the LF {lf!r} is outside the decoding grammar: character {pos - 1} ({ch!r}) "
                 f"cannot follow {framed[1:pos]!r}"
@@ -248,13 +252,15 @@ def forced_score(
     *,
     fmt: str = DEFAULT_FORMAT,
     top_n: int = DEFAULT_TOP_N,
+    words: OwnWords = NO_WORDS,
 ) -> list[ForcedScore]:
     """Forced-decode each LF after ``prompt`` in one batched forward sharing the prompt.
 
     Raises :class:`DecodingError` for an LF outside the decoding grammar (every canonical token
-    of a grammatical LF is in the mask; asserted per token).
+    of a grammatical LF is in the mask; asserted per token).  ``words``: a teacher's own words
+    extending the decoding grammar (:mod:`amp.logic.own_words`).
     """
-    masker = get_masker(tokenizer, fmt)
+    masker = get_masker(tokenizer, fmt, words=words)
     framed = [check_lf(masker, lf) for lf in lfs]
     seqs = [encode_output(tokenizer, f) for f in framed]
     prompt_ids = encode_prompt(tokenizer, prompt)
@@ -263,10 +269,11 @@ def forced_score(
 
 
 def forced_score_independent(
-    model: Any, tokenizer: Any, prompt: str, lf: str, *, fmt: str = DEFAULT_FORMAT, top_n: int = DEFAULT_TOP_N
+    model: Any, tokenizer: Any, prompt: str, lf: str, *, fmt: str = DEFAULT_FORMAT, top_n: int = DEFAULT_TOP_N,
+    words: OwnWords = NO_WORDS,
 ) -> ForcedScore:
     """:func:`forced_score` for one LF without cache sharing (a cross-check for tests)."""
-    masker = get_masker(tokenizer, fmt)
+    masker = get_masker(tokenizer, fmt, words=words)
     ids = encode_output(tokenizer, check_lf(masker, lf))
     lp = independent_logprobs(model, encode_prompt(tokenizer, prompt), ids)
     return forced_from_logprobs(masker, lf, ids, lp, top_n, True)
@@ -281,6 +288,7 @@ def forced_score_ids(
     fmt: str = DEFAULT_FORMAT,
     top_n: int = DEFAULT_TOP_N,
     merge_end: bool = True,
+    words: OwnWords = NO_WORDS,
 ) -> list[ForcedScore]:
     """Forced scores of given token sequences (e.g. beams, possibly non-canonical or outside
     the grammar: grammar probabilities are then NaN from the first disallowed token on).
@@ -288,7 +296,7 @@ def forced_score_ids(
     ``lf`` of each result is the decoded text of its ids.  ``merge_end`` as in constrained
     search (pass False for unconstrained beams, whose search used the raw token probabilities).
     """
-    masker = get_masker(tokenizer, fmt)
+    masker = get_masker(tokenizer, fmt, words=words)
     prompt_ids = encode_prompt(tokenizer, prompt)
     lps = continuation_logprobs(model, prompt_ids, seqs)
     vocab = masker.vocab
@@ -325,14 +333,15 @@ def pair_score(f0: ForcedScore, f1: ForcedScore) -> PairScore:
 
 
 def score_pair(
-    model: Any, tokenizer: Any, prompt: str, lf0: str, lf1: str, *, fmt: str = DEFAULT_FORMAT, top_n: int = DEFAULT_TOP_N
+    model: Any, tokenizer: Any, prompt: str, lf0: str, lf1: str, *, fmt: str = DEFAULT_FORMAT, top_n: int = DEFAULT_TOP_N,
+    words: OwnWords = NO_WORDS,
 ) -> PairScore:
     """P(LF0) for an ambiguous sentence: both LFs forced after the *same* prompt, in one batch.
 
     (The original scored LF0 and LF1 under different random prompts, reference §11; here the
     caller decides the prompt.)
     """
-    f0, f1 = forced_score(model, tokenizer, prompt, [lf0, lf1], fmt=fmt, top_n=top_n)
+    f0, f1 = forced_score(model, tokenizer, prompt, [lf0, lf1], fmt=fmt, top_n=top_n, words=words)
     return pair_score(f0, f1)
 
 
@@ -343,6 +352,7 @@ def score_pairs(
     *,
     fmt: str = DEFAULT_FORMAT,
     top_n: int = DEFAULT_TOP_N,
+    words: OwnWords = NO_WORDS,
 ) -> list[PairScore]:
     """:func:`score_pair` for many ``(prompt, lf0, lf1)`` items; items sharing a prompt share
     one forward pass (all their LFs are scored together)."""
@@ -352,7 +362,7 @@ def score_pairs(
     out: list[PairScore | None] = [None] * len(items)
     for prompt, members in by_prompt.items():
         lfs = [lf for i in members for lf in items[i][1:]]
-        scores = forced_score(model, tokenizer, prompt, lfs, fmt=fmt, top_n=top_n)
+        scores = forced_score(model, tokenizer, prompt, lfs, fmt=fmt, top_n=top_n, words=words)
         for k, i in enumerate(members):
             out[i] = pair_score(scores[2 * k], scores[2 * k + 1])
     return out  # type: ignore[return-value]

@@ -40,6 +40,7 @@ from typing import Any, Literal
 import torch
 
 from amp.errors import DecodingError
+from amp.logic.own_words import NO_WORDS, OwnWords
 from amp.logic.vocabulary import DEFAULT_FORMAT
 from amp.parser.automaton import DEAD, GrammarAutomaton, State, get_automaton
 
@@ -363,19 +364,27 @@ class VocabMasker:
         ]
 
 
-def get_masker(tokenizer: Any, fmt: str = DEFAULT_FORMAT, *, bound_variables: bool = True) -> VocabMasker:
-    """The :class:`VocabMasker` of ``tokenizer`` and the current ``decoding`` grammar of ``fmt``.
+#: Maskers kept per tokenizer (one per grammar: the lexicon's, per format, and recent own-word ones).
+_MASKERS_PER_TOKENIZER = 8
+
+
+def get_masker(tokenizer: Any, fmt: str = DEFAULT_FORMAT, *, bound_variables: bool = True,
+               words: OwnWords = NO_WORDS) -> VocabMasker:
+    """The :class:`VocabMasker` of ``tokenizer`` and the current ``decoding`` grammar of ``fmt``,
+    extended with a teacher's own ``words`` (:mod:`amp.logic.own_words`) when given.
 
     Cached per tokenizer object and grammar (a lexicon change gives a new grammar text, hence
     a new automaton and masker); masks are reused across calls and prompts.
     ``bound_variables``: see :func:`~amp.parser.automaton.get_automaton` (on by default).
     """
-    automaton = get_automaton(fmt, bound_variables=bound_variables)
+    automaton = get_automaton(fmt, bound_variables=bound_variables, words=words)
     _vocab, maskers = _entry(tokenizer)
     with _BUILD_LOCK:
         masker = maskers.get(automaton)
         if masker is None:
             masker = VocabMasker(automaton, tokenizer)
+            while len(maskers) >= _MASKERS_PER_TOKENIZER:
+                del maskers[next(iter(maskers))]
             maskers[automaton] = masker
         return masker
 

@@ -10,6 +10,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from amp.logic.own_words import MAX_OWN_WORDS, MAX_WORD_CHARS
 from amp.logic.vocabulary import DEFAULT_FORMAT
 from amp.logic.vocabulary import Format as Fmt
 from amp.parser import limits
@@ -23,6 +24,18 @@ TopN = Annotated[int, Field(ge=0, le=MAX_TOP_N)]
 
 class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
+
+
+Word = Annotated[str, Field(min_length=1, max_length=MAX_WORD_CHARS)]
+
+
+class Words(Strict):
+    """A teacher's own words (:class:`amp.logic.own_words.OwnWords`): they extend the decoding
+    grammar of this request; shapes and clashes are checked by the record itself (a 400)."""
+
+    unary: list[Word] = Field(default_factory=list, max_length=MAX_OWN_WORDS)
+    binary: list[Word] = Field(default_factory=list, max_length=MAX_OWN_WORDS)
+    constants: list[Word] = Field(default_factory=list, max_length=MAX_OWN_WORDS)
 
 
 class Search(Strict):
@@ -39,6 +52,7 @@ class ParseRequest(Strict):
 
     prompts: list[Prompt] = Field(min_length=1, max_length=limits.MAX_BATCH_ITEMS)
     fmt: Fmt = DEFAULT_FORMAT
+    words: Words | None = None
     top_n: TopN = DEFAULT_TOP_N
     search: Search = Search()
 
@@ -48,6 +62,7 @@ class JointRequest(Strict):
 
     items: list[tuple[Prompt, LF | None, LF | None]] = Field(min_length=1, max_length=limits.MAX_BATCH_ITEMS)
     fmt: Fmt = DEFAULT_FORMAT
+    words: Words | None = None
     top_n: TopN = DEFAULT_TOP_N
     search: Search = Search()
 
@@ -58,6 +73,7 @@ class ForcedRequest(Strict):
     prompt: Prompt
     lfs: list[LF] = Field(min_length=1, max_length=limits.MAX_FORCED_LFS)
     fmt: Fmt = DEFAULT_FORMAT
+    words: Words | None = None
     top_n: TopN = DEFAULT_TOP_N
 
 
@@ -66,6 +82,7 @@ class PairsRequest(Strict):
 
     items: list[tuple[Prompt, LF, LF]] = Field(min_length=1, max_length=limits.MAX_BATCH_ITEMS)
     fmt: Fmt = DEFAULT_FORMAT
+    words: Words | None = None
     top_n: TopN = DEFAULT_TOP_N
 
 
@@ -75,6 +92,7 @@ class StepsRequest(Strict):
     prompt: Prompt
     beam: dict[str, Any]
     fmt: Fmt = DEFAULT_FORMAT
+    words: Words | None = None
     top_n: TopN = DEFAULT_TOP_N
     constrained: bool = True
 
@@ -87,6 +105,7 @@ class SampleRequest(Strict):
     temperature: float = Field(1.0, gt=0.0, le=100.0, allow_inf_nan=False)
     seed: int = Field(0, ge=0, le=limits.MAX_SEED)
     fmt: Fmt = DEFAULT_FORMAT
+    words: Words | None = None
     max_new_tokens: int | None = Field(None, ge=1, le=limits.MAX_NEW_TOKENS)
 
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from amp.errors import AmpError, ModelLoadError
+from amp.logic.own_words import NO_WORDS, OwnWords
 from amp.logic.vocabulary import DEFAULT_FORMAT
 from amp.parser.backend import DEFAULT_TOP_N, SearchSettings
 from amp.records import JsonRecord
@@ -57,6 +58,14 @@ def error_answer(exc: BaseException) -> dict[str, Any]:
         status = 500
     message = " ".join(str(exc).split()) or type(exc).__name__
     return {"error": {"type": type(exc).__name__, "message": message, "status": status}}
+
+
+def _words(call: dict[str, Any]) -> OwnWords:
+    """The own words of a call (validated by :class:`OwnWords`: a bad word is a 400), or none."""
+    given = call.get("words")
+    if not given:
+        return NO_WORDS
+    return OwnWords(tuple(given.get("unary", ())), tuple(given.get("binary", ())), tuple(given.get("constants", ())))
 
 
 def _safe(fn: Callable[[], dict[str, Any]]) -> dict[str, Any]:
@@ -106,11 +115,12 @@ class Work:
 
     def joint(self, calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """Parse-and-score calls, merged per (fmt, top_n, search)."""
-        def run(parser: Any, asks: list[tuple], fmt: str, search: SearchSettings) -> list[dict[str, Any]]:
+        def run(parser: Any, asks: list[tuple], fmt: str, search: SearchSettings,
+                words: OwnWords) -> list[dict[str, Any]]:
             out = []
             for start in range(0, len(asks), self.config.batch_size):
                 part = parser.parse_and_score_many(asks[start:start + self.config.batch_size], fmt=fmt,
-                                                   **search.as_dict())
+                                                   words=words, **search.as_dict())
                 out += [{"parse": p.to_dict(), "pair": q.to_dict() if q is not None else None} for p, q in part]
             return out
 
@@ -118,21 +128,25 @@ class Work:
 
     def parse(self, calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """Beam-search calls, merged per (fmt, top_n, search)."""
-        def run(parser: Any, prompts: list[str], fmt: str, search: SearchSettings) -> list[dict[str, Any]]:
+        def run(parser: Any, prompts: list[str], fmt: str, search: SearchSettings,
+                words: OwnWords) -> list[dict[str, Any]]:
             out = []
             for start in range(0, len(prompts), self.config.batch_size):
-                part = parser.parse_many(prompts[start:start + self.config.batch_size], fmt=fmt, **search.as_dict())
+                part = parser.parse_many(prompts[start:start + self.config.batch_size], fmt=fmt, words=words,
+                                         **search.as_dict())
                 out += [r.to_dict() for r in part]
             return out
 
         return self._merged(calls, lambda c: list(c["prompts"]), run)
 
     def _merged(self, calls: list[dict[str, Any]], inputs: Callable[[dict[str, Any]], list[Any]],
-                run: Callable[[Any, list[Any], str, SearchSettings], list[dict[str, Any]]]) -> list[dict[str, Any]]:
+                run: Callable[[Any, list[Any], str, SearchSettings, OwnWords], list[dict[str, Any]]],
+                ) -> list[dict[str, Any]]:
         answers: list[dict[str, Any] | None] = [None] * len(calls)
         groups: dict[str, list[int]] = {}
         for i, call in enumerate(calls):
-            key = json.dumps([call.get("fmt", DEFAULT_FORMAT), call.get("top_n", DEFAULT_TOP_N), call.get("search", {})], sort_keys=True)
+            key = json.dumps([call.get("fmt", DEFAULT_FORMAT), call.get("top_n", DEFAULT_TOP_N), call.get("search", {}),
+                              call.get("words")], sort_keys=True)
             groups.setdefault(key, []).append(i)
         for members in groups.values():
             first = calls[members[0]]
@@ -141,7 +155,7 @@ class Work:
                 parser = self.parser(int(first.get("top_n", 5)))
                 fmt = first.get("fmt", "fol")
                 unique = list(dict.fromkeys(x for i in members for x in inputs(calls[i])))
-                done = dict(zip(unique, run(parser, unique, fmt, search), strict=True))
+                done = dict(zip(unique, run(parser, unique, fmt, search, _words(first)), strict=True))
                 self.stats["merged_calls"] += len(members)
                 self.stats["merged_passes"] += 1
                 for i in members:
@@ -152,19 +166,20 @@ class Work:
         return answers  # type: ignore[return-value]
 
     def _alone(self, call: dict[str, Any], inputs: Callable[[dict[str, Any]], list[Any]],
-               run: Callable[[Any, list[Any], str, SearchSettings], list[dict[str, Any]]]) -> dict[str, Any]:
+               run: Callable[[Any, list[Any], str, SearchSettings, OwnWords], list[dict[str, Any]]]) -> dict[str, Any]:
         search = SearchSettings(**call.get("search", {}))
-        return {"results": run(self.parser(int(call.get("top_n", 5))), inputs(call), call.get("fmt", "fol"), search)}
+        return {"results": run(self.parser(int(call.get("top_n", 5))), inputs(call), call.get("fmt", "fol"), search,
+                               _words(call))}
 
     # -- single calls -----------------------------------------------------------------------------------
 
     def forced(self, call: dict[str, Any]) -> dict[str, Any]:
         return _safe(lambda: {"results": [s.to_dict() for s in self.parser(call["top_n"]).score(
-            call["prompt"], call["lfs"], fmt=call["fmt"])]})
+            call["prompt"], call["lfs"], fmt=call["fmt"], words=_words(call))]})
 
     def pairs(self, call: dict[str, Any]) -> dict[str, Any]:
         return _safe(lambda: {"results": [s.to_dict() for s in self.parser(call["top_n"]).score_pairs(
-            [tuple(i) for i in call["items"]], fmt=call["fmt"])]})
+            [tuple(i) for i in call["items"]], fmt=call["fmt"], words=_words(call))]})
 
     def steps(self, call: dict[str, Any]) -> dict[str, Any]:
         from amp.parser.results import Beam
@@ -172,7 +187,7 @@ class Work:
         def go() -> dict[str, Any]:
             beam = Beam.from_dict(call["beam"])
             steps = self.parser(call["top_n"]).beam_steps(call["prompt"], beam, fmt=call["fmt"],
-                                                          constrained=call["constrained"])
+                                                          constrained=call["constrained"], words=_words(call))
             return {"steps": [s.to_dict() for s in steps]}
 
         return _safe(go)
@@ -180,7 +195,7 @@ class Work:
     def sample(self, call: dict[str, Any]) -> dict[str, Any]:
         return _safe(lambda: {"samples": self.parser(self.config.top_n).sample(
             call["prompt"], n=call["n"], temperature=call["temperature"], seed=call["seed"], fmt=call["fmt"],
-            max_new_tokens=call.get("max_new_tokens"))})
+            max_new_tokens=call.get("max_new_tokens"), words=_words(call))})
 
     def chunk(self, call: dict[str, Any]) -> dict[str, Any]:
         """Part of a job: its items, in order, through :func:`~amp.parser.batch.run_batch`."""

@@ -18,6 +18,7 @@ import torch
 
 from amp.cache import ResultCache
 from amp.evaluation.inspection import inspect
+from amp.logic.own_words import OwnWords
 from amp.parser.backend import BackendError
 from amp.parser.batch import BatchItem, run_batch
 from amp.parser.jobs import attach
@@ -78,6 +79,19 @@ def test_results_and_keys_are_identical_to_in_process(service, tmp_path, one_thr
     assert [(dumps(a), dumps(b)) for a, b in joint_far] == [(dumps(a), dumps(b)) for a, b in joint_near]
 
 
+def test_own_words_travel_to_the_service_and_give_the_in_process_results(service, tmp_path, one_thread):
+    far, near = remote(service, tmp_path), local(service, tmp_path)
+    words = OwnWords(unary=("duck",), constants=("Her",))
+    lf0, lf1 = "exists x . duck(x)", "exists x . exists y . duck(x) AND have(x, Her)"
+    assert dumps(far.score_pair(PROMPT, lf0, lf1, words=words)) == dumps(near.score_pair(PROMPT, lf0, lf1, words=words))
+    assert dumps(inspect(far, PROMPT, lf0, lf1, words=words, **FAST)) == dumps(
+        inspect(near, PROMPT, lf0, lf1, words=words, **FAST))
+    assert far.sample(PROMPT, n=2, seed=1, max_new_tokens=10, words=words) == near.sample(
+        PROMPT, n=2, seed=1, max_new_tokens=10, words=words)
+    with pytest.raises(BackendError, match="'duck' is not in the lexicon"):
+        Parser.remote(service.url, cache=None).score_pair(PROMPT, lf0, lf1)
+
+
 def test_client_cache_answers_warm_reruns_even_with_the_server_gone(service, tmp_path):
     first = remote(service, tmp_path)
     result = first.parse(PROMPT, **FAST)
@@ -131,9 +145,15 @@ def replica_stats(service) -> list[dict]:
 
 def test_bad_requests_get_a_4xx_json_error_and_the_replica_keeps_serving(service, tmp_path):
     far = Parser.remote(service.url, cache=None)
-    with pytest.raises(BackendError, match="outside the decoding grammar") as err:
+    with pytest.raises(BackendError, match="'notaword' is not in the lexicon — add it as your own word") as err:
         far.score_pair(PROMPT, "exists x . notaword(x)", LF1)
     assert err.value.status == 400
+    status, body = post(service.url + "/v1/forced", json.dumps(
+        {"prompt": PROMPT, "lfs": [LF0], "words": {"unary": ["Capitalised"]}}).encode())
+    assert status == 400 and "not a word of the logical forms" in body["error"]["message"]
+    status, body = post(service.url + "/v1/forced", json.dumps(
+        {"prompt": PROMPT, "lfs": [LF0], "words": {"unary": ["w" * 200]}}).encode())
+    assert status == 422
     base = service.url
     status, body = post(base + "/v1/parse", json.dumps({"prompts": [PROMPT], "search": {"beams": 10_000}}).encode())
     assert status == 422 and "beams" in body["error"]["message"]
