@@ -8,6 +8,7 @@ from typing import Any
 import streamlit as st
 
 from amp.errors import LFParseError
+from amp.logic.own_words import NO_WORDS, OwnWords
 from amp.logic.reader import parse_lf
 from amp.logic.render import render
 from amp.parser.limits import MAX_LF_CHARS
@@ -81,7 +82,8 @@ def normalised_lf(text: str, fmt: str) -> str:
 
 
 def custom_lf_section(prompt_text: str, fmt: str, ins: Any, prob: str,
-                      *, normalise: Callable[[str, str], str] = normalised_lf) -> None:
+                      *, normalise: Callable[[str, str], str] = normalised_lf,
+                      words: OwnWords = NO_WORDS) -> None:
     """A form to force-decode any LF under the prompt and compare it with the predicted parse."""
     with st.form("pi_custom_form", border=False):
         typed = st.text_area(f"Any LF in {fmt.upper()} (lenient spacing is fine)", key="pi_custom",
@@ -100,7 +102,7 @@ def custom_lf_section(prompt_text: str, fmt: str, ins: Any, prob: str,
         parser = ui_model.get_parser()
         if parser is None:
             return
-        scores = ui_model.compute(parser, "Force-decoding your LF…", lambda p: p.score(prompt_text, [lf], fmt=fmt))
+        scores = ui_model.compute(parser, "Force-decoding your LF…", lambda p: p.score(prompt_text, [lf], fmt=fmt, words=words))
         if scores:
             st.session_state[CUSTOM_KEY] = {"prompt": prompt_text, "lf": lf, "score": scores[0]}
     stored = st.session_state.get(CUSTOM_KEY)

@@ -11,6 +11,7 @@ import streamlit as st
 
 from amp.data import generate as gen
 from amp.errors import AmpError
+from amp.logic.own_words import unknown_word_message
 from amp.logic.reader import parse_lf
 from amp.parser.limits import MAX_LF_CHARS
 from amp.prompts import Prompt, PromptExample
@@ -110,6 +111,11 @@ def typed_test_golds(test: str, fmt: str) -> tuple[str | None, str | None]:
             parse_lf(text, fmt)
         except AmpError as exc:
             st.error(describe_error(exc), icon=":material/error:")
+            out.append(None)
+            continue
+        unknown = unknown_word_message(text, fmt)
+        if unknown is not None:  # the parser's grammar is the lexicon's: say which word is missing
+            st.error(f"Gold LF{i}: {unknown}.", icon=":material/error:")
             out.append(None)
             continue
         out.append(text)

@@ -52,7 +52,8 @@ run = c4.button("Parse", type="primary", icon=":material/play_arrow:", key="pi_p
 
 text = prompt.render()
 has_gold = prompt.gold_lf0 is not None and prompt.gold_lf1 is not None
-key = (ui_model.current_spec(), text, beams, fmt, mode, prompt.gold_lf0, prompt.gold_lf1)
+own_words = prompt.words  # a teacher's own sentence: its own words extend the decoding grammar
+key = (ui_model.current_spec(), text, beams, fmt, mode, prompt.gold_lf0, prompt.gold_lf1, own_words)
 if run:
     search = SearchSettings(beams=beams)
     parser = ui_model.get_parser()
@@ -60,10 +61,10 @@ if run:
         if has_gold:
             result = ui_model.compute(parser, "Parsing with grammar-constrained beam search and scoring both LFs…",
                                       lambda p: inspect(p, text, prompt.gold_lf0, prompt.gold_lf1, search,
-                                                          fmt=fmt, canonical_mode=mode))
+                                                          fmt=fmt, canonical_mode=mode, words=own_words))
         else:
             result = ui_model.compute(parser, "Parsing with grammar-constrained beam search…",
-                                      lambda p: p.parse(text, search, fmt=fmt))
+                                      lambda p: p.parse(text, search, fmt=fmt, words=own_words))
         if result is not None:
             st.session_state[KEY] = {"key": key, "result": result}
 stored = st.session_state.get(KEY)
@@ -133,4 +134,4 @@ for i, (col, name, lf, score) in enumerate(((g0, "LF0", ins.lf0, pair.lf0), (g1,
         col.code(lf, language=None, wrap_lines=True)
 
 st.subheader("Score your own LF")
-custom_lf_section(text, fmt, ins, prob, normalise=normalised_lf)
+custom_lf_section(text, fmt, ins, prob, normalise=normalised_lf, words=own_words)

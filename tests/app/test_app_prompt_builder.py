@@ -107,6 +107,18 @@ def test_typed_gold_lf_that_does_not_parse_shows_column_and_expected(pb) -> None
     assert _prompt(pb).gold_lf0 == "exists x . girl(x)"
 
 
+def test_typed_gold_lf_with_a_word_outside_the_lexicon_says_add_it_as_your_own_word(pb) -> None:
+    """Issue #11 point 6: not "expected a predicate", but which word is missing and what to do."""
+    pb.radio(key="pb_test_source").set_value("typed").run()
+    pb.text_input(key="pb_test_typed").input("I saw her duck").run()
+    pb.text_input(key="pb_gold0").input("exists x . duck(x) AND have(x, Her)").run()
+    assert_ok(pb)
+    errors = texts(pb, "error")
+    assert any("'duck', 'Her' are not in the lexicon — add them as your own words" in e for e in errors), errors
+    assert not any("expected" in e for e in errors)
+    assert _prompt(pb).gold_lf0 is None
+
+
 def test_zero_shot_needs_a_pool_sentence(pb) -> None:
     pb.segmented_control(key="pb_mode").set_value("zero-shot").run()
     pb.radio(key="pb_test_source").set_value("typed").run()
