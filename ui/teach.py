@@ -65,10 +65,12 @@ def logic_hidden() -> bool:
     return bool(st.session_state.get(HIDE_LOGIC_KEY, False))
 
 
-def reading_line(type_: str | None, idx: int, paraphrase: str | None) -> str:
-    """Markdown: ``LF0`` badge, short label and the paraphrase in quotes."""
-    label = f" **{lesson.reading_name(type_, idx)}**" if type_ else ""
-    text = f" — “{paraphrase}”" if paraphrase else ""
+def reading_line(type_: str | None, idx: int, paraphrase: str | None, name: str | None = None) -> str:
+    """Markdown: ``LF0`` badge, short label (``name``, else the type's) and the paraphrase in quotes,
+    both as plain text (a teacher's own sentence brings its own words)."""
+    name = name or (lesson.reading_name(type_, idx) if type_ else None)
+    label = f" **{plain(name)}**" if name else ""
+    text = f" — “{plain(paraphrase)}”" if paraphrase else ""
     return f"{BADGES[idx]}{label}{text}"
 
 
@@ -88,17 +90,17 @@ def show_readings(surface: str, type_: str | None, lfs: tuple[str, str] | None =
 
 
 def model_p_lf0(surface: str) -> float | None:
-    """The current model's zero-shot P(LF0) for a pool sentence (:func:`amp.teaching.lesson.model_p_lf0`),
+    """The current model's P(LF0) for a pool or own sentence (:func:`amp.teaching.lesson.model_p_lf0`),
     memoised per model in this session; ``None`` if the sentence or the model is unavailable."""
     spec = ui_model.current_spec()
     memo = st.session_state.setdefault(MODEL_P_KEY, {})
     if (spec, surface) in memo:
         return memo[(spec, surface)]
     parser = ui_model.peek_parser()
-    if parser is None or lesson.pool_pair(surface) is None:
+    if parser is None or lesson.sentence_item(surface) is None:
         return None
     try:
-        with st.spinner("Scoring both readings with the model (zero-shot prompt)…"), ui_model.using(parser):
+        with st.spinner("Scoring both readings with the model…"), ui_model.using(parser):
             p = lesson.model_p_lf0(parser, surface)
     except Exception:  # noqa: BLE001 - a missing model never breaks a class
         return None
@@ -198,7 +200,7 @@ def big(text: str, size: str = "3.2rem") -> None:
 def item_chart(item: PollItem, result: ItemResult, *, key: str, height: int = 240) -> None:
     """Bars of the votes for LF0 and LF1, stacked by confidence."""
     fig = go.Figure()
-    names = [f"LF{i} · {lesson.reading_name(item.type, i)}" for i in (0, 1)]
+    names = [f"LF{i} · {item.reading_name(i)}" for i in (0, 1)]
     for choice in (0, 1):
         fig.add_bar(x=[names[choice]], y=[result.counts[choice]], marker_color=COLORS[choice],
                     name=names[choice], text=[result.counts[choice]], textposition="auto",

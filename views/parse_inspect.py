@@ -94,9 +94,13 @@ m4.metric("p at divergence", fmt_prob(None if div is None else (div.prob_a if pr
           help="Probability of the predicted parse's token where it leaves the other reading.")
 st.markdown(divergence_sentence(ins, prob))
 spoken = lesson.pool_pair(prompt.test_utterance)
+own = lesson.own_sentence(prompt.test_utterance) if spoken is None else None
+item = lesson.sentence_item(prompt.test_utterance) if own is not None else None  # its own names and words
+if own is not None:
+    spoken = own.pair()
 if spoken is not None and spoken.lf0.lf == ins.lf0 and spoken.lf1.lf == ins.lf1:
     top = ins.predicted.text if ins.predicted is not None else None
-    st.markdown(f"**The model's parse in words:** {plain(lesson.explain_parse(spoken, top, fmt=fmt))}")
+    st.markdown(f"**The model's parse in words:** {plain(lesson.explain_parse(spoken, top, fmt=fmt, item=item))}")
 
 alt_label = heatmap_labels(ins)[1]
 mark = st.segmented_control("Mark", list(MARKS), default="semantic", required=True, key="pi_mark",
@@ -124,12 +128,12 @@ csv_download(table, "beams.csv", key="pi_beams_csv")
 
 g0, g1 = st.columns(2)
 words = lesson.readings_in_words(prompt.test_utterance)
-gold_pair = lesson.pool_pair(prompt.test_utterance)
+gold_pair = lesson.pool_pair(prompt.test_utterance) or (own.pair() if own is not None else None)
 kind = gold_pair.type if gold_pair is not None else None
 for i, (col, name, lf, score) in enumerate(((g0, "LF0", ins.lf0, pair.lf0), (g1, "LF1", ins.lf1, pair.lf1))):
     col.markdown(f"**Gold {name}** · min-token p = {fmt_prob(score.min_prob, 4)} · "
                  f"log P = {score.sum_logprob:.2f}")
-    col.markdown(teach.reading_line(kind, i, words[i] if words else None))
+    col.markdown(teach.reading_line(kind, i, words[i] if words else None, item.reading_name(i) if item else None))
     if not teach.logic_hidden():
         col.code(lf, language=None, wrap_lines=True)
 

@@ -37,8 +37,8 @@ if code:
         st.error(f"Poll {plain(code)}: {describe_error(exc)}", icon=":material/error:")
         halt()
 elif st.session_state.get(teach.PRESENT_SENTENCE_KEY):
-    one = lesson.pool_pair(st.session_state[teach.PRESENT_SENTENCE_KEY])
-    items = [PollItem.from_pair(one)] if one is not None else []
+    one = lesson.sentence_item(st.session_state[teach.PRESENT_SENTENCE_KEY])  # a pool or own sentence
+    items = [one] if one is not None else []
     st.sidebar.button("Present a sample instead", key="present_sample", icon=":material/shuffle:",
                       on_click=st.session_state.pop, args=(teach.PRESENT_SENTENCE_KEY, None))
 else:
@@ -65,7 +65,7 @@ reveal = nav.button("Reveal the model's choice", key=f"present_reveal_{pos}", ty
 
 st.markdown(f"<div class='present-s'>“{html.escape(item.surface)}”</div>", unsafe_allow_html=True)
 for idx in (0, 1):
-    label = lesson.reading_name(item.type, idx)
+    label = item.reading_name(idx)
     color = teach.COLORS[idx]
     st.markdown(f"<div class='present-r'><b style='color:{html.escape(color)}'>LF{idx} · {html.escape(label)}</b>: "
                 f"{html.escape(item.paraphrase(idx))}</div>", unsafe_allow_html=True)

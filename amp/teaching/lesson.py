@@ -11,7 +11,7 @@ spinners, error boxes) lives in ``ui/teach.py``.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from amp.data.generate import AmbiguousPair, find_pair
@@ -20,10 +20,12 @@ from amp.evaluation.matching import match_lf
 from amp.logic.vocabulary import DEFAULT_FORMAT
 from amp.prompts import mixed_prompt, zero_shot_prompt
 from amp.teaching.paraphrase import interpretation_label, paraphrases, verbalise_lf
+from amp.teaching.poll_records import PollItem
 
 if TYPE_CHECKING:
     from amp.parser import Parser
     from amp.prompts import Prompt
+    from amp.teaching.own_sentences import OwnSentence
 
 __all__ = [
     "MIXED_K",
@@ -36,7 +38,9 @@ __all__ = [
     "model_reading",
     "sentence_prompt",
     "model_p_lf0",
+    "own_sentence",
     "pool_pair",
+    "sentence_item",
     "preferred_reading",
     "reading_name",
     "readings_in_words",
@@ -60,12 +64,42 @@ def pool_pair(surface: str) -> AmbiguousPair | None:
 
 
 def readings_in_words(pair_or_surface: AmbiguousPair | str) -> tuple[str, str] | None:
-    """The (LF0, LF1) paraphrases (paper Table 1), or ``None`` when the sentence has none
-    (not in a pool, or a template without paraphrases it can be verbalised from)."""
+    """The (LF0, LF1) paraphrases (paper Table 1) — for a teacher's own sentence the teacher's —
+    or ``None`` when the sentence has none (in no pool and not an own sentence, or a template
+    without paraphrases it can be verbalised from)."""
+    if isinstance(pair_or_surface, str) and pool_pair(pair_or_surface) is None:
+        own = own_sentence(pair_or_surface)
+        return (own.paraphrase0, own.paraphrase1) if own is not None else None
     try:
         return paraphrases(pair_or_surface)
     except (AmpError, KeyError, ValueError):
         return None
+
+
+def own_sentence(surface: str) -> OwnSentence | None:
+    """The teacher's own sentence with this surface in the default library (:mod:`amp.teaching.own_library`),
+    or ``None`` (not there, or the library cannot be read: the Own sentences page says why)."""
+    from amp.teaching.own_library import find_own  # own sentences import this module: late
+
+    try:
+        return find_own(surface)
+    except AmpError:
+        return None
+
+
+def sentence_item(surface: str, model_p_lf0: float | None = None) -> PollItem | None:
+    """A sentence as a class sees it (readings in words and their names): a pool sentence, else a
+    teacher's own sentence from the library, else ``None``."""
+    pair = pool_pair(surface)
+    if pair is not None:
+        try:
+            return PollItem.from_pair(pair, model_p_lf0)
+        except (AmpError, KeyError, ValueError):
+            return None
+    own = own_sentence(surface)
+    if own is None:
+        return None
+    return replace(own.poll_item(model_p_lf0), name0=own.name0, name1=own.name1)
 
 
 def reading_name(type_: str, idx: int) -> str:
@@ -91,7 +125,12 @@ def model_p_lf0(parser: Parser, surface: str) -> float | None:
     """
     pair = pool_pair(surface)
     if pair is None:
-        return None
+        own = own_sentence(surface)
+        if own is None:
+            return None
+        prompt = own.prompt("mixed")  # an own sentence has no zero-shot ingredients: its default prompt
+        p = parser.score_pair(prompt.render(), own.lf0, own.lf1, words=prompt.words).p_lf0
+        return None if p is None else float(p)
     p = parser.score_pair(zero_shot_prompt(pair).render(), pair.lf0.lf, pair.lf1.lf).p_lf0
     return None if p is None else float(p)
 
@@ -133,25 +172,29 @@ def model_reading(paraphrases: tuple[str, str], p_lf0: float | None) -> tuple[in
     return choice, f"The model reads it as: {paraphrases[choice]}"
 
 
-def explain_parse(pair: AmbiguousPair, predicted: str | None, *, fmt: str = DEFAULT_FORMAT) -> str:
+def explain_parse(pair: AmbiguousPair, predicted: str | None, *, fmt: str = DEFAULT_FORMAT,
+                  item: PollItem | None = None) -> str:
     """The model's parse in words, against the sentence's two readings (issue #11 point 4).
 
     A parse that is one reading is that reading's paraphrase; one that is neither is compared
     with each reading with two of its words (nouns, names) swapped — "the same as *instrument*,
     but with *boy* and *man* swapped" — and otherwise verbalised as it stands
     (:func:`amp.teaching.paraphrase.verbalise_lf`).  Matching is the metrics' (logical mode).
+    ``item``: the readings' names and paraphrases when they are not the type's (a teacher's own
+    sentence, :func:`sentence_item`).
     """
     match = match_lf(predicted, pair.lf0.lf, pair.lf1.lf, fmt=fmt)
-    texts = paraphrases(pair)
+    texts = (item.paraphrase0, item.paraphrase1) if item is not None else paraphrases(pair)
+    names = [item.reading_name(i) if item is not None else reading_name(pair.type, i) for i in (0, 1)]
     if match in ("lf0", "lf1", "both"):
         idx = 1 if match == "lf1" else 0
-        return f"{reading_name(pair.type, idx)}: {texts[idx]}"
+        return f"{names[idx]}: {texts[idx]}"
     if match == "unparseable" or predicted is None:
         return "not a logical form: the parse does not read as one"
     for idx, reading in enumerate((pair.lf0.lf, pair.lf1.lf)):
         swap = _swapped_words(reading, predicted, fmt)
         if swap is not None:
-            return f"neither reading: the same as {reading_name(pair.type, idx)}, but with {swap[0]} and {swap[1]} swapped"
+            return f"neither reading: the same as {names[idx]}, but with {swap[0]} and {swap[1]} swapped"
     try:
         return f"neither reading: {verbalise_lf(predicted, fmt)}"
     except AmpError:

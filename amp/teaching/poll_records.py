@@ -27,6 +27,8 @@ _SESSION_RE = re.compile(r"[A-Za-z0-9._:@-]{1,128}")
 
 MAX_ITEMS = 200
 MAX_TEXT = 2000
+#: At most this many characters in a reading's short name.
+MAX_NAME = 60
 MAX_TITLE = 200
 
 #: The confidence slider of Appendix A.5, as three steps.
@@ -86,6 +88,10 @@ class PollItem:
     paraphrase0: str
     paraphrase1: str
     model_p_lf0: float | None = None
+    #: Short names of the two readings ("she ducked"), for a teacher's own sentence; empty: the
+    #: type's reading names (paper Table 1).  Items stored before these fields read as empty.
+    name0: str = ""
+    name1: str = ""
 
     def __post_init__(self) -> None:
         for name in ("surface", "type", "lf0", "lf1", "paraphrase0", "paraphrase1"):
@@ -94,6 +100,10 @@ class PollItem:
                 raise InvalidPollError(f"poll item field {name!r} must be a non-empty string, got {value!r}")
             if len(value) > MAX_TEXT:
                 raise InvalidPollError(f"poll item field {name!r} is longer than {MAX_TEXT} characters")
+        for name in ("name0", "name1"):
+            value = getattr(self, name)
+            if not isinstance(value, str) or len(value) > MAX_NAME:
+                raise InvalidPollError(f"poll item field {name!r} must be a string of at most {MAX_NAME} characters")
         p = self.model_p_lf0
         if p is not None:
             if isinstance(p, bool) or not isinstance(p, int | float) or not math.isfinite(p) or not 0 <= p <= 1:
@@ -110,6 +120,18 @@ class PollItem:
 
     def paraphrase(self, choice: int) -> str:
         return self.paraphrase0 if choice == 0 else self.paraphrase1
+
+    def reading_name(self, choice: int) -> str:
+        """The short name of reading ``choice``: the item's own name, else the type's ("instrument")."""
+        own = self.name0 if choice == 0 else self.name1
+        if own:
+            return own
+        from amp.teaching.paraphrase import interpretation_label
+
+        try:
+            return interpretation_label(self.type, choice)
+        except (AmpError, KeyError, ValueError):
+            return f"reading {choice}"
 
 
 @dataclass(frozen=True)
