@@ -6,9 +6,13 @@ import streamlit as st
 
 from amp.data.types import type_ids
 from amp.errors import AmpError
+from amp.logic.vocabulary import DEFAULT_FORMAT
+from amp.teaching import lesson
 from amp.teaching.poll import PollItem, PollStore, tidy_code
+from ui import own as ui_own
 from ui import teach
 from ui.common import describe_error, halt, plain, type_label
+from ui.prompt_state import use_sentence
 
 st.title("Class poll")
 st.caption("Students open the link (or type the code after `?poll=`), pick the reading they prefer and say how "
@@ -89,6 +93,30 @@ with link:
     st.caption(f"{plain(poll.title) or 'Untitled poll'} · {len(poll.items)} item(s) · "
                + ("**closed** — votes kept, no new ones" if poll.closed else "open"))
 live = st.toggle("Live results (refresh every 2 s)", value=True, key="tp_live")
+
+
+def _route(surfaces: list[str]) -> None:
+    """Parse or present one of the poll's sentences (a template or own sentence), under the
+    visible default prompt: mixed, 10 examples of its type, 30 % with LF0."""
+    r1, r2, r3 = st.columns([3, 1, 1], vertical_alignment="bottom")
+    surface = r1.selectbox("A sentence of this poll", surfaces, key="tp_route_sentence",
+                           help="Parse & inspect gets the default mixed prompt (10 examples of its type, 30 % "
+                                "with LF0); change it in the Prompt builder.")
+    if r2.button("Parse this sentence", key="tp_route_parse", icon=":material/troubleshoot:"):
+        own = lesson.own_sentence(surface) if lesson.pool_pair(surface) is None else None
+        pair = lesson.pool_pair(surface)
+        done = (ui_own.use_own(own, "mixed") if own is not None
+                else pair is not None and use_sentence(surface, pair.type, "mixed", DEFAULT_FORMAT))
+        if done:
+            st.switch_page("views/parse_inspect.py")
+        elif own is None and pair is None:
+            st.error("This sentence is no longer in a pool or in your own sentences.", icon=":material/error:")
+    if r3.button("Present this sentence", key="tp_route_present", icon=":material/slideshow:"):
+        teach.present_sentence(surface)
+        st.switch_page("views/teach_present.py")
+
+
+_route([item.surface for item in poll.items])
 
 
 def results() -> None:
