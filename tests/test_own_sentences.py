@@ -265,3 +265,14 @@ def test_library_size_bound(tmp_path) -> None:
     with pytest.raises(OwnLibraryError, match=f"at most {MAX_SENTENCES}"):
         lib.add(book())
     assert len(lib.list()) == MAX_SENTENCES
+
+
+def test_concurrent_adds_keep_every_sentence(tmp_path) -> None:
+    """The app's sessions are threads: saves at the same time must not lose one another."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    lib = OwnLibrary(tmp_path / "own.json")
+    many = [replace(duck(), surface=f"I saw her duck {i}") for i in range(24)]
+    with ThreadPoolExecutor(8) as pool:
+        list(pool.map(lib.add, many))
+    assert sorted(s.surface for s in lib.list()) == sorted(s.surface for s in many)

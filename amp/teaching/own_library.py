@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -40,6 +41,10 @@ LIBRARY_VERSION = 1
 #: Bounds of a library (and of an import).
 MAX_SENTENCES = 200
 MAX_LIBRARY_BYTES = 4_000_000
+
+#: Serialises read-modify-write of library files in this process (the app's sessions are threads
+#: of one process, so two tabs saving at once do not lose one of the saves).
+_WRITE_LOCK = threading.RLock()
 
 
 class OwnLibraryError(AmpError, ValueError):
@@ -144,17 +149,19 @@ class OwnLibrary:
         """Add ``sentence``, replacing one with the same surface; ``True`` if it replaced one."""
         if not isinstance(sentence, OwnSentence):
             raise OwnLibraryError(f"can only add an OwnSentence, not {type(sentence).__name__}")
-        merged, report = self._merged(self.list(), (sentence,))
-        self._write(merged)
+        with _WRITE_LOCK:
+            merged, report = self._merged(self.list(), (sentence,))
+            self._write(merged)
         return bool(report.replaced)
 
     def remove(self, surface: str) -> bool:
         """Remove the sentence with this surface; ``False`` if there was none."""
-        current = self.list()
-        kept = tuple(s for s in current if _key(s.surface) != _key(surface))
-        if len(kept) == len(current):
-            return False
-        self._write(kept)
+        with _WRITE_LOCK:
+            current = self.list()
+            kept = tuple(s for s in current if _key(s.surface) != _key(surface))
+            if len(kept) == len(current):
+                return False
+            self._write(kept)
         return True
 
     def export_json(self) -> bytes:
@@ -164,8 +171,9 @@ class OwnLibrary:
     def import_json(self, data: bytes | str, source: str = "the import") -> ImportReport:
         """Merge an export into the library (same surface: replaced); all or nothing."""
         incoming = parse_library(data, source)
-        merged, report = self._merged(self.list(), incoming)
-        self._write(merged)
+        with _WRITE_LOCK:
+            merged, report = self._merged(self.list(), incoming)
+            self._write(merged)
         return report
 
     @staticmethod
