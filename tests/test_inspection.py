@@ -6,6 +6,7 @@ import pytest
 
 from amp.evaluation.inspection import inspect
 from amp.evaluation.matching import match_lf
+from amp.logic.own_words import NO_WORDS, OwnWords
 from amp.parser.results import Beam, ForcedScore, PairScore, ParseResult, TokenStep
 
 LF0 = "exists x . forall y . boy(x) AND girl(y)"
@@ -35,15 +36,18 @@ class StandIn:
     def __init__(self, beams: list[str], p_lf0: float, golds: tuple[str, str] = (LF0, LF1)) -> None:
         self.beams = beams
         self.golds = golds
+        self.words: list[OwnWords] = []  # the own words each call was given
         self.pair = PairScore(lf0=_forced(LF0, "abcd", 0.9), lf1=_forced(LF1, "abxy", 0.4), p_lf0=p_lf0,
                               p_lf0_total=p_lf0)
 
-    def parse_and_score_many(self, items, **settings):  # noqa: ANN001, ANN003 — a stand-in
+    def parse_and_score_many(self, items, *, words=NO_WORDS, **settings):  # noqa: ANN001, ANN003 — a stand-in
         assert items == [("prompt", *self.golds)]
+        self.words.append(words)
         result = ParseResult(beams=tuple(_beam(i, t) for i, t in enumerate(self.beams)), constrained=True, fmt="fol")
         return [(result, self.pair)]
 
-    def beam_steps(self, prompt, beam, *, fmt, constrained):  # noqa: ANN001 — a stand-in
+    def beam_steps(self, prompt, beam, *, fmt, constrained, words=NO_WORDS):  # noqa: ANN001 — a stand-in
+        self.words.append(words)
         return _steps("abcz", 0.7)
 
 
@@ -80,3 +84,14 @@ def test_golds_alike_label_both_and_the_alternative_is_lf1() -> None:
     paper = inspect(StandIn([same1], 0.9, (same0, same1)), "prompt", same0, same1,  # type: ignore[arg-type]
                     canonical_mode="paper")
     assert paper.predicted_match == "lf1" and paper.alternative == "lf0"
+
+
+def test_own_words_reach_both_parser_calls() -> None:
+    """A teacher's own words extend the grammar of the search, the pair and the top beam's steps."""
+    words = OwnWords(unary=("duck",), constants=("Her",))
+    plain = StandIn([LF0], 0.8)
+    inspect(plain, "prompt", LF0, LF1)  # type: ignore[arg-type]
+    assert plain.words == [NO_WORDS, NO_WORDS]
+    own = StandIn([LF0], 0.8)
+    inspect(own, "prompt", LF0, LF1, words=words)  # type: ignore[arg-type]
+    assert own.words == [words, words]
