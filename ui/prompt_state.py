@@ -16,7 +16,9 @@ from amp.logic.reader import parse_lf
 from amp.parser.limits import MAX_LF_CHARS
 from amp.prompts import Prompt, PromptExample
 from amp.teaching import lesson
-from ui.common import describe_error, guarded
+from amp.teaching.own_library import find_own
+from amp.teaching.own_sentences import OwnSentence
+from ui.common import describe_error, guarded, plain
 
 PROMPT_KEY = "prompt"
 RECIPE_KEY = "prompt_recipe"
@@ -84,6 +86,15 @@ def example_badge(ex: PromptExample) -> str:
     return ":gray-badge[plain]"
 
 
+def own_sentence(test: str) -> OwnSentence | None:
+    """The own sentence of the library with this surface (``None`` if none, or if the library
+    cannot be read: the Your own sentences page shows that error)."""
+    try:
+        return find_own(test)
+    except AmpError:
+        return None
+
+
 def typed_test_golds(test: str, fmt: str) -> tuple[str | None, str | None]:
     """Gold LFs of a typed test sentence: from the pool if it is there, else optionally typed.
 
@@ -91,6 +102,11 @@ def typed_test_golds(test: str, fmt: str) -> tuple[str | None, str | None]:
     with its column and what was expected, and counts as not given.
     """
     pair = gen.find_pair(test)
+    own = own_sentence(test)
+    if pair is None and own is not None:
+        st.caption(f"A sentence of your own library ({own.type} examples, new words: "
+                   f"{plain(own.words.describe())}): its two readings are the gold LFs (FOL).")
+        return own.lf0, own.lf1
     if pair is not None:
         st.caption(f"Found in the pool ({pair.type}, template `{pair.template}`): gold LFs known.")
         lf0, lf1 = pair.lf0.lf, pair.lf1.lf

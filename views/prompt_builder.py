@@ -16,6 +16,7 @@ from ui.prompt_state import (
     add_example,
     edit,
     example_badge,
+    own_sentence,
     pool_surfaces,
     typed_test_golds,
 )
@@ -63,21 +64,34 @@ if not test:
     halt()
 if st.session_state.get(RECIPE_KEY) != recipe or PROMPT_KEY not in st.session_state:
     found = gen.find_pair(test) if source == "typed" else None
+    own = own_sentence(test) if source == "typed" and found is None else None
     direct = source == "from the pool" or (found is not None and found.type == type_)
-    if not direct and mode == "zero-shot":
+    if own is not None:  # a sentence of the teacher's library: its type's examples, its own words
+        if mode == "zero-shot" or fmt != "fol":
+            st.error("A sentence of your own library is parsed with a mixed FOL prompt (its readings are FOL and "
+                     "it has no template ingredients): choose Mixed and FOL.", icon=":material/error:")
+            halt()
+        built_own = guarded(lambda: own.prompt("mixed", float(ratio), k=int(k), seed=int(seed)),
+                            what="Cannot build this prompt")
+        if built_own is None:
+            halt()
+        st.session_state[PROMPT_KEY] = built_own
+        st.session_state[RECIPE_KEY] = recipe
+    elif not direct and mode == "zero-shot":
         st.error("Zero-shot ingredients are built from the words of a pool sentence of this type; "
                  "pick one from the pool, or use a mixed prompt for your own sentence.", icon=":material/error:")
         halt()
-    base = test if direct else surfaces[0]
-    build = ((lambda: prompts.mixed_prompt(base, float(ratio), seed=int(seed), k=int(k), fmt=fmt))
-             if mode == "mixed" else (lambda: prompts.zero_shot_prompt(base, seed=int(seed))))
-    built = guarded(build, what="Cannot build this prompt")
-    if built is None:
-        halt()
-    if not direct:
-        built = built.with_test(test, *(golds or (None, None)))
-    st.session_state[PROMPT_KEY] = built
-    st.session_state[RECIPE_KEY] = recipe
+    else:
+        base = test if direct else surfaces[0]
+        build = ((lambda: prompts.mixed_prompt(base, float(ratio), seed=int(seed), k=int(k), fmt=fmt))
+                 if mode == "mixed" else (lambda: prompts.zero_shot_prompt(base, seed=int(seed))))
+        built = guarded(build, what="Cannot build this prompt")
+        if built is None:
+            halt()
+        if not direct:
+            built = built.with_test(test, *(golds or (None, None)))
+        st.session_state[PROMPT_KEY] = built
+        st.session_state[RECIPE_KEY] = recipe
 prompt = st.session_state[PROMPT_KEY]
 
 left, right = st.columns([1.15, 1], gap="large")

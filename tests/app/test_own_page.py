@@ -128,6 +128,13 @@ def test_parse_this_sentence_sets_the_prompt_with_its_words(own_lib) -> None:
     at.switch_page("views/prompt_builder.py").run()  # the builder shows that prompt and keeps it
     assert_ok(at)
     assert at.session_state["prompt"] == prompt
+    at.slider(key="pb_ratio").set_value(0.7).run()  # a changed setting rebuilds it, still with its words
+    assert_ok(at)
+    rebuilt = at.session_state["prompt"]
+    assert rebuilt.test_utterance == DUCK and rebuilt.words == duck().words
+    assert (rebuilt.gold_lf0, rebuilt.gold_lf1) == (DUCK0, DUCK1) and rebuilt.lf0_fraction == 0.7
+    at.segmented_control(key="pb_mode").set_value("zero-shot").run()  # no ingredients: said in a box
+    assert at.error and "mixed FOL prompt" in at.error[0].value
 
 
 def test_present_delete_and_poll(own_lib) -> None:
