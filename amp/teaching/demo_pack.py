@@ -11,6 +11,14 @@ Pack layout (``SCHEMA_VERSION`` 1), JSON only — nothing is ever pickled or unp
                             "total_bytes": n, "entries": [{"key", "file", "sha256", "size",
                             "model"}, …]}
     entries/000000.json    {"key": …, "model": identity | null, "value": {…}}  (canonical JSON)
+    own_sentences.json     optional: the teacher's own sentences behind the results (the own-
+                           sentence library's export JSON); the manifest then has
+                           "own_sentences": {"file", "sha256", "size", "count"}
+
+A teacher's own sentence (:mod:`amp.teaching.own_sentences`) extends the grammar with its own
+words, so its cached results are useless in class without it: a pack carries the sentences with
+their results, and :func:`import_pack` adds them to the classroom machine's library (a sentence
+the library already holds is kept as it is, like a cached result).
 
 :func:`import_pack` checks the whole pack **before** writing anything: zip integrity, file
 names (no absolute paths, ``..``, folders, duplicates, unlisted or missing files), declared and
@@ -39,11 +47,14 @@ from typing import Any
 
 from amp.cache import SIZE_LIMIT_BYTES, ResultCache, canonical_json
 from amp.errors import AmpError, CacheError
+from amp.teaching.own_library import MAX_LIBRARY_BYTES, MAX_SENTENCES, OwnLibrary, OwnLibraryError, library_json
+from amp.teaching.own_sentences import OwnSentence
 from amp.teaching.pack_format import (
     FORMAT,
     KEY_RE,
     MANIFEST_NAME,
     MAX_NOTE,
+    OWN_NAME,
     SCHEMA_VERSION,
     DemoPackError,
     PackLimits,
@@ -71,6 +82,8 @@ class PackInfo:
     cache, ``skipped`` cached keys that are not result keys (see :data:`KEY_RE`).
     Import only: ``replaced`` counts entries whose key the cache already held; the local result
     was kept (a pack never overwrites one; the name is kept for compatibility).
+    ``own_sentences``: the surfaces of the own sentences the pack carries; on import
+    ``own_added`` those added to the library (the others it held already and kept).
     """
 
     path: str
@@ -84,6 +97,8 @@ class PackInfo:
     missing: tuple[str, ...] = ()
     skipped: tuple[str, ...] = ()
     replaced: int = 0
+    own_sentences: tuple[str, ...] = ()
+    own_added: tuple[str, ...] = ()
 
 
 # --- export ------------------------------------------------------------------------------------
@@ -111,10 +126,12 @@ def export_pack(
     note: str = "",
     models: Iterable[str] | None = None,
     limits: PackLimits | None = None,
+    own_sentences: Iterable[OwnSentence] = (),
 ) -> PackInfo:
     """Write the cached results behind ``keys`` (``None`` = every entry) to a zip at ``path``.
 
-    ``models`` keeps only entries tagged with one of these model identities.  Requested keys
+    ``models`` keeps only entries tagged with one of these model identities.  ``own_sentences``
+    go into the pack with the results (the teacher's sentences those results are for).  Requested keys
     that the cache lacks are reported in :attr:`PackInfo.missing`, not an error.  The zip is
     written to a temporary file and renamed into place, so ``path`` is never half-written.
     Raises :class:`DemoPackError` for a malformed key or a pack that :func:`import_pack` would
@@ -150,10 +167,36 @@ def export_pack(
     if total > limits.max_total_bytes:
         raise DemoPackError(f"{total} bytes of entries is over the limit of {limits.max_total_bytes}")
     manifest = _manifest(records, note)
+    files = [(str(e["file"]), d) for e, (_, _, d) in zip(manifest["entries"], records, strict=True)]
+    own = _own_member(own_sentences)
+    if own is not None:
+        manifest["own_sentences"] = own[0]
+        files.append((OWN_NAME, own[1]))
     target = Path(path)
-    _write_zip(target, manifest, [(str(e["file"]), d) for e, (_, _, d) in zip(manifest["entries"], records,
-                                                                                strict=True)])
-    return _info(target, manifest, missing=tuple(missing), skipped=tuple(skipped))
+    _write_zip(target, manifest, files)
+    return _info(target, manifest, missing=tuple(missing), skipped=tuple(skipped),
+                 own_sentences=own[2] if own else ())
+
+
+def _own_member(own_sentences: Iterable[OwnSentence]) -> tuple[dict[str, Any], bytes, tuple[str, ...]] | None:
+    """The manifest field, the bytes of ``own_sentences.json`` and the sentences' surfaces
+    (``None`` without sentences)."""
+    if isinstance(own_sentences, OwnSentence | str):
+        raise DemoPackError("own_sentences must be an iterable of OwnSentence")
+    given = list(own_sentences)
+    bad = [s for s in given if not isinstance(s, OwnSentence)]
+    if bad:
+        raise DemoPackError(f"own_sentences must be OwnSentence values, not {type(bad[0]).__name__}")
+    sentences = list({s.surface: s for s in given}.values())
+    if not sentences:
+        return None
+    if len(sentences) > MAX_SENTENCES:
+        raise DemoPackError(f"{len(sentences)} own sentences is over the limit of {MAX_SENTENCES}")
+    data = library_json(sentences)
+    if len(data) > MAX_LIBRARY_BYTES:
+        raise DemoPackError(f"the own sentences take {len(data):,} bytes, over the limit of {MAX_LIBRARY_BYTES:,}")
+    field = {"file": OWN_NAME, "sha256": hashlib.sha256(data).hexdigest(), "size": len(data), "count": len(sentences)}
+    return field, data, tuple(s.surface for s in sentences)
 
 
 def _select_keys(tags: dict[str, str | None], keys: Iterable[str] | None) -> tuple[list[str], list[str]]:
@@ -234,12 +277,13 @@ def _str_list(items: Iterable[str], what: str) -> list[str]:
 def inspect_pack(path: str | os.PathLike[str], *, limits: PackLimits | None = None) -> PackInfo:
     """Validate a pack fully (as :func:`import_pack` does) and describe it; writes nothing."""
     target = Path(path)
-    manifest, _ = read_pack(target, limits or PackLimits())
-    return _info(target, manifest)
+    manifest, _, own = read_pack(target, limits or PackLimits())
+    return _info(target, manifest, own_sentences=tuple(s.surface for s in own))
 
 
 def import_pack(
-    path: str | os.PathLike[str], cache: ResultCache, *, limits: PackLimits | None = None
+    path: str | os.PathLike[str], cache: ResultCache, *, limits: PackLimits | None = None,
+    library: OwnLibrary | None = None,
 ) -> PackInfo:
     """Validate the pack at ``path`` completely, then store every entry in ``cache``.
 
@@ -249,10 +293,20 @@ def import_pack(
     in one transaction (:meth:`ResultCache.set_many`): a write that fails midway (disk full)
     leaves the cache exactly as it was.  An import that would push the cache past its size
     limit — evicting earlier results, the teacher's included — is refused, saying so.
+
+    The pack's own sentences are added to ``library`` (those it holds already are kept; with
+    ``library=None`` they are only listed in :attr:`PackInfo.own_sentences`).  A library that
+    could not take them all (at most :data:`~amp.teaching.own_library.MAX_SENTENCES`) refuses
+    the import before anything is written.
     """
     cache = _check_cache(cache)
     target = Path(path)
-    manifest, records = read_pack(target, limits or PackLimits())
+    manifest, records, own = read_pack(target, limits or PackLimits())
+    if own and library is not None:
+        try:
+            library.add_missing(own, dry_run=True)
+        except OwnLibraryError as exc:
+            raise refused(target, f"its {len(own)} own sentence(s) do not fit: {exc}") from None
     present = _tagged_keys(cache)
     new = [(key, value, model) for key, model, value in records if key not in present]
     adding = sum(len(canonical_json(value)) for _, value, _ in new)
@@ -264,4 +318,12 @@ def import_pack(
     except (AmpError, OSError, sqlite3.Error, TypeError, ValueError) as exc:
         raise DemoPackError(f"demo pack {target.name}: writing to {cache.directory} failed ({exc}); "
                             "nothing was imported") from exc
-    return _info(target, manifest, replaced=len(records) - len(new))
+    added: tuple[str, ...] = ()
+    if own and library is not None:
+        try:
+            added = library.add_missing(own).added
+        except OwnLibraryError as exc:  # the results are in (an import again adds nothing twice)
+            raise DemoPackError(f"demo pack {target.name}: the cached results were imported, but its own "
+                                f"sentences could not be saved ({exc}); import the pack again once fixed") from exc
+    return _info(target, manifest, replaced=len(records) - len(new), own_sentences=tuple(s.surface for s in own),
+                 own_added=added)

@@ -23,6 +23,7 @@ import json
 import os
 import tempfile
 import threading
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -59,12 +60,17 @@ def default_library_path() -> Path:
 
 @dataclass(frozen=True)
 class ImportReport:
-    """What an import did: the sentences it added and those it replaced (same surface)."""
+    """What an import did: the sentences it added, those it replaced (same surface), and those it
+    left as the library had them (:meth:`OwnLibrary.add_missing`: a demo pack never overwrites a
+    teacher's sentence)."""
 
     added: tuple[str, ...]
     replaced: tuple[str, ...]
+    kept: tuple[str, ...] = ()
 
     def describe(self) -> str:
+        if self.kept:
+            return f"{len(self.added)} added, {len(self.kept)} already in the library (kept)"
         return f"{len(self.added)} added, {len(self.replaced)} replaced"
 
 
@@ -176,19 +182,37 @@ class OwnLibrary:
             self._write(merged)
         return report
 
+    def add_missing(self, sentences: Iterable[OwnSentence], *,
+                    dry_run: bool = False) -> ImportReport:
+        """Add the sentences whose surface the library does not hold yet; those it holds are kept as
+        they are (a demo pack's import).  All or nothing; ``dry_run`` checks the bounds and reports
+        without writing."""
+        with _WRITE_LOCK:
+            merged, report = self._merged(self.list(), tuple(sentences), keep_local=True)
+            if report.added and not dry_run:
+                self._write(merged)
+        return report
+
     @staticmethod
-    def _merged(current: tuple[OwnSentence, ...],
-                incoming: tuple[OwnSentence, ...]) -> tuple[tuple[OwnSentence, ...], ImportReport]:
+    def _merged(current: tuple[OwnSentence, ...], incoming: tuple[OwnSentence, ...], *,
+                keep_local: bool = False) -> tuple[tuple[OwnSentence, ...], ImportReport]:
         by_key = {_key(s.surface): s for s in current}
         added: list[str] = []
         replaced: list[str] = []
+        kept: list[str] = []
         for s in incoming:
-            (replaced if _key(s.surface) in by_key else added).append(s.surface)
+            if _key(s.surface) not in by_key:
+                added.append(s.surface)
+            elif keep_local:
+                kept.append(s.surface)
+                continue
+            else:
+                replaced.append(s.surface)
             by_key[_key(s.surface)] = s
         if len(by_key) > MAX_SENTENCES:
             raise OwnLibraryError(f"the library would hold {len(by_key)} sentences; at most {MAX_SENTENCES} "
                                   "are allowed (delete some first)")
-        return tuple(by_key.values()), ImportReport(tuple(added), tuple(replaced))
+        return tuple(by_key.values()), ImportReport(tuple(added), tuple(replaced), tuple(kept))
 
     def _write(self, sentences: tuple[OwnSentence, ...]) -> None:
         """Atomically replace the file (temporary file in the same folder, then ``os.replace``)."""

@@ -1,7 +1,9 @@
 """The demo-pack format and its checks: what a pack must look like before anything is imported.
 
-A pack (:mod:`amp.teaching.demo_pack`) is a zip of a ``manifest.json`` and one canonical-JSON
-file per cached result.  :func:`read_pack` checks all of it — zip members (safe names, sizes
+A pack (:mod:`amp.teaching.demo_pack`) is a zip of a ``manifest.json``, one canonical-JSON
+file per cached result and, optionally, ``own_sentences.json``: the teacher's own sentences
+behind those results, in the own-sentence library's export format
+(:mod:`amp.teaching.own_library`, validated sentence by sentence as an import of the library is).  :func:`read_pack` checks all of it — zip members (safe names, sizes
 against :class:`PackLimits`, bounded expansion), the manifest's format, version and fields,
 every entry's sha256, key and record fields — and every value of a parser result kind against
 its record's schema (:func:`value_problem`, :mod:`amp.records`).  Any problem raises
@@ -24,10 +26,14 @@ from pydantic import ValidationError
 from amp.cache import SIZE_LIMIT_BYTES, canonical_json
 from amp.errors import AmpError
 from amp.records import JsonRecord, describe
+from amp.teaching.own_library import MAX_LIBRARY_BYTES, OwnLibraryError, parse_library
+from amp.teaching.own_sentences import OwnSentence
 
 FORMAT = "amp-demo-pack"
 SCHEMA_VERSION = 1
 MANIFEST_NAME = "manifest.json"
+#: The optional member holding the pack's own sentences (the library export JSON).
+OWN_NAME = "own_sentences.json"
 
 #: Result keys: 64 lowercase hex digits (sha256), optionally prefixed ``kind:`` (amp.cache).
 KEY_RE = re.compile(r"(?:[a-z][a-z0-9_]{0,31}:)?[0-9a-f]{64}")
@@ -36,6 +42,9 @@ _SHA_RE = re.compile(r"[0-9a-f]{64}")
 _MANIFEST_FIELDS = frozenset(
     {"format", "schema_version", "created", "note", "models", "entry_count", "total_bytes", "entries"}
 )
+#: Present only in a pack that carries own sentences: ``{"file", "sha256", "size", "count"}``.
+_OPTIONAL_MANIFEST_FIELDS = frozenset({"own_sentences"})
+_OWN_FIELDS = frozenset({"file", "sha256", "size", "count"})
 _ENTRY_FIELDS = frozenset({"key", "file", "sha256", "size", "model"})
 _RECORD_FIELDS = frozenset({"key", "model", "value"})
 MAX_NOTE = 10_000
@@ -116,9 +125,12 @@ def _check_manifest(manifest: Any, limits: PackLimits, path: Path) -> list[dict[
     version = manifest.get("schema_version")
     if type(version) is not int or version != SCHEMA_VERSION:
         raise refused(path, f"schema version {version!r} is not supported (this code reads {SCHEMA_VERSION})")
-    if set(manifest) != _MANIFEST_FIELDS:
-        extra, lacking = sorted(set(manifest) - _MANIFEST_FIELDS), sorted(_MANIFEST_FIELDS - set(manifest))
+    if not _MANIFEST_FIELDS <= set(manifest) <= _MANIFEST_FIELDS | _OPTIONAL_MANIFEST_FIELDS:
+        extra = sorted(set(manifest) - _MANIFEST_FIELDS - _OPTIONAL_MANIFEST_FIELDS)
+        lacking = sorted(_MANIFEST_FIELDS - set(manifest))
         raise refused(path, f"manifest.json has unknown fields {extra} / lacks fields {lacking}")
+    if "own_sentences" in manifest:
+        _check_own_field(manifest["own_sentences"], path)
     if not isinstance(manifest["created"], str) or not isinstance(manifest["note"], str):
         raise refused(path, "manifest fields 'created' and 'note' must be strings")
     if len(manifest["note"]) > MAX_NOTE:
@@ -148,6 +160,37 @@ def _check_manifest(manifest: Any, limits: PackLimits, path: Path) -> list[dict[
     return entries
 
 
+def _check_own_field(own: Any, path: Path) -> None:
+    """The manifest's description of ``own_sentences.json``."""
+    if not isinstance(own, dict) or set(own) != _OWN_FIELDS:
+        raise refused(path, f"manifest field 'own_sentences' must have exactly the fields {sorted(_OWN_FIELDS)}")
+    if own["file"] != OWN_NAME:
+        raise refused(path, f"manifest field 'own_sentences' must name the file {OWN_NAME!r}")
+    if not isinstance(own["sha256"], str) or not _SHA_RE.fullmatch(own["sha256"]):
+        raise refused(path, "manifest field 'own_sentences': sha256 is not 64 lowercase hex digits")
+    for field in ("size", "count"):
+        if type(own[field]) is not int or own[field] < 1:
+            raise refused(path, f"manifest field 'own_sentences': {field} {own[field]!r} is not a positive whole number")
+    if own["size"] > MAX_LIBRARY_BYTES:
+        raise refused(path, f"{OWN_NAME} is {own['size']} bytes, over the limit of {MAX_LIBRARY_BYTES}")
+
+
+def _read_own(zf: zipfile.ZipFile, own: dict[str, Any], info: zipfile.ZipInfo, path: Path) -> tuple[OwnSentence, ...]:
+    """The own sentences of the pack: size and hash as the manifest says, each sentence valid."""
+    if info.file_size != own["size"]:
+        raise refused(path, f"{OWN_NAME} is {info.file_size} bytes but the manifest says {own['size']}")
+    data = _read_member(zf, info, MAX_LIBRARY_BYTES, path)
+    if hashlib.sha256(data).hexdigest() != own["sha256"]:
+        raise refused(path, f"{OWN_NAME} does not match its sha256 in the manifest (changed or corrupted)")
+    try:
+        sentences = parse_library(data, OWN_NAME)
+    except OwnLibraryError as exc:
+        raise refused(path, str(exc)) from None
+    if len(sentences) != own["count"]:
+        raise refused(path, f"{OWN_NAME} holds {len(sentences)} different sentences but the manifest says {own['count']}")
+    return sentences
+
+
 def _check_entry(entry: Any, i: int, limits: PackLimits, path: Path) -> None:
     where = f"manifest entry {i}"
     if not isinstance(entry, dict) or set(entry) != _ENTRY_FIELDS:
@@ -165,8 +208,10 @@ def _check_entry(entry: Any, i: int, limits: PackLimits, path: Path) -> None:
         raise refused(path, f"{where}: model must be a string or null")
 
 
-def read_pack(path: Path, limits: PackLimits) -> tuple[dict[str, Any], list[tuple[str, str | None, dict]]]:
-    """Check everything and return the manifest and the (key, model, value) records."""
+def read_pack(path: Path, limits: PackLimits) -> tuple[dict[str, Any], list[tuple[str, str | None, dict]],
+                                                       tuple[OwnSentence, ...]]:
+    """Check everything and return the manifest, the (key, model, value) records and the own
+    sentences (none when the pack carries none)."""
     if not path.is_file():
         raise DemoPackError(f"no demo pack file at {path}")
     if path.stat().st_size > limits.max_file_bytes:
@@ -183,7 +228,7 @@ def read_pack(path: Path, limits: PackLimits) -> tuple[dict[str, Any], list[tupl
             _read_member(zf, by_name[MANIFEST_NAME], limits.max_manifest_bytes, path), "manifest.json", path
         )
         entries = _check_manifest(manifest, limits, path)
-        listed = {e["file"] for e in entries}
+        listed = {e["file"] for e in entries} | ({OWN_NAME} if "own_sentences" in manifest else set())
         unlisted = sorted(set(by_name) - listed - {MANIFEST_NAME})
         if unlisted:
             raise refused(path, f"file(s) {unlisted[:5]} are not listed in the manifest")
@@ -191,7 +236,8 @@ def read_pack(path: Path, limits: PackLimits) -> tuple[dict[str, Any], list[tupl
         if absent:
             raise refused(path, f"file(s) {absent[:5]} are listed in the manifest but missing from the zip")
         records = [_read_entry(zf, entry, by_name[entry["file"]], limits, path) for entry in entries]
-    return manifest, records
+        own = _read_own(zf, manifest["own_sentences"], by_name[OWN_NAME], path) if "own_sentences" in manifest else ()
+    return manifest, records, own
 
 
 def _check_members(infos: list[zipfile.ZipInfo], limits: PackLimits, path: Path) -> dict[str, zipfile.ZipInfo]:
@@ -212,12 +258,12 @@ def _check_members(infos: list[zipfile.ZipInfo], limits: PackLimits, path: Path)
             raise refused(path, f"{name} is encrypted")
         if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
             raise refused(path, f"{name} uses an unsupported compression method {info.compress_type}")
-        limit = limits.max_manifest_bytes if name == MANIFEST_NAME else limits.max_entry_bytes
+        limit = {MANIFEST_NAME: limits.max_manifest_bytes, OWN_NAME: MAX_LIBRARY_BYTES}.get(name, limits.max_entry_bytes)
         if info.file_size > limit:
             raise refused(path, f"{name} declares {info.file_size} bytes, over the limit of {limit}")
         total += info.file_size
         by_name[name] = info
-    if total > limits.max_total_bytes + limits.max_manifest_bytes:
+    if total > limits.max_total_bytes + limits.max_manifest_bytes + MAX_LIBRARY_BYTES:
         raise refused(path, f"the files declare {total} bytes in all, over the limit")
     packed = max(path.stat().st_size, 1)
     if total > limits.max_expansion * packed:
