@@ -67,3 +67,25 @@ def test_model_p_lf0_of_an_own_sentence_scores_its_mixed_prompt_with_its_words(s
     prompt = DUCK.prompt("mixed")
     assert prompt.words == DUCK.words
     assert parser.cached_pair(prompt.render(), DUCK.lf0, DUCK.lf1, words=DUCK.words).p_lf0 == pytest.approx(p)
+
+
+def test_sentence_keys_of_an_own_sentence_carry_it_and_its_results(saved_tiny_model: Path, tmp_path: Path) -> None:
+    """A demo pack of chosen sentences holds an own sentence and the results the lesson pages
+    read for it: its default mixed prompt scored through its own words (and a built prompt's)."""
+    parser = Parser(str(saved_tiny_model), device="cpu", cache=ResultCache(tmp_path / "results"))
+    before = lesson.sentence_keys(parser, "I saw her duck\nnobody wrote this")
+    assert before.keys == () and before.own == (DUCK,) and before.unknown == ("nobody wrote this",)
+    assert before.require_keys() == ()  # the sentence alone is worth a pack
+    lesson.model_p_lf0(parser, "I saw her duck")
+    default = DUCK.prompt("mixed")
+    after = lesson.sentence_keys(parser, "I saw her duck")
+    assert after.keys == tuple(parser.result_keys(default.render(), DUCK.lf0, DUCK.lf1, words=DUCK.words))
+    assert len(after.keys) == 1 and after.own == (DUCK,)
+    plain = parser.result_keys(default.render(), DUCK.lf0, DUCK.lf1)  # the same prompt without its words
+    assert plain == []  # is another grammar: nothing cached under it
+    built = DUCK.prompt("mixed", ratio=0.5, k=2)
+    parser.score_pair(built.render(), DUCK.lf0, DUCK.lf1, words=built.words)
+    with_built = lesson.sentence_keys(parser, "I saw her duck", built)
+    assert set(with_built.keys) == set(after.keys) | set(
+        parser.result_keys(built.render(), DUCK.lf0, DUCK.lf1, words=DUCK.words)) and len(with_built.keys) == 2
+    assert lesson.sentence_keys(None, "I saw her duck") == lesson.SentenceKeys((), (), (DUCK,))

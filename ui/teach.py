@@ -22,6 +22,8 @@ from amp.errors import AmpError
 from amp.reporting.plots import LF0_COLOR, LF1_COLOR
 from amp.teaching import demo_pack, lesson
 from amp.teaching.join import JoinLink, join_url, lan_address, qr_png
+from amp.teaching.own_library import OwnLibrary
+from amp.teaching.own_sentences import OwnSentence
 from amp.teaching.poll import CONFIDENCE_LABELS, ItemResult, PollItem, PollStore
 from ui import model_picker as ui_model
 from ui.common import chart, describe_error, fmt_prob, plain
@@ -238,18 +240,38 @@ def sentence_keys(text: str) -> lesson.SentenceKeys:
                                 built_fmt=built.lf_format)
 
 
+def _own_library() -> tuple[OwnLibrary, tuple[OwnSentence, ...]]:
+    """The own-sentence library and its sentences (none, with a warning, if it cannot be read)."""
+    library = OwnLibrary()
+    try:
+        return library, library.list()
+    except AmpError as exc:
+        st.warning(f"Your own sentences cannot be read, so no pack carries them: {describe_error(exc)}",
+                   icon=":material/warning:")
+        return library, ()
+
+
 def demo_pack_section() -> None:
-    """Export the cached results to a zip (all or one model) and import a pack."""
+    """Export the cached results to a zip (all or one model, or chosen sentences; with the own
+    sentences they are for) and import a pack (its own sentences join the library)."""
     cache = ui_model.result_cache()
     ex, im = st.columns(2)
     with ex:
         st.markdown("**Export cached results**")
         models = sorted(m for m in cache.stats().get("models", {}) if m)
         which = st.selectbox("Entries", ["(all models)", *models, SENTENCES], key="teach_pack_model")
-        lines = ""
+        lines, own = "", ()
         if which == SENTENCES:
             lines = st.text_area("Sentences, one per line (the current model's results for their zero-shot "
-                                 "prompts, and for the built prompt if it tests one of them)", key="teach_pack_sentences")
+                                 "prompts — for your own sentences their default mixed prompts — and for the built "
+                                 "prompt if it tests one of them; your own sentences go into the pack too)",
+                                 key="teach_pack_sentences")
+        else:
+            _library, mine = _own_library()
+            if mine and st.checkbox(f"Include your own sentences ({len(mine)})", value=True, key="teach_pack_own",
+                                    help="The sentences of the 'Your own sentences' library travel with their "
+                                         "results; importing the pack adds them to that computer's library."):
+                own = mine
         if st.button("Build demo pack", key="teach_pack_build", icon=":material/inventory_2:"):
             with tempfile.TemporaryDirectory() as tmp:
                 path = Path(tmp) / "amp-demo-pack.zip"
@@ -258,17 +280,20 @@ def demo_pack_section() -> None:
                     if which == SENTENCES:
                         chosen = sentence_keys(lines)
                         if chosen.unknown:
-                            st.warning("Not in any pool, left out: " + "; ".join(chosen.unknown),
-                                       icon=":material/warning:")
-                        keys = list(chosen.require_keys())
+                            st.warning("Not in any pool nor in your own sentences, left out: "
+                                       + "; ".join(plain(u) for u in chosen.unknown), icon=":material/warning:")
+                        keys, own = list(chosen.require_keys()), chosen.own
                     info = demo_pack.export_pack(cache, keys, path, note="AmP Explorer export",
-                                                 models=None if which in ("(all models)", SENTENCES) else [which])
-                    st.session_state["teach_pack_bytes"] = (path.read_bytes(), info.entry_count)
+                                                 models=None if which in ("(all models)", SENTENCES) else [which],
+                                                 own_sentences=own)
+                    st.session_state["teach_pack_bytes"] = (path.read_bytes(), info.entry_count,
+                                                            len(info.own_sentences))
                 except AmpError as exc:
                     st.error(f"Cannot export: {describe_error(exc)}", icon=":material/error:")
         built = st.session_state.get("teach_pack_bytes")
         if built:
-            st.download_button(f"Download pack ({built[1]} entries)", built[0], file_name="amp-demo-pack.zip",
+            extra = f", {built[2]} own sentence(s)" if built[2] else ""
+            st.download_button(f"Download pack ({built[1]} entries{extra})", built[0], file_name="amp-demo-pack.zip",
                                mime="application/zip", key="teach_pack_download", icon=":material/download:",
                                on_click="ignore")
     with im:
@@ -285,9 +310,14 @@ def import_upload(data: bytes, name: str) -> None:
         path = Path(tmp) / (Path(name).name or "pack.zip")
         path.write_bytes(data)
         try:
-            info = demo_pack.import_pack(path, ui_model.result_cache())
+            info = demo_pack.import_pack(path, ui_model.result_cache(), library=OwnLibrary())
         except (AmpError, OSError) as exc:
             st.error(f"This demo pack was not imported: {describe_error(exc)}", icon=":material/error:")
             return
-    st.success(f"Imported {info.entry_count - info.replaced} cached results ({info.replaced} already in the cache, kept).",
-               icon=":material/check_circle:")
+    own = ""
+    if info.own_sentences:
+        kept = len(info.own_sentences) - len(info.own_added)
+        own = (f" Own sentences: {len(info.own_added)} added to your library"
+               + (f", {kept} already there (kept)." if kept else "."))
+    st.success(f"Imported {info.entry_count - info.replaced} cached results ({info.replaced} already in the cache, "
+               f"kept).{own}", icon=":material/check_circle:")

@@ -226,15 +226,17 @@ _WORD_RE = re.compile(r"\b([a-z]+)(?=\(\s*[a-z]\s*\))|\b([A-Z][a-z]+)\b")
 
 @dataclass(frozen=True)
 class SentenceKeys:
-    """The cache keys behind chosen sentences (no duplicates, in order) and the sentences that
-    are in no pool."""
+    """The cache keys behind chosen sentences (no duplicates, in order), the sentences that are
+    in no pool nor the own-sentence library, and the chosen own sentences (a pack carries them)."""
 
     keys: tuple[str, ...]
     unknown: tuple[str, ...]
+    own: tuple[OwnSentence, ...] = ()
 
     def require_keys(self) -> tuple[str, ...]:
-        """The keys; :class:`PackSelectionEmpty` when nothing is cached for these sentences."""
-        if not self.keys:
+        """The keys; :class:`PackSelectionEmpty` when nothing is cached for these sentences (and
+        there is no own sentence to carry)."""
+        if not self.keys and not self.own:
             raise PackSelectionEmpty("nothing is cached for these sentences yet: run them on the "
                                      "Presentation, Class poll or Parse page first")
         return self.keys
@@ -245,21 +247,32 @@ def sentence_keys(parser: Parser | None, text: str, built: Prompt | None = None,
     """Cache keys behind the sentences typed one per line (never computes, never loads a model).
 
     For each pool sentence: the keys of its zero-shot prompt's results (what the poll and
-    presentation pages score) and, when ``built`` tests that sentence, of the built prompt's
-    (its LFs in ``built_fmt``).  Without a parser only the unknown sentences are found.
+    presentation pages score); for a teacher's own sentence those of its default mixed prompt
+    (what they score for it, with its own words); and, when ``built`` tests that sentence, of
+    the built prompt's (its LFs in ``built_fmt``).  Without a parser only the unknown and the own
+    sentences are found.
     """
     keys: list[str] = []
     unknown: list[str] = []
+    own: list[OwnSentence] = []
     for sentence in (line.strip() for line in text.splitlines()):
         if not sentence:
             continue
         pair = pool_pair(sentence)
-        if pair is None:
+        mine = own_sentence(sentence) if pair is None else None
+        if pair is None and mine is None:
             unknown.append(sentence)
             continue
+        if mine is not None:
+            own.append(mine)
         if parser is None:
             continue
-        keys += parser.result_keys(zero_shot_prompt(pair).render(), pair.lf0.lf, pair.lf1.lf)
-        if built is not None and built.test_utterance == sentence:
-            keys += parser.result_keys(built.render(), built.gold_lf0, built.gold_lf1, fmt=built_fmt)
-    return SentenceKeys(tuple(dict.fromkeys(keys)), tuple(unknown))
+        if pair is not None:
+            keys += parser.result_keys(zero_shot_prompt(pair).render(), pair.lf0.lf, pair.lf1.lf)
+        elif mine is not None:
+            default = mine.prompt("mixed")
+            keys += parser.result_keys(default.render(), mine.lf0, mine.lf1, words=default.words)
+        if built is not None and built.test_utterance in (sentence, mine.surface if mine else None):
+            keys += parser.result_keys(built.render(), built.gold_lf0, built.gold_lf1, fmt=built_fmt,
+                                       words=built.words)
+    return SentenceKeys(tuple(dict.fromkeys(keys)), tuple(unknown), tuple(own))

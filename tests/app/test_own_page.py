@@ -177,3 +177,47 @@ def test_export_and_import(page, own_lib, tmp_path) -> None:
     assert_ok(page)
     assert "1 added, 0 replaced" in shown(page, "success")
     assert own_lib.list() == other.list() and page.subheader[0].value == "Your library (1)"
+
+
+def test_demo_packs_carry_own_sentences(own_lib) -> None:
+    """Class poll page: a pack of everything holds the own library (a box to leave it out), a pack of
+    chosen sentences the own ones among them; importing it brings a deleted sentence back and keeps
+    one the library still holds."""
+    import io
+    import json
+    import zipfile
+
+    from streamlit.testing.v1 import AppTest
+
+    own_lib.add(duck())
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.run()
+    goto(at, "teach_poll")
+    assert at.checkbox(key="teach_pack_own").value is True
+    at.button(key="teach_pack_build").click().run()
+    assert_ok(at)
+    data, _count, n_own = at.session_state["teach_pack_bytes"]
+    assert n_own == 1 and "1 own sentence(s)" in at.get("download_button")[0].proto.label
+    with zipfile.ZipFile(io.BytesIO(data)) as zf:
+        assert [s["surface"] for s in json.loads(zf.read("own_sentences.json"))["sentences"]] == [DUCK]
+    at.checkbox(key="teach_pack_own").uncheck().run()
+    at.button(key="teach_pack_build").click().run()
+    assert "own_sentences.json" not in zipfile.ZipFile(io.BytesIO(at.session_state["teach_pack_bytes"][0])).namelist()
+
+    at.selectbox(key="teach_pack_model").select("(the results behind chosen sentences)").run()
+    at.text_area(key="teach_pack_sentences").input(f"{DUCK}\nnobody wrote this").run()
+    at.button(key="teach_pack_build").click().run()  # nothing cached yet: the sentence alone
+    assert_ok(at)
+    assert any("nobody wrote this" in w for w in texts(at, "warning"))
+    chosen, count, n_own = at.session_state["teach_pack_bytes"]
+    assert (count, n_own) == (0, 1)
+
+    own_lib.remove(DUCK)
+    at.file_uploader(key="teach_pack_upload").set_value(("pack.zip", chosen, "application/zip")).run()
+    at.button(key="teach_pack_import").click().run()
+    assert_ok(at)
+    assert any("1 added to your library" in s for s in texts(at, "success"))
+    assert own_lib.get(DUCK) == duck()
+    at.button(key="teach_pack_import").click().run()  # again: kept, not duplicated
+    assert any("1 already there (kept)" in s for s in texts(at, "success"))
+    assert len(own_lib.list()) == 1
