@@ -62,3 +62,47 @@ def test_the_command_writes_the_pack_and_refuses_unknown_sentences(saved_tiny_mo
     err = capsys.readouterr().err
     assert err.startswith("error:") and "I saw her duck" in err and "Traceback" not in err
     assert main(["demo-pack", "--out", str(tmp_path / "no" / "such" / "pack.zip")]) == 2
+
+
+def test_own_sentences_go_into_the_pack_with_their_results(saved_tiny_model: Path, tmp_path: Path) -> None:
+    """An own sentence is inspected under its default mixed prompt with its own words; the pack
+    carries the sentence, and the classroom computer answers from it without the model."""
+    from amp.teaching.own_library import OwnLibrary
+    from tests.test_lesson_own import DUCK
+
+    home = Parser(str(saved_tiny_model), device="cpu", cache=ResultCache(tmp_path / "home"))
+    recipe = classics.PackRecipe(("every man saw a woman",), mixed=False, k=2, own=(DUCK,))
+    seen: list[tuple[int, int, str]] = []
+    info = classics.build_classic_pack(home, tmp_path / "own.zip", recipe, progress=lambda d, n, s: seen.append((d, n, s)))
+    assert [s for _, _, s in seen] == ["every man saw a woman", DUCK.surface, ""] and seen[-1][:2] == (2, 2)
+    assert info.own_sentences == (DUCK.surface,) and "1 own sentence(s)" in info.note
+
+    school, library = ResultCache(tmp_path / "school"), OwnLibrary(tmp_path / "school-own.json")
+    assert import_pack(tmp_path / "own.zip", school, library=library).own_added == (DUCK.surface,)
+    offline = Parser(str(saved_tiny_model), device="cpu", cache=school)
+    prompt = DUCK.prompt("mixed", k=2)
+    assert offline.cached_parse(prompt.render(), words=DUCK.words) is not None
+    assert offline.cached_pair(prompt.render(), DUCK.lf0, DUCK.lf1, words=DUCK.words) is not None
+    assert library.get(DUCK.surface) == DUCK and not offline.loaded
+
+
+def test_the_command_takes_own_sentences_by_name_or_all(saved_tiny_model: Path, tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    import zipfile
+
+    from amp.teaching.own_library import OwnLibrary
+    from tests.test_lesson_own import DUCK
+
+    monkeypatch.setenv("AMP_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("AMP_OWN_SENTENCES", str(tmp_path / "own.json"))
+    OwnLibrary().add(DUCK)
+    out = tmp_path / "pack.zip"
+    assert main(["demo-pack", "--out", str(out), "--model", str(saved_tiny_model), "--device", "cpu",
+                 "--sentence", "I saw her duck", "--k", "2"]) == 0  # a short context
+    said = capsys.readouterr().out
+    assert "0 sentence(s) and 1 own sentence(s)" in said
+    assert "own_sentences.json" in zipfile.ZipFile(out).namelist()
+    assert main(["demo-pack", "--out", str(out), "--model", str(saved_tiny_model), "--device", "cpu",
+                 "--sentence", "nobody wrote this"]) == 2
+    assert "nobody wrote this" in capsys.readouterr().err
