@@ -1,0 +1,245 @@
+"""Which of a mixed prompt's examples pushed the model towards a reading (issue #15 point 1).
+
+For a few-shot prompt with ``k`` examples and a test sentence with two gold readings, the
+model's P(LF0) (paper §2: ``m0 / (m0 + m1)`` over the minimum token probabilities of the two
+forced decodes, and the total-probability version ``exp(s0) / (exp(s0) + exp(s1))``) is
+computed for the prompt itself and for ``2k`` variants of it: each example **removed**, and each
+ambiguous example **flipped** to its other reading (LF0 ↔ LF1; an unambiguous ingredient has
+no other reading and is not flipped).  The change in P(LF0) against the base prompt is that
+example's influence — a leave-one-out attribution, the prompt-level counterpart of the token
+attributions of inseq's contrastive mode.
+
+All ``2k + 1`` pair scores go through :meth:`amp.parser.Parser.score_pairs` in chunks (cached
+under the parser's keys, so a second look is instant and a demo pack can carry them); between
+chunks the computation reports progress and honours the caller's cancel check
+(:func:`amp.parser.cancel.cancel_scope`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+
+from amp.errors import AmpError
+from amp.logic.own_words import NO_WORDS, OwnWords
+from amp.parser.cancel import SearchCancelled, current_check
+from amp.prompts import Prompt
+from amp.records import JsonRecord, OptJsonFloat
+
+if TYPE_CHECKING:
+    from amp.parser.parser import Parser
+    from amp.parser.results import PairScore
+
+__all__ = [
+    "CHUNK",
+    "ExampleInfluence",
+    "Influence",
+    "InfluenceError",
+    "PositionSummary",
+    "example_influence",
+    "influence_from_scores",
+    "influence_variants",
+]
+
+#: Pair scores per model call: small enough for progress and cancel to follow closely, large
+#: enough to batch (the forced pass of one prompt is one forward pass).
+CHUNK = 4
+
+Version = Literal["min", "total"]
+Change = Literal["removed", "flipped"]
+
+
+class InfluenceError(AmpError, ValueError):
+    """A prompt whose examples' influence cannot be computed (no examples, no gold readings)."""
+
+
+def _num(value: float | None) -> float | None:
+    return None if value is None or not math.isfinite(value) else float(value)
+
+
+def _delta(value: float | None, base: float | None) -> float | None:
+    return None if value is None or base is None else value - base
+
+
+@dataclass(frozen=True)
+class ExampleInfluence(JsonRecord):
+    """One example's influence on P(LF0): the score without it and with its reading flipped.
+
+    ``index`` is its 0-based position in the prompt, ``label`` the reading it is shown with (0,
+    1, or ``None`` for an unambiguous ingredient, which is never flipped).  ``*_p_lf0`` is the
+    paper's min-token P(LF0), ``*_p_lf0_total`` the total-probability one; ``delta_*`` the change
+    against the base prompt (variant − base); ``None`` where a score is undefined (both minima 0).
+    """
+
+    index: int
+    utterance: str
+    label: int | None
+    removed_p_lf0: OptJsonFloat
+    removed_p_lf0_total: OptJsonFloat
+    flipped_p_lf0: OptJsonFloat = None
+    flipped_p_lf0_total: OptJsonFloat = None
+    delta_removed: OptJsonFloat = None
+    delta_removed_total: OptJsonFloat = None
+    delta_flipped: OptJsonFloat = None
+    delta_flipped_total: OptJsonFloat = None
+
+    def delta(self, change: Change = "removed", version: Version = "min") -> float | None:
+        """The change in P(LF0) when this example is ``removed`` or ``flipped`` (``min``: the
+        paper's min-token P(LF0); ``total``: the total-probability one)."""
+        return getattr(self, f"delta_{change}" + ("_total" if version == "total" else ""))
+
+
+@dataclass(frozen=True)
+class PositionSummary(JsonRecord):
+    """Does the example's position matter?  ``spearman``: rank correlation between position
+    and |Δ| (``None`` with fewer than 3 defined values or no spread); ``first_mean`` /
+    ``last_mean``: mean |Δ| of the first and the last third of the examples."""
+
+    spearman: OptJsonFloat
+    first_mean: OptJsonFloat
+    last_mean: OptJsonFloat
+    n: int
+
+
+@dataclass(frozen=True)
+class Influence(JsonRecord):
+    """The base P(LF0) of a prompt and every example's influence on it."""
+
+    test_utterance: str
+    lf0: str
+    lf1: str
+    fmt: str
+    base_p_lf0: OptJsonFloat
+    base_p_lf0_total: OptJsonFloat
+    examples: tuple[ExampleInfluence, ...]
+
+    def base(self, version: Version = "min") -> float | None:
+        return self.base_p_lf0_total if version == "total" else self.base_p_lf0
+
+    def ranked(self, change: Change = "removed", version: Version = "min") -> list[ExampleInfluence]:
+        """The examples by |Δ P(LF0)|, largest first (undefined changes last, then by position)."""
+        def key(e: ExampleInfluence) -> tuple[int, float, int]:
+            d = e.delta(change, version)
+            return (1, 0.0, e.index) if d is None else (0, -abs(d), e.index)
+
+        return sorted(self.examples, key=key)
+
+    def position_summary(self, change: Change = "removed", version: Version = "min") -> PositionSummary:
+        """Whether later (or earlier) examples move P(LF0) more: see :class:`PositionSummary`."""
+        pairs = [(e.index, abs(d)) for e in self.examples if (d := e.delta(change, version)) is not None]
+        third = max(1, len(self.examples) // 3)
+        first = [v for i, v in pairs if i < third]
+        last = [v for i, v in pairs if i >= len(self.examples) - third]
+        return PositionSummary(
+            spearman=_spearman([float(i) for i, _ in pairs], [v for _, v in pairs]),
+            first_mean=sum(first) / len(first) if first else None,
+            last_mean=sum(last) / len(last) if last else None,
+            n=len(pairs),
+        )
+
+
+def _ranks(values: Sequence[float]) -> list[float]:
+    """Average ranks (ties share the mean of their positions), 1-based."""
+    order = sorted(range(len(values)), key=lambda i: values[i])
+    ranks = [0.0] * len(values)
+    i = 0
+    while i < len(order):
+        j = i
+        while j + 1 < len(order) and values[order[j + 1]] == values[order[i]]:
+            j += 1
+        for m in range(i, j + 1):
+            ranks[order[m]] = (i + j) / 2 + 1
+        i = j + 1
+    return ranks
+
+
+def _spearman(x: Sequence[float], y: Sequence[float]) -> float | None:
+    """Spearman's rank correlation (Pearson's r of the average ranks); ``None`` when undefined."""
+    if len(x) < 3:
+        return None
+    rx, ry = _ranks(x), _ranks(y)
+    mx, my = sum(rx) / len(rx), sum(ry) / len(ry)
+    sx = math.sqrt(sum((a - mx) ** 2 for a in rx))
+    sy = math.sqrt(sum((b - my) ** 2 for b in ry))
+    if sx == 0 or sy == 0:
+        return None
+    return sum((a - mx) * (b - my) for a, b in zip(rx, ry)) / (sx * sy)
+
+
+def _golds(prompt: Prompt, lf0: str | None, lf1: str | None) -> tuple[str, str]:
+    if not isinstance(prompt, Prompt):
+        raise InfluenceError(f"expected an amp.prompts.Prompt, got {type(prompt).__name__}")
+    if not prompt.examples:
+        raise InfluenceError("the prompt has no examples, so no example can influence it (zero-shot or empty prompt)")
+    lf0, lf1 = lf0 or prompt.gold_lf0, lf1 or prompt.gold_lf1
+    if not lf0 or not lf1:
+        raise InfluenceError(f"the test sentence {prompt.test_utterance!r} has no gold LF0 and LF1: give both "
+                             "readings to score them")
+    return lf0, lf1
+
+
+def influence_variants(prompt: Prompt) -> list[tuple[str, int | None, Prompt]]:
+    """The prompts to score, in order: ``("base", None, prompt)``, then ``("removed", i, …)`` for
+    every example and ``("flipped", i, …)`` for every ambiguous one (2k + 1 at most)."""
+    out: list[tuple[str, int | None, Prompt]] = [("base", None, prompt)]
+    out += [("removed", i, prompt.remove(i)) for i in range(len(prompt.examples))]
+    out += [("flipped", i, prompt.flip(i)) for i, ex in enumerate(prompt.examples) if ex.is_ambiguous]
+    return out
+
+
+def influence_from_scores(prompt: Prompt, lf0: str, lf1: str, fmt: str,
+                          scores: Sequence[PairScore]) -> Influence:
+    """Put the pair scores of :func:`influence_variants` (same order) together."""
+    variants = influence_variants(prompt)
+    if len(scores) != len(variants):
+        raise InfluenceError(f"expected {len(variants)} pair scores, got {len(scores)}")
+    by_variant = {(kind, i): s for (kind, i, _p), s in zip(variants, scores, strict=True)}
+    base = by_variant[("base", None)]
+    b_min, b_total = _num(base.p_lf0), _num(base.p_lf0_total)
+    examples = []
+    for i, ex in enumerate(prompt.examples):
+        removed, flipped = by_variant[("removed", i)], by_variant.get(("flipped", i))
+        r_min, r_total = _num(removed.p_lf0), _num(removed.p_lf0_total)
+        f_min = _num(flipped.p_lf0) if flipped is not None else None
+        f_total = _num(flipped.p_lf0_total) if flipped is not None else None
+        examples.append(ExampleInfluence(
+            index=i, utterance=ex.utterance, label=ex.label, removed_p_lf0=r_min, removed_p_lf0_total=r_total,
+            flipped_p_lf0=f_min, flipped_p_lf0_total=f_total,
+            delta_removed=_delta(r_min, b_min), delta_removed_total=_delta(r_total, b_total),
+            delta_flipped=_delta(f_min, b_min), delta_flipped_total=_delta(f_total, b_total),
+        ))
+    return Influence(test_utterance=prompt.test_utterance, lf0=lf0, lf1=lf1, fmt=fmt, base_p_lf0=b_min,
+                     base_p_lf0_total=b_total, examples=tuple(examples))
+
+
+def example_influence(
+    parser: Parser, prompt: Prompt, lf0: str | None = None, lf1: str | None = None, *,
+    words: OwnWords | None = None, chunk: int = CHUNK,
+    progress: Callable[[int, int], None] | None = None,
+) -> Influence:
+    """Each example's influence on the model's P(LF0) for the test sentence (module docstring).
+
+    ``lf0``/``lf1`` default to the prompt's gold readings, ``words`` to the prompt's own words.
+    ``progress(done, total)`` is called after each chunk of pair scores; a cancel check
+    installed with :func:`amp.parser.cancel.cancel_scope` is honoured between chunks (and
+    inside the model's work) with :class:`~amp.parser.cancel.SearchCancelled`.
+    """
+    lf0, lf1 = _golds(prompt, lf0, lf1)
+    words = prompt.words if words is None else words
+    if chunk < 1:
+        raise InfluenceError(f"chunk must be at least 1, got {chunk}")
+    fmt = prompt.lf_format
+    items = [(p.render(), lf0, lf1) for _kind, _i, p in influence_variants(prompt)]
+    scores: list[PairScore] = []
+    if progress is not None:
+        progress(0, len(items))
+    for start in range(0, len(items), chunk):
+        check = current_check()
+        if check is not None and check():
+            raise SearchCancelled("example influence cancelled")
+        scores += parser.score_pairs(items[start:start + chunk], fmt=fmt, words=words or NO_WORDS)
+        if progress is not None:
+            progress(len(scores), len(items))
+    return influence_from_scores(prompt, lf0, lf1, fmt, scores)
