@@ -325,3 +325,93 @@ def _converter(fmt: str):
     from amp.data.splits_render import render_ordered
 
     return lambda lf: render_ordered(lf, "lisp")
+
+
+# --- reading prompts back ----------------------------------------------------------------------------
+
+#: The most characters a prompt file or upload may hold (what the parser accepts as one prompt,
+#: with room for a JSON wrapper).
+MAX_PROMPT_FILE_CHARS = 400_000
+
+
+def _label_from_pool(utterance: str, lf: str, fmt: str) -> tuple[str | None, int | None]:
+    """``(alt_lf, label)`` of an example whose sentence is an ambiguous pool sentence and whose LF
+    is one of its two readings (in ``fmt``); ``(None, None)`` otherwise."""
+    pair = find_pair(utterance)
+    if pair is None:
+        return None, None
+    convert = _converter(fmt)
+    readings = [" ".join(convert(pair.lf0.lf).split()), " ".join(convert(pair.lf1.lf).split())]
+    shown = " ".join(lf.split())
+    if shown not in readings:
+        return None, None
+    label = readings.index(shown)
+    return convert((pair.lf1 if label == 0 else pair.lf0).lf), label
+
+
+def prompt_from_text(text: str, *, gold_lf0: str | None = None, gold_lf1: str | None = None) -> Prompt:
+    """A prompt read back from its rendered text (:meth:`Prompt.render`): the header, the
+    ``Human:``/``Computer:`` examples and the final ``Human: …\\nComputer:`` test block.
+
+    An example whose sentence is an ambiguous pool sentence shown with one of its readings gets
+    its label and other reading back (so it can be flipped); other examples are plain.  The test
+    sentence's golds are ``gold_lf0``/``gold_lf1``, else its pool readings when it is a pool
+    sentence.  :class:`PromptError` names the line of anything that is not a prompt."""
+    if not isinstance(text, str) or len(text) > MAX_PROMPT_FILE_CHARS:
+        raise PromptError(f"a prompt text must be a string of at most {MAX_PROMPT_FILE_CHARS:,} characters")
+    lines = text.replace("\r\n", "\n").split("\n")
+    header_lines: list[str] = []
+    i = 0
+    while i < len(lines) and not lines[i].startswith("Human:"):
+        header_lines.append(lines[i])
+        i += 1
+    pairs_: list[tuple[str, str]] = []
+    test: str | None = None
+    while i < len(lines):
+        line = lines[i]
+        if not line.strip():
+            i += 1
+            continue
+        if not line.startswith("Human:"):
+            raise PromptError(f"prompt line {i + 1}: expected 'Human: <sentence>', got {line[:60]!r}")
+        utterance = line[len("Human:"):].strip()
+        answer = lines[i + 1] if i + 1 < len(lines) else ""
+        if not answer.startswith("Computer:"):
+            raise PromptError(f"prompt line {i + 2}: expected 'Computer: …' after the sentence {utterance!r}")
+        lf = answer[len("Computer:"):].strip()
+        if not lf:
+            if any(rest.strip() for rest in lines[i + 2:]):
+                raise PromptError(f"prompt line {i + 2}: an example without its LF ({utterance!r})")
+            test = utterance
+            break
+        pairs_.append((utterance, lf))
+        i += 2
+    if test is None:
+        raise PromptError("the prompt does not end with the test block 'Human: <sentence>' / 'Computer:'")
+    fmt = "lisp" if pairs_ and pairs_[0][1].startswith("(") else DEFAULT_FORMAT
+    examples = []
+    for utterance, lf in pairs_:
+        alt, label = _label_from_pool(utterance, lf, fmt)
+        examples.append(PromptExample(utterance, lf, alt, label))  # type: ignore[arg-type]
+    test_pair = find_pair(test)
+    if (gold_lf0 is None or gold_lf1 is None) and test_pair is not None:
+        convert = _converter(fmt)
+        gold_lf0, gold_lf1 = gold_lf0 or convert(test_pair.lf0.lf), gold_lf1 or convert(test_pair.lf1.lf)
+    return Prompt(tuple(examples), test, header="\n".join(header_lines).strip(),
+                  type=test_pair.type if test_pair is not None else None, gold_lf0=gold_lf0, gold_lf1=gold_lf1)
+
+
+def read_prompt(data: str) -> Prompt:
+    """A prompt from a file's text: JSON (a :class:`Prompt` record, as ``amp prompt --json`` and
+    the Prompt builder write; a ``text`` field is ignored) or the rendered prompt text."""
+    if not isinstance(data, str) or len(data) > MAX_PROMPT_FILE_CHARS:
+        raise PromptError(f"a prompt file may hold at most {MAX_PROMPT_FILE_CHARS:,} characters")
+    if data.lstrip().startswith("{"):
+        import json
+
+        try:
+            doc = json.loads(data)
+        except ValueError as exc:
+            raise PromptError(f"the prompt file is not valid JSON: {exc}") from None
+        return Prompt.from_dict(doc)
+    return prompt_from_text(data)

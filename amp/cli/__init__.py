@@ -12,10 +12,23 @@ import argparse
 import os
 import sys
 
-from amp.cli import app, canon, demo_pack, generate, metrics, parse, prompt, reproduce, score, serve, v1_splits
+from amp.cli import (
+    app,
+    canon,
+    demo_pack,
+    generate,
+    influence,
+    metrics,
+    parse,
+    prompt,
+    reproduce,
+    score,
+    serve,
+    v1_splits,
+)
 
 #: Command modules, in the order ``--help`` lists them.
-COMMANDS = (generate, canon, prompt, metrics, parse, score, v1_splits, reproduce, demo_pack, serve, app)
+COMMANDS = (generate, canon, prompt, metrics, parse, score, influence, v1_splits, reproduce, demo_pack, serve, app)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,0 +1,69 @@
+"""``python -m amp influence``: which of a few-shot prompt's examples moved the model's P(LF0).
+
+    python -m amp influence --prompt-file prompt.json [--lf0 "…" --lf1 "…"] [--json]
+        [--model default] [--device …] [--dtype …] [--no-cache] [--server URL]
+
+The prompt file is JSON (what ``python -m amp prompt mixed … --json`` and the Prompt builder's
+download write) or the rendered prompt text (examples that are pool sentences get their labels
+back, so they can be flipped).  The test sentence's readings are ``--lf0``/``--lf1``, else the
+prompt's golds.  The model scores both readings after the prompt, after each example removed
+and after each ambiguous example flipped (2k + 1 cached pair scores; progress on stderr), and
+the command prints each example's change in P(LF0) — the paper's min-token version and the
+total-probability one — largest first, with the position summary.  See
+:mod:`amp.evaluation.influence`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from amp.cli.parse import add_model_arguments, run_with_model
+from amp.evaluation.influence import Influence
+
+
+def _signed(x: float | None) -> str:
+    return "     –" if x is None else f"{x:+.3f}"
+
+
+def format_influence(inf: Influence) -> list[str]:
+    base = "–" if inf.base_p_lf0 is None else f"{inf.base_p_lf0:.4f}"
+    total = "–" if inf.base_p_lf0_total is None else f"{inf.base_p_lf0_total:.4f}"
+    lines = [f"test sentence: {inf.test_utterance}", f"base P(LF0) = {base}  (total-probability {total})",
+             "ΔP(LF0) when the example is removed / flipped (min-token; total-probability in brackets):"]
+    for e in inf.ranked():
+        shown = "plain" if e.label is None else f"LF{e.label}"
+        lines.append(f"  {e.index + 1:>2}. [{shown:>5}] removed {_signed(e.delta_removed)} "
+                     f"({_signed(e.delta_removed_total)})  flipped {_signed(e.delta_flipped)} "
+                     f"({_signed(e.delta_flipped_total)})  {e.utterance}")
+    summary = inf.position_summary()
+    rho = "–" if summary.spearman is None else f"{summary.spearman:+.2f}"
+    first = "–" if summary.first_mean is None else f"{summary.first_mean:.3f}"
+    last = "–" if summary.last_mean is None else f"{summary.last_mean:.3f}"
+    lines.append(f"position: Spearman rho(position, |Δ removed|) = {rho}; mean |Δ| first third {first}, "
+                 f"last third {last}")
+    return lines
+
+
+def run(args: argparse.Namespace) -> int:
+    from amp.evaluation.influence import example_influence
+    from amp.prompts import read_prompt
+
+    def say(done: int, total: int) -> None:
+        print(f"[{done}/{total}] pair scores", file=sys.stderr, flush=True)
+
+    def compute(parser: Any, text: str) -> Influence:
+        prompt = read_prompt(text)
+        return example_influence(parser, prompt, args.lf0, args.lf1, progress=say)
+
+    return run_with_model(args, compute, lambda inf: {"influence": inf.to_dict()}, format_influence)
+
+
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser("influence", help="each prompt example's influence on P(LF0) (removed / flipped)",
+                              description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_model_arguments(p)
+    p.add_argument("--lf0", default=None, help="the test sentence's LF0 (default: the prompt's gold LF0)")
+    p.add_argument("--lf1", default=None, help="the test sentence's LF1 (default: the prompt's gold LF1)")
+    p.set_defaults(func=run)
