@@ -403,3 +403,11 @@ def test_beam_table_matches_canonically():
     assert table["log-prob"].tolist() == [-1.0, -2.0, -3.0, -4.0]
     assert table["finished"].tolist() == [True, True, True, False]
     assert beam_table((), LF0, LF1, "logical").empty
+
+
+def test_p_lf0_distribution_escapes_sentences_in_the_hover():
+    """A teacher's own sentence is user text: plotly's hover labels read HTML, so it is escaped."""
+    records = pd.DataFrame({"type": ["pp"], "surface": ["<b>I</b> saw & her duck"], "ratio": [math.nan],
+                            "p_lf0": [0.4], "p_lf0_total": [0.4]})
+    data = p_lf0_distribution(records).to_dict()["data"]
+    assert data[0]["customdata"][0][0] == "&lt;b&gt;I&lt;/b&gt; saw &amp; her duck"

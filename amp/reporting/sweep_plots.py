@@ -294,7 +294,7 @@ def p_lf0_distribution(records_df: pd.DataFrame | None, *, column: str = "p_lf0"
     for t in order_types(df["type"]):
         sub = df[df["type"] == t]
         ys = [float(v) for v in sub[column]]
-        surfaces = [str(s) for s in sub["surface"]] if "surface" in sub else [""] * len(ys)
+        surfaces = [hover_escape(str(s)) for s in sub["surface"]] if "surface" in sub else [""] * len(ys)
         ratios = (
             [("" if optional_float(r) is None else f"{float(r):.1f}") for r in sub["ratio"]]
             if "ratio" in sub else [""] * len(ys)
