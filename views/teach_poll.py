@@ -11,6 +11,7 @@ from amp.teaching import lesson
 from amp.teaching.poll import PollItem, PollStore, tidy_code
 from ui import own as ui_own
 from ui import teach
+from ui.calibration_view import poll_agreement_section
 from ui.common import describe_error, halt, plain, type_label
 from ui.prompt_state import use_sentence
 
@@ -142,5 +143,6 @@ def results() -> None:
 
 
 st.fragment(results, run_every=2 if live and not poll.closed else None)()
+poll_agreement_section(store, poll.code, live=live and not poll.closed)
 if "teach_close_error" in st.session_state:
     st.error(st.session_state.pop("teach_close_error"), icon=":material/error:")

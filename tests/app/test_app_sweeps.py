@@ -64,7 +64,7 @@ def test_results_survive_a_page_switch_and_cancel(fewshot) -> None:
     goto(fewshot, "templates")
     goto(fewshot, "ratio_sweep")
     assert fewshot.pills(key="fs_ratios").value == [0.0, 1.0]  # settings persist
-    assert len(_specs(fewshot)) == 2
+    assert len(_specs(fewshot)) == 3  # P(LF0) and accuracy against r, the reliability diagram
     fewshot.session_state["fewshot_sweep"].status = "running"  # as if stopped mid-run
     fewshot.button(key="fs_cancel").click().run()
     assert_ok(fewshot)
