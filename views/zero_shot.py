@@ -6,9 +6,11 @@ import streamlit as st
 
 from amp.data.types import type_ids
 from amp.evaluation import experiments as ex
+from amp.evaluation.sweep_summary import records_view
 from amp.reporting import plots
 from ui import settings_widgets, sweep
 from ui.common import chart, csv_download, guarded, halt, type_label
+from ui.coverage_view import coverage_section
 
 KEY = "zeroshot_sweep"
 
@@ -46,11 +48,15 @@ def draw(records: list, final: bool) -> None:
                       disabled=not final) if max_k > 1 else 1
         summary = ex.zeroshot_summary(records, k=int(k), mode=mode)
         chart(plots.zm_bars(summary, int(k)), filename=f"zm_{k}", key=f"zs_zm{tag}")
+        if len(summary) and int(summary["n"].max()) == 1:
+            st.caption("Each bar is one test sentence (n = 1 per type): these figures carry little information. "
+                       "Raise *Test sentences per type* for a measurement.")
+        coverage_section(records, max_k, mode, final=final, tag=tag)
         chart(plots.accuracy_bars(summary), filename="zeroshot_accuracy", key=f"zs_acc{tag}")
         column = st.radio("P(LF0) from", ["p_lf0", "p_lf0_total"], horizontal=True, key=f"zs_pcol{tag}",
                           format_func=lambda c: "min-token probability (paper's definition)" if c == "p_lf0"
                           else "total sequence probability (what Fig. 3 plotted)")
-        frame = ex.records_frame(records)
+        frame = records_view(records)  # match and P(LF0) first
         chart(plots.p_lf0_distribution(frame, column=column), filename="p_lf0_distribution", key=f"zs_dist{tag}")
         st.dataframe(summary, hide_index=True, column_config={
             f"ZM_{k}": st.column_config.NumberColumn(format="%.1f %%", help="0–100, higher = both readings found")})
