@@ -329,8 +329,8 @@ def _converter(fmt: str):
 
 # --- reading prompts back ----------------------------------------------------------------------------
 
-#: The most characters a prompt file or upload may hold (what the parser accepts as one prompt,
-#: with room for a JSON wrapper).
+#: The most characters :func:`prompt_from_text` reads (a prompt file's own bound is
+#: :data:`amp.teaching.prompt_file.MAX_PROMPT_FILE_BYTES`).
 MAX_PROMPT_FILE_CHARS = 400_000
 
 
@@ -400,18 +400,3 @@ def prompt_from_text(text: str, *, gold_lf0: str | None = None, gold_lf1: str | 
     return Prompt(tuple(examples), test, header="\n".join(header_lines).strip(),
                   type=test_pair.type if test_pair is not None else None, gold_lf0=gold_lf0, gold_lf1=gold_lf1)
 
-
-def read_prompt(data: str) -> Prompt:
-    """A prompt from a file's text: JSON (a :class:`Prompt` record, as ``amp prompt --json`` and
-    the Prompt builder write; a ``text`` field is ignored) or the rendered prompt text."""
-    if not isinstance(data, str) or len(data) > MAX_PROMPT_FILE_CHARS:
-        raise PromptError(f"a prompt file may hold at most {MAX_PROMPT_FILE_CHARS:,} characters")
-    if data.lstrip().startswith("{"):
-        import json
-
-        try:
-            doc = json.loads(data)
-        except ValueError as exc:
-            raise PromptError(f"the prompt file is not valid JSON: {exc}") from None
-        return Prompt.from_dict(doc)
-    return prompt_from_text(data)

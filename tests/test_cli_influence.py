@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from amp.cli import main
-from amp.prompts import mixed_prompt, read_prompt
+from amp.prompts import mixed_prompt
+from amp.teaching.prompt_file import prompt_from_file
 
 SENTENCE = "the man saw the boy with the telescope"
 
@@ -20,7 +21,7 @@ def test_influence_json_and_text(saved_tiny_model: Path, tmp_path: Path, capsys:
                  "--json"]) == 0
     file = tmp_path / "prompt.json"
     file.write_text(capsys.readouterr().out)
-    prompt = read_prompt(file.read_text())
+    prompt = prompt_from_file(file.read_bytes())
     model = ["--model", str(saved_tiny_model), "--device", "cpu"]
     assert main(["influence", "--prompt-file", str(file), *model, "--json"]) == 0
     out = capsys.readouterr()
@@ -39,7 +40,7 @@ def test_influence_json_and_text(saved_tiny_model: Path, tmp_path: Path, capsys:
 
 
 @pytest.mark.parametrize(("content", "message"), [
-    ("{not json", "not valid JSON"),
+    ("{not json", "is not JSON"),
     ("Human: a\nComputer:", "no examples"),
     ("Human: a boy\nComputer: exists x . boy(x)\n", "does not end with the test block"),
     ("Let's translate.\n\nHuman: a boy\nComputer: exists x . boy(x)\n\nHuman: a girl\nComputer:", "no gold LF0"),
@@ -55,5 +56,5 @@ def test_bad_prompts_give_one_error_line(content: str, message: str, tmp_path: P
 
 def test_text_prompt_keeps_labels_for_flipping() -> None:
     prompt = mixed_prompt(SENTENCE, 0.5, seed=3, k=4)
-    assert read_prompt(prompt.render()) == prompt
-    assert read_prompt(json.dumps({**prompt.to_dict(), "text": prompt.render()})) == prompt
+    assert prompt_from_file(prompt.render().encode()) == prompt
+    assert prompt_from_file(json.dumps({**prompt.to_dict(), "text": prompt.render()}).encode()) == prompt

@@ -2,7 +2,8 @@
 
 Keys: :data:`PROMPT_KEY` holds an :class:`amp.prompts.Prompt` (an immutable value; edits
 replace it), :data:`RECIPE_KEY` the builder settings it was built from (so a changed setting
-rebuilds it and unchanged settings keep manual edits).
+rebuilds it and unchanged settings keep manual edits — and an imported prompt, which replaces
+the built one like an edit: :func:`exchange_section`).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from amp.prompts import Prompt, PromptExample
 from amp.teaching import lesson
 from amp.teaching.own_library import find_own
 from amp.teaching.own_sentences import OwnSentence
+from amp.teaching.prompt_file import MAX_PROMPT_FILE_BYTES, prompt_from_file, prompt_json, prompt_text
 from ui.common import describe_error, guarded, plain
 
 PROMPT_KEY = "prompt"
@@ -59,6 +61,46 @@ def edit(op: str, *args: int) -> None:
         st.session_state[PROMPT_KEY] = getattr(prompt, op)(*args)
     except AmpError as exc:
         st.session_state["prompt_edit_error"] = describe_error(exc)
+
+
+#: Where an import's outcome waits for the next run of the page (a callback cannot draw in place).
+IMPORT_MESSAGE_KEY = "pb_import_message"
+
+
+def import_prompt(data: bytes, name: str) -> None:
+    """Widget callback: replace the stored prompt with the uploaded one; a bad file keeps the
+    current prompt and leaves an error for :func:`exchange_section` to show."""
+    try:
+        prompt = prompt_from_file(data, f"the file {name!r}")
+    except AmpError as exc:
+        st.session_state[IMPORT_MESSAGE_KEY] = ("error", f"Nothing was imported: {describe_error(exc)}")
+        return
+    st.session_state[PROMPT_KEY] = prompt
+    st.session_state[IMPORT_MESSAGE_KEY] = (
+        "success", f"Imported {plain(name)}: {len(prompt.examples)} examples, test sentence "
+                   f"“{plain(prompt.test_utterance)}”. Changing a setting above rebuilds the prompt and drops it.")
+
+
+def exchange_section(prompt: Prompt) -> None:
+    """Download the prompt as text (what the model sees) or JSON (the record); import either."""
+    d1, d2 = st.columns(2)
+    d1.download_button("Prompt as text", prompt_text(prompt), file_name="prompt.txt", mime="text/plain",
+                       key="pb_download_text", icon=":material/download:", on_click="ignore")
+    d2.download_button("Prompt as JSON", prompt_json(prompt), file_name="prompt.json", mime="application/json",
+                       key="pb_download_json", icon=":material/download:", on_click="ignore")
+    megabytes = max(1, MAX_PROMPT_FILE_BYTES // 1_000_000)
+    upload = st.file_uploader(f"Import a prompt (its text or JSON, as downloaded here or from `amp prompt`; at most "
+                              f"{megabytes} MB)", type=["json", "txt"], key="pb_upload", max_upload_size=megabytes)
+    if upload is not None:
+        st.button("Use the uploaded prompt", key="pb_import", icon=":material/upload:", on_click=import_prompt,
+                  args=(upload.getvalue(), upload.name))
+    message = st.session_state.pop(IMPORT_MESSAGE_KEY, None)
+    if message is not None:
+        kind, text = message
+        if kind == "error":
+            st.error(text, icon=":material/error:")
+        else:
+            st.success(text, icon=":material/check_circle:")
 
 
 def add_example(surface: str | None, label: int, fmt: str) -> None:

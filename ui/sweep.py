@@ -6,6 +6,11 @@ the on-disk result cache (:mod:`amp.cache`), so it re-renders almost at once.
 
 Cancelling: the Cancel button makes Streamlit rerun the script, which stops the running loop at
 its next redraw (after the item in flight); the records so far stay in the state and are shown.
+
+A sweep that finishes is saved as a run manifest (:func:`amp.evaluation.runs.save_sweep`: where and
+as ``python -m amp reproduce`` saves its runs), so the Research and Compare pages list it; a
+cancelled or failed one is not.  A sweep estimated at an hour or more starts only after a
+confirmation box is ticked.
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ import streamlit as st
 from amp.errors import AmpError
 from amp.parser.cancel import progress_scope
 from ui import model_picker as ui_model
-from ui.common import describe_error
+from ui.common import describe_error, plain
 
 if TYPE_CHECKING:
     from amp.evaluation.sweep_plan import SweepItem
@@ -46,6 +51,8 @@ class SweepState:
     status: str = "running"  # running | done | cancelled | failed
     error: str | None = None
     seconds: float = 0.0
+    saved_as: str | None = None  # the run manifest's name, once saved
+    save_error: str | None = None
 
 
 def _units(k: float) -> float:
@@ -68,14 +75,55 @@ def cached_count(parser: Parser | None, items: Sequence[SweepItem], beams: int) 
     return n
 
 
-def estimate(items: Sequence[Any], beams: int) -> str:
-    """"3 of 6 prompts cached; the other 3 take about 8 min" for the current model."""
+#: A sweep estimated at this many seconds or more needs a ticked confirmation before it starts.
+CONFIRM_SECONDS = 3600.0
+#: The page a sweep state's key belongs to (named in the saved run's settings).
+PAGES = {"zeroshot_sweep": "Zero-shot page", "fewshot_sweep": "Ratio sweep page"}
+
+
+def duration_text(seconds: float) -> str:
+    """``45 s``, ``12 min``, ``3.5 h``; from 48 hours on in days (``9.8 days``)."""
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 90 * 60:
+        return f"{seconds / 60:.0f} min"
+    if seconds < 48 * 3600:
+        return f"{seconds / 3600:.1f} h"
+    return f"{seconds / 86400:.1f} days"
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """How long a planned sweep takes: ``todo`` uncached prompts at ``per`` seconds each on ``device``."""
+
+    n: int
+    cached: int
+    per: float
+    device: str
+
+    @property
+    def todo(self) -> int:
+        return max(0, self.n - self.cached)
+
+    @property
+    def seconds(self) -> float:
+        return self.todo * self.per
+
+    def text(self) -> str:
+        """"3 of 6 prompts cached; the other 3 × ~120 s ≈ about 6 min on CPU (…)"."""
+        if not self.todo:
+            return f"All {self.n} prompt(s) are cached: the sweep re-renders at once."
+        head = f"{self.cached} of {self.n} prompts cached; the other {self.todo}" if self.cached \
+            else f"{self.n} prompt(s)"
+        return (f"{head} × ~{self.per:.0f} s ≈ about {duration_text(self.seconds)} on {self.device.upper()} "
+                "(results appear as they arrive)")
+
+
+def estimate_for(items: Sequence[Any], beams: int) -> Estimate:
+    """The :class:`Estimate` of ``items`` for the current model (measured speed if known, else a guess)."""
     parser = ui_model.peek_parser()
     cached = cached_count(parser, items, beams)
-    todo = max(0, len(items) - cached)
-    if not todo:
-        return f"All {len(items)} prompt(s) are cached: the sweep re-renders at once."
-    mean_k = sum(len(it.prompt.examples) for it in items) / len(items)
+    mean_k = sum(len(it.prompt.examples) for it in items) / len(items) if items else 0.0
     device = parser.device.split(":")[0] if parser is not None else "cpu"
     measured = _SPEED.get(ui_model.identity(parser)) if parser is not None else None
     if measured is not None:
@@ -83,20 +131,33 @@ def estimate(items: Sequence[Any], beams: int) -> str:
     else:
         base, slope = GUESS.get(device, GUESS["cpu"])
         per = base + slope * mean_k
-    total = todo * per
-    when = f"about {total:.0f} s" if total < 90 else f"about {total / 60:.0f} min"
-    head = f"{cached} of {len(items)} prompts cached; the other {todo}" if cached else f"{len(items)} prompt(s)"
-    return f"{head} × ~{per:.0f} s ≈ {when} on {device.upper()} (results appear as they arrive)"
+    return Estimate(n=len(items), cached=cached, per=per, device=device)
+
+
+def estimate(items: Sequence[Any], beams: int) -> str:
+    """"3 of 6 prompts cached; the other 3 take about 8 min" for the current model."""
+    return estimate_for(items, beams).text()
 
 
 def controls(prefix: str, items: Sequence[Any], beams: int) -> tuple[bool, bool]:
-    """The Run and Cancel buttons and the time estimate; returns (run clicked, cancel clicked)."""
+    """The Run and Cancel buttons and the time estimate; returns (run clicked, cancel clicked).
+
+    A sweep estimated at :data:`CONFIRM_SECONDS` or more needs its confirmation box ticked first
+    (the box is new whenever the estimate's size changes, so a tick never carries over).
+    """
     c1, c2, c3 = st.columns([1, 1, 4], vertical_alignment="center")
+    below = st.container()
+    est = estimate_for(items, beams)
+    c3.caption(est.text())
+    confirmed = True
+    if est.seconds >= CONFIRM_SECONDS:
+        confirmed = below.checkbox(f"Start it anyway: this sweep takes about {duration_text(est.seconds)}",
+                                   key=f"{prefix}_confirm_{est.n}_{est.todo}")
     run = c1.button("Run sweep", type="primary", icon=":material/play_arrow:", key=f"{prefix}_run",
-                    disabled=not items)
+                    disabled=not items or not confirmed,
+                    help=None if confirmed else "A long sweep: tick the confirmation below first.")
     cancel = c2.button("Cancel", icon=":material/stop:", key=f"{prefix}_cancel")
-    c3.caption(estimate(items, beams))
-    return run, cancel
+    return run and confirmed, cancel
 
 
 def run(
@@ -173,8 +234,24 @@ def _follow(key: str, config: Any, items: Sequence[SweepItem], parser: Parser, s
             _SPEED[ui_model.identity(parser)] = uncached_time / uncached_units
     if state.status == "running":
         state.status = "done"
+        _save_run(key, state, parser)
     bar.empty()
     return state
+
+
+def _save_run(key: str, state: SweepState, parser: Parser) -> None:
+    """Save a finished sweep as a run manifest (the Research and Compare pages list it)."""
+    from amp.evaluation.runs import save_sweep
+
+    if not state.records:
+        return
+    try:
+        path = save_sweep(state.config, state.records, model=str(parser.spec), identity=ui_model.identity(parser),
+                          page=PAGES.get(key, key))
+    except Exception as exc:  # noqa: BLE001 - a full disk or an unreachable server: a warning, the page goes on
+        state.save_error = str(exc) if isinstance(exc, AmpError | OSError) else f"{type(exc).__name__}: {exc}"
+    else:
+        state.saved_as = path.stem
 
 
 def show_status(state: SweepState | None) -> None:
@@ -189,6 +266,10 @@ def show_status(state: SweepState | None) -> None:
         st.success(f"Sweep finished: {n} prompt{'' if n == 1 else 's'} in {state.seconds:.1f} s "
                    f"({cached} from the cache).",
                    icon=":material/check_circle:")
+        if state.saved_as:
+            st.caption(f"Saved as the run **{plain(state.saved_as)}**: the Research and Compare pages list it.")
+        elif state.save_error:
+            st.warning(f"The sweep could not be saved as a run: {plain(state.save_error)}", icon=":material/warning:")
     elif state.status == "cancelled":
         st.warning(f"Sweep cancelled after {n} of {state.total} prompts; the results below are partial. "
                    "Run again to finish: finished prompts come from the cache.", icon=":material/pause_circle:")

@@ -11,7 +11,7 @@ from amp.evaluation import runs as saved_runs
 from amp.evaluation.matching import match_lf
 from amp.reporting import plots
 from ui import model_picker as ui_model
-from ui.common import chart, fmt_prob, guarded, halt, type_label
+from ui.common import chart, fmt_prob, guarded, halt, plain, type_label
 
 st.title("Compare two models")
 st.caption("Model A is the sidebar's model; model B is typed here. Both parse the same zero-shot prompt; "
@@ -65,13 +65,19 @@ if saved and saved[0] == item.id and all(v is not None for v in saved[2].values(
 st.divider()
 st.subheader("Saved sweeps overlaid")
 runs = saved_runs.list_runs()
-chosen = st.multiselect("Runs (from `python -m amp reproduce`)", [p.stem for p in runs], key="cmp_runs")
+chosen = st.multiselect("Runs (from `python -m amp reproduce` or a finished sweep of the Ratio sweep page)",
+                        [p.stem for p in runs], key="cmp_runs")
 if chosen:
     curves = {}
     for p in runs:
         if p.stem in chosen:
             try:
-                curves[p.stem] = ex.fewshot_summary(saved_runs.load_manifest(p)["few_shot"])[0]
+                few = saved_runs.load_manifest(p)["few_shot"]
+                if not few:
+                    st.info(f"{plain(p.stem)} has no few-shot results (a zero-shot run): nothing to overlay.",
+                            icon=":material/info:")
+                    continue
+                curves[p.stem] = ex.fewshot_summary(few)[0]
             except AmpError as exc:
                 st.error(str(exc))
     chart(plots.overlay_fewshot(curves), key="cmp_overlay", filename="compare-fewshot")

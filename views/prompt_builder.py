@@ -9,13 +9,14 @@ from amp.data import generate as gen
 from amp.data.types import get_type, type_ids
 from amp.teaching import lesson
 from ui import settings_widgets, teach
-from ui.common import guarded, halt, type_label
+from ui.common import guarded, halt, plain, type_label
 from ui.prompt_state import (
     PROMPT_KEY,
     RECIPE_KEY,
     add_example,
     edit,
     example_badge,
+    exchange_section,
     own_sentence,
     pool_surfaces,
     typed_test_golds,
@@ -106,20 +107,22 @@ with left:
                "Changing a setting above rebuilds the prompt and drops manual edits.")
     words = lesson.readings_in_words(prompt.test_utterance)
     if words:
-        st.markdown(f"Test sentence *{prompt.test_utterance}*: {teach.reading_line(type_, 0, words[0])} · "
+        st.markdown(f"Test sentence *{plain(prompt.test_utterance)}*: {teach.reading_line(type_, 0, words[0])} · "
                     f"{teach.reading_line(type_, 1, words[1])}")
     n = len(prompt.examples)
     for i, ex in enumerate(prompt.examples):
         with st.container(border=True):
-            row = st.columns([5.2, 0.5, 0.5, 0.5, 0.5], vertical_alignment="center", gap="small")
-            row[0].markdown(f"{example_badge(ex)} **{i + 1}.** {ex.utterance}")
-            row[1].button("", key=f"pb_up_{i}", icon=":material/arrow_upward:", disabled=i == 0,
+            row = st.columns([4.7, 0.5, 0.5, 0.5, 0.5, 0.5], vertical_alignment="center", gap="small")
+            row[0].markdown(f"{example_badge(ex)} **{i + 1}.** {plain(ex.utterance)}")
+            row[1].button("", key=f"pb_top_{i}", icon=":material/vertical_align_top:", disabled=i == 0,
+                          help="Move to the top", on_click=edit, args=("move", i, 0))
+            row[2].button("", key=f"pb_up_{i}", icon=":material/arrow_upward:", disabled=i == 0,
                           help="Move up", on_click=edit, args=("move", i, i - 1))
-            row[2].button("", key=f"pb_down_{i}", icon=":material/arrow_downward:", disabled=i == n - 1,
+            row[3].button("", key=f"pb_down_{i}", icon=":material/arrow_downward:", disabled=i == n - 1,
                           help="Move down", on_click=edit, args=("move", i, i + 1))
-            row[3].button("", key=f"pb_flip_{i}", icon=":material/swap_horiz:", disabled=not ex.is_ambiguous,
+            row[4].button("", key=f"pb_flip_{i}", icon=":material/swap_horiz:", disabled=not ex.is_ambiguous,
                           help="Flip LF0 ↔ LF1", on_click=edit, args=("flip", i))
-            row[4].button("", key=f"pb_del_{i}", icon=":material/close:", help="Remove",
+            row[5].button("", key=f"pb_del_{i}", icon=":material/close:", help="Remove",
                           on_click=edit, args=("remove", i))
     with st.expander("Add an example from the pool", icon=":material/add:"):
         a1, a2, a3 = st.columns([3, 1, 1], vertical_alignment="bottom")
@@ -133,6 +136,7 @@ with right:
         st.caption("The logical forms are hidden (turn off **Hide the logic** to see the rendered prompt).")
     else:
         st.code(prompt.render(), language=None, wrap_lines=True)
+    exchange_section(prompt)
     if prompt.gold_lf0 is None:
         st.warning("This test sentence is not in the pool and no gold LFs were given: the Parse page "
                    "can parse it but cannot label beams LF0/LF1.", icon=":material/warning:")

@@ -6,8 +6,9 @@ import streamlit as st
 
 from amp.data.types import type_ids
 from amp.evaluation import experiments as ex
+from amp.evaluation.sweep_summary import records_view
 from amp.reporting import plots
-from ui import settings_widgets, sweep
+from ui import calibration_view, settings_widgets, sweep
 from ui.common import chart, csv_download, guarded, halt, type_label
 
 KEY = "fewshot_sweep"
@@ -56,8 +57,11 @@ def draw(records: list, final: bool) -> None:
             "FIM": st.column_config.NumberColumn(format="%.3f", help="range 0–1, lower is better")})
         chart(plots.p_lf0_vs_ratio(per_ratio), filename="p_lf0_vs_ratio", key=f"fs_plf0{tag}")
         chart(plots.accuracy_vs_ratio(per_ratio), filename="accuracy_vs_ratio", key=f"fs_acc{tag}")
+        if len(per_ratio) and int(per_ratio["n"].max()) == 1:
+            st.caption("Each point is one test sentence (n = 1 per ratio): these curves carry little information. "
+                       "Raise *Test sentences per ratio* for a measurement.")
         if final:
-            frame = ex.records_frame(records)
+            frame = records_view(records)  # match and P(LF0) first
             with st.expander(f"All {len(frame)} results (one row per test sentence and ratio)"):
                 st.dataframe(frame.drop(columns=["beams"]), hide_index=True)
             d1, d2, d3 = st.columns(3)
@@ -67,6 +71,7 @@ def draw(records: list, final: bool) -> None:
                 csv_download(per_ratio, "fewshot_per_ratio.csv", label="Per-ratio CSV", key="fs_csv_ratio")
             with d3:
                 csv_download(frame, "fewshot_records.csv", label="All results CSV", key="fs_csv_all")
+            calibration_view.sweep_calibration(records, mode)
 
 
 sweep.drive(KEY, config, items, start=run, cancel=cancel, status_slot=status_slot, draw=draw)

@@ -1,6 +1,7 @@
 """Research: the reproduction's tables and figures for saved runs, two side by side.
 
-Runs are the manifests ``python -m amp reproduce`` writes into ``<cache root>/runs/``.  Each side
+Runs are the manifests ``python -m amp reproduce`` writes into ``<cache root>/runs/``, and the sweeps
+finished on the Zero-shot and Ratio sweep pages (saved there in the same format).  Each side
 picks a run and a canonicaliser ("logical" or the paper's), re-matched from the stored beams
 (:func:`amp.evaluation.experiments.rematch`), so no model is needed here.
 """
@@ -18,12 +19,14 @@ from ui import settings_widgets
 from ui.common import chart, halt
 
 st.title("Research: reproduced tables and figures")
-st.caption("Runs saved by `python -m amp reproduce` (Table 2: ZM_5; Table 3: FDM 0–2 and FIM; Fig. 2, 3, 6). "
+st.caption("Runs saved by `python -m amp reproduce` and sweeps finished on the Zero-shot and Ratio sweep pages "
+           "(Table 2: ZM_5; Table 3: FDM 0–2 and FIM; Fig. 2, 3, 6). "
            "Pick two runs — two models, or one run under both canonicalisers — to compare them side by side.")
 
 runs = saved_runs.list_runs()
 if not runs:
-    st.info("No saved runs yet. Run `python -m amp reproduce --model … --out DIR` first.", icon=":material/info:")
+    st.info("No saved runs yet. Finish a sweep on the Zero-shot or Ratio sweep page, or run "
+            "`python -m amp reproduce --model … --out DIR`.", icon=":material/info:")
     halt()
 names = [p.stem for p in runs]
 by_name = dict(zip(names, runs, strict=True))

@@ -48,13 +48,13 @@ def format_influence(inf: Influence) -> list[str]:
 
 def run(args: argparse.Namespace) -> int:
     from amp.evaluation.influence import example_influence
-    from amp.prompts import read_prompt
+    from amp.teaching.prompt_file import prompt_from_file
 
     def say(done: int, total: int) -> None:
         print(f"[{done}/{total}] pair scores", file=sys.stderr, flush=True)
 
     def compute(parser: Any, text: str) -> Influence:
-        prompt = read_prompt(text)
+        prompt = prompt_from_file(text.encode("utf-8"), f"the prompt file {args.prompt_file!r}")
         return example_influence(parser, prompt, args.lf0, args.lf1, progress=say)
 
     return run_with_model(args, compute, lambda inf: {"influence": inf.to_dict()}, format_influence)

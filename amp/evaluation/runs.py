@@ -7,15 +7,20 @@
   :class:`~amp.evaluation.sweep_run.SweepRecord` s whose ``beams`` are the ranked LF list, so the
   summaries (ZM_k, FDM, FIM) work unchanged.  Everything goes through the result cache.
 * Run manifests (``<cache root>/runs/<name>.json``: settings + records, :func:`save_manifest`,
-  :func:`load_manifest`, :func:`list_runs`) let the Research page show any saved run without a
-  model.  The report written from records is :mod:`amp.reporting.report`.
+  :func:`load_manifest`, :func:`list_runs`) let the Research and Compare pages show any saved run
+  without a model.  ``python -m amp reproduce`` writes them, and so does a sweep finished in the
+  app (:func:`save_sweep`: the same place and format, one run per model and sweep configuration).
+  The report written from records is :mod:`amp.reporting.report`.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
+import os
 import re
+import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
@@ -28,7 +33,7 @@ from amp.evaluation.interpretations import (
     sample_interpretations,
     samples_cached,
 )
-from amp.evaluation.sweep_plan import ExperimentError, SweepItem
+from amp.evaluation.sweep_plan import ExperimentError, FewShotConfig, SweepItem, ZeroShotConfig, config_to_dict
 from amp.evaluation.sweep_run import SweepRecord, record_from_result, run_items
 from amp.logic.vocabulary import DEFAULT_MODE
 from amp.parser.backend import DEFAULT_SEARCH
@@ -47,6 +52,9 @@ __all__ = [
     "run_method",
     "runs_dir",
     "save_manifest",
+    "save_sweep",
+    "sweep_run_name",
+    "sweep_settings",
 ]
 
 
@@ -201,7 +209,10 @@ def save_manifest(name: str, settings: dict[str, Any], records_zero: Sequence[Sw
     payload = {"name": name, "settings": settings,
                "zero_shot": [record_to_dict(r) for r in records_zero],
                "few_shot": [record_to_dict(r) for r in records_few]}
-    path.write_text(json.dumps(payload, ensure_ascii=False, indent=1), encoding="utf-8")
+    # atomic (a temporary file, then a rename): a page listing runs never reads half of one
+    partial = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    partial.write_text(json.dumps(payload, ensure_ascii=False, indent=1), encoding="utf-8")
+    os.replace(partial, path)
     return path
 
 
@@ -222,3 +233,49 @@ def list_runs(directory: Path | None = None) -> list[Path]:
     if not folder.is_dir():
         return []
     return sorted(folder.glob("*.json"), key=lambda p: (-p.stat().st_mtime, p.name))
+
+
+# --------------------------------------------------------------------------- sweeps of the app
+
+
+def _model_short(model: str) -> str:
+    """The last part of a model spec (``org/name`` → ``name``, a folder → its name)."""
+    parts = [p for p in re.split(r"[\\/]", str(model)) if p]
+    return parts[-1] if parts else "model"
+
+
+def sweep_run_name(config: ZeroShotConfig | FewShotConfig, *, model: str, identity: str) -> str:
+    """``app-zero-shot-pp-<model>-<digest>``: one name per model identity and sweep configuration,
+    so a rerun of the same sweep replaces its run instead of adding a copy."""
+    kind = "few-shot" if isinstance(config, FewShotConfig) else "zero-shot"
+    key = json.dumps({"config": config_to_dict(config), "identity": identity}, sort_keys=True)
+    digest = hashlib.sha256(key.encode()).hexdigest()[:10]
+    return _slug(f"app-{kind}-{'+'.join(config.types)}-{_model_short(model)[:40]}-{digest}")
+
+
+def sweep_settings(config: ZeroShotConfig | FewShotConfig, records: Sequence[SweepRecord], *, model: str,
+                   identity: str, page: str = "") -> dict[str, Any]:
+    """A run manifest's settings for a sweep of the app, with the keys ``reproduce`` writes."""
+    settings: dict[str, Any] = {"model": model, "identity": identity, "method": "beam", "mode": config.mode,
+                                "types": ",".join(config.types)}
+    if isinstance(config, FewShotConfig):
+        settings.update(n_zero=0, n_few=config.n_per_ratio, examples_per_prompt=config.k,
+                        ratios=len(config.ratios), fmt=config.fmt)
+    else:
+        settings.update(n_zero=config.n, n_few=0)
+    settings.update(beams=config.beams, seed=config.seed,
+                    cached=f"{sum(r.cached for r in records)}/{len(records)}",
+                    source=f"app ({page})" if page else "app")
+    return settings
+
+
+def save_sweep(config: ZeroShotConfig | FewShotConfig, records: Sequence[SweepRecord], *, model: str,
+               identity: str, page: str = "", directory: Path | None = None) -> Path:
+    """Save a finished sweep of the app as a run manifest (:func:`save_manifest`, named by
+    :func:`sweep_run_name`), so the Research and Compare pages list it like a ``reproduce`` run."""
+    if not isinstance(config, ZeroShotConfig | FewShotConfig):
+        raise ReportError(f"expected a sweep configuration, not {type(config).__name__}")
+    name = sweep_run_name(config, model=model, identity=identity)
+    settings = sweep_settings(config, records, model=model, identity=identity, page=page)
+    few = isinstance(config, FewShotConfig)
+    return save_manifest(name, settings, [] if few else records, records if few else [], directory)

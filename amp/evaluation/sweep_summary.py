@@ -28,8 +28,10 @@ from amp.logic.vocabulary import DEFAULT_FORMAT, FORMATS, MODES
 __all__ = [
     "FEWSHOT_PER_RATIO_COLUMNS",
     "FEWSHOT_PER_TYPE_COLUMNS",
+    "RECORD_VIEW_FIRST",
     "fewshot_summary",
     "records_frame",
+    "records_view",
     "zeroshot_columns",
     "zeroshot_summary",
 ]
@@ -47,6 +49,16 @@ def records_frame(records: Iterable[SweepRecord]) -> pd.DataFrame:
         df[col] = pd.to_numeric(df[col], errors="coerce").astype("float64")
     df["cached"] = df["cached"].astype(bool)
     return df
+
+
+#: The columns a person reads first in a records table: which reading won at top-1, and P(LF0).
+RECORD_VIEW_FIRST: tuple[str, ...] = ("match", "p_lf0")
+
+
+def records_view(records: Iterable[SweepRecord]) -> pd.DataFrame:
+    """:func:`records_frame` with :data:`RECORD_VIEW_FIRST` as the first columns (the pages' tables and CSVs)."""
+    df = records_frame(records)
+    return df[[*RECORD_VIEW_FIRST, *(c for c in df.columns if c not in RECORD_VIEW_FIRST)]]
 
 
 def _frame(records: Iterable[SweepRecord] | pd.DataFrame) -> pd.DataFrame:

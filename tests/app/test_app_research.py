@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import sys
 from pathlib import Path
 
@@ -16,6 +17,7 @@ def _runs(cache: Path) -> None:
     import test_research as tr  # the hand-made records of tests/test_research.py
 
     zero, few = tr.records()
+    shutil.rmtree(cache / "runs", ignore_errors=True)  # only these two (app sweeps of other tests save runs too)
     runs.save_manifest("model-a", {"model": "a", "method": "beam", "beams": 5}, zero, few,
                            directory=cache / "runs")
     runs.save_manifest("model-b", {"model": "b", "method": "distinct", "beams": 5}, zero[:2], few[:2],

@@ -1,0 +1,221 @@
+"""Issue #15 points 5 and 6 in the app: coverage curves, sweeps saved as runs, prompt files, long sweeps.
+
+Each test gets an empty cache root of its own (``AMP_CACHE_DIR``), so the runs it saves are the
+only ones the Research and Compare pages can list.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from app_helpers import APP, TIMEOUT, assert_ok, goto, plotly_spec, texts
+
+from amp import prompts
+from amp.evaluation import runs
+from amp.evaluation.coverage import coverage_curves
+from amp.teaching.prompt_file import prompt_json, prompt_text
+from ui.common import plain
+
+
+@pytest.fixture
+def app(app_env: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """The app on the tiny model with an empty cache root (result cache and runs) of its own."""
+    from streamlit.testing.v1 import AppTest
+
+    monkeypatch.setenv("AMP_CACHE_DIR", str(tmp_path / "cache"))
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.run()
+    assert_ok(at)
+    return at
+
+
+def _specs(at) -> list[dict]:
+    return [plotly_spec(at, i) for i in range(len(at.get("plotly_chart")))]
+
+
+def _coverage_spec(at) -> dict:
+    return next(s for s in _specs(at) if s["layout"]["title"]["text"].startswith("Interpretation coverage over k"))
+
+
+def _zero_shot_sweep(at, types: list[str]) -> None:
+    goto(at, "zero_shot")
+    at.multiselect(key="zs_types").set_value(types)
+    at.number_input(key="zs_n").set_value(1)
+    at.number_input(key="zs_beams").set_value(3).run()
+    at.button(key="zs_run").click().run()
+    assert_ok(at)
+    assert at.session_state["zeroshot_sweep"].status == "done"
+
+
+def test_zero_shot_coverage_curves_saved_run_and_records_table(app) -> None:
+    _zero_shot_sweep(app, ["pp", "scope"])
+    state = app.session_state["zeroshot_sweep"]
+    points = coverage_curves(state.records, max_k=3, mode="logical")
+    spec = _coverage_spec(app)
+    assert "PP attachment (n = 1)" in spec["layout"]["title"]["text"]
+    curves = {t["meta"]["measure"]: t for t in spec["data"]}
+    assert set(curves) == {"recall", "precision", "both_found", "zm"}
+    pp = [p for p in points if p.type == "pp"]
+    assert curves["recall"]["x"] == [1, 2, 3]
+    assert curves["recall"]["y"] == pytest.approx([100 * p.recall for p in pp])
+    assert curves["both_found"]["y"] == pytest.approx([100 * p.both_found for p in pp])
+    assert curves["zm"]["y"] == pytest.approx([p.zm for p in pp])
+    assert curves["precision"]["y"] == pytest.approx([None if p.n_precision == 0 else 100 * p.precision for p in pp])
+    summary = app.dataframe[0].value  # ZM_3 of the table is the curve's last point
+    assert list(summary["ZM_3"]) == pytest.approx([p.zm for p in points if p.k == 3])
+    app.selectbox(key="zs_cov_type").select("scope").run()
+    assert_ok(app)
+    spec = _coverage_spec(app)
+    assert {t["meta"]["type"] for t in spec["data"]} == {"scope"}
+    assert [t["y"] for t in spec["data"] if t["meta"]["measure"] == "recall"][0] == pytest.approx(
+        [100 * p.recall for p in points if p.type == "scope"])
+    assert "Coverage CSV (all types, every k)" in {b.label for b in app.get("download_button")}
+    assert any("n = 1 per type" in c and "little information" in c for c in texts(app, "caption"))
+    records = next(d.value for d in app.dataframe if "surface" in d.value.columns)
+    assert list(records.columns[:2]) == ["match", "p_lf0"]
+    # the finished sweep is a saved run, and the Research page lists it
+    assert state.saved_as is not None
+    assert any(plain(state.saved_as) in c and "Research and Compare" in c for c in texts(app, "caption"))
+    assert [p.stem for p in runs.list_runs()] == [state.saved_as]
+    saved = runs.load_manifest(runs.list_runs()[0])
+    assert saved["zero_shot"] == state.records and saved["settings"]["beams"] == 3
+    goto(app, "research")
+    assert not any("No saved runs yet" in i for i in texts(app, "info"))
+    assert app.selectbox(key="research_run_0").options == [state.saved_as]
+    assert any("ZM_3" in d.value.columns for d in app.dataframe)
+
+
+def test_a_run_that_cannot_be_saved_is_a_warning(app, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    cache.mkdir(parents=True, exist_ok=True)
+    (cache / "runs").write_text("a file where the runs folder should be", encoding="utf-8")
+    _zero_shot_sweep(app, ["pp"])
+    state = app.session_state["zeroshot_sweep"]
+    assert state.saved_as is None and state.save_error
+    assert any(w.startswith("The sweep could not be saved as a run") for w in texts(app, "warning"))
+    assert any(s.startswith("Sweep finished: 1 prompt") for s in texts(app, "success"))
+
+
+def test_ratio_sweep_saved_run_is_listed_by_research_and_compare(app) -> None:
+    goto(app, "research")
+    assert any("No saved runs yet" in i for i in texts(app, "info"))
+    goto(app, "ratio_sweep")
+    app.pills(key="fs_ratios").set_value([0.0, 1.0])
+    app.number_input(key="fs_n").set_value(1)
+    app.number_input(key="fs_k").set_value(2)
+    app.number_input(key="fs_beams").set_value(2).run()
+    app.button(key="fs_run").click().run()
+    assert_ok(app)
+    state = app.session_state["fewshot_sweep"]
+    assert state.status == "done" and state.saved_as is not None
+    assert any("n = 1 per ratio" in c and "little information" in c for c in texts(app, "caption"))
+    records = next(d.value for d in app.dataframe if "surface" in d.value.columns)
+    assert list(records.columns[:2]) == ["match", "p_lf0"]
+    goto(app, "research")
+    assert app.selectbox(key="research_run_0").options == [state.saved_as]
+    assert any("FDM" in d.value.columns for d in app.dataframe)
+    goto(app, "compare")
+    assert app.multiselect(key="cmp_runs").options == [state.saved_as]
+    app.multiselect(key="cmp_runs").set_value([state.saved_as]).run()
+    assert_ok(app)
+    assert any(s["layout"]["title"]["text"] == "mean_p_lf0 vs LF0 ratio" for s in _specs(app))
+
+
+def test_no_caption_with_more_than_one_sentence_per_ratio(app) -> None:
+    goto(app, "ratio_sweep")
+    app.pills(key="fs_ratios").set_value([0.0])
+    app.number_input(key="fs_n").set_value(2)
+    app.number_input(key="fs_k").set_value(2)
+    app.number_input(key="fs_beams").set_value(2).run()
+    app.button(key="fs_run").click().run()
+    assert_ok(app)
+    assert len(app.session_state["fewshot_sweep"].records) == 2
+    assert not any("little information" in c for c in texts(app, "caption"))
+
+
+def _confirm_boxes(at) -> list:
+    return [c for c in at.checkbox if c.label.startswith("Start it anyway")]
+
+
+def test_a_sweep_of_an_hour_or_more_needs_a_confirmation(app, monkeypatch: pytest.MonkeyPatch) -> None:
+    from ui import sweep
+
+    monkeypatch.setattr(sweep, "_SPEED", {})  # the CPU guess, not the tiny model's measured speed
+    goto(app, "zero_shot")
+    app.number_input(key="zs_n").set_value(2).run()
+    assert not _confirm_boxes(app) and not app.button(key="zs_run").disabled
+    app.number_input(key="zs_n").set_value(60).run()  # 60 prompts × ~2 min
+    (box,) = _confirm_boxes(app)
+    assert app.button(key="zs_run").disabled
+    assert any("60 prompt(s) × ~" in c and " h on CPU" in c for c in texts(app, "caption"))
+    box.check().run()
+    assert not app.button(key="zs_run").disabled
+    goto(app, "ratio_sweep")  # 5 types × 11 ratios × 100 sentences: days, stated in days
+    app.multiselect(key="fs_types").set_value(["pp", "scope", "revscope", "bound", "conj"])
+    app.pills(key="fs_ratios").set_value(list(sweep_ratios()))
+    app.number_input(key="fs_n").set_value(100).run()
+    assert_ok(app)
+    assert any("5500 prompt(s)" in c and " days on CPU" in c for c in texts(app, "caption"))
+    (box,) = _confirm_boxes(app)
+    assert " days" in box.label and app.button(key="fs_run").disabled
+
+
+def sweep_ratios() -> tuple[float, ...]:
+    from amp.evaluation.sweep_plan import DEFAULT_RATIOS
+
+    return DEFAULT_RATIOS
+
+
+def test_duration_text() -> None:
+    from ui.sweep import duration_text
+
+    assert [duration_text(s) for s in (45, 89.4, 90, 3599, 5400, 3 * 3600, 47.9 * 3600, 48 * 3600, 10 * 86400)] == [
+        "45 s", "89 s", "2 min", "60 min", "1.5 h", "3.0 h", "47.9 h", "2.0 days", "10.0 days"]
+
+
+# --------------------------------------------------------------------------- prompt builder
+
+
+def test_prompt_downloads_import_and_move_to_top(app) -> None:
+    goto(app, "prompt_builder")
+    buttons = {b.label for b in app.get("download_button")}
+    assert {"Prompt as text", "Prompt as JSON"} <= buttons
+    before = app.session_state["prompt"]
+    app.button(key="pb_top_3").click().run()
+    moved = app.session_state["prompt"]
+    assert moved.examples[0] == before.examples[3]
+    assert moved.examples[1:4] == before.examples[0:3] and moved.examples[4:] == before.examples[4:]
+    assert app.button(key="pb_top_0").disabled
+    other = prompts.mixed_prompt("Galileo saw Mary with the camera", 0.8, seed=4, k=5)
+    app.file_uploader(key="pb_upload").set_value(("other.json", prompt_json(other), "application/json")).run()
+    app.button(key="pb_import").click().run()
+    assert_ok(app)
+    assert app.session_state["prompt"] == other
+    assert app.code[0].value == other.render()
+    assert any(s.startswith(f"Imported {plain('other.json')}: 5 examples") for s in texts(app, "success"))
+    goto(app, "parse_inspect")  # the Parse page uses the imported prompt
+    goto(app, "prompt_builder")
+    assert app.session_state["prompt"] == other  # kept across pages while the settings are unchanged
+    text = prompts.mixed_prompt("Galileo saw Mary with the camera", 0.2, seed=5, k=4)
+    app.file_uploader(key="pb_upload").set_value(("p.txt", prompt_text(text).encode(), "text/plain")).run()
+    app.button(key="pb_import").click().run()  # the rendered text reads back whole, labels included
+    assert app.session_state["prompt"] == text
+
+
+@pytest.mark.parametrize(("data", "says"), [
+    (b"{not json", "is not JSON"),
+    (b"Human: a boy\nComputer: exists x . boy(x)\n", "does not end with the test block"),
+    (json.dumps({"examples": [], "test_utterance": "t", "type": "idiom"}).encode(), "unknown ambiguity type"),
+])
+def test_a_bad_prompt_file_is_an_error_box_and_keeps_the_prompt(app, data: bytes, says: str) -> None:
+    goto(app, "prompt_builder")
+    before = app.session_state["prompt"]
+    app.file_uploader(key="pb_upload").set_value(("bad.json", data, "application/json")).run()
+    app.button(key="pb_import").click().run()
+    assert_ok(app)
+    errors = texts(app, "error")
+    assert any(e.startswith("Nothing was imported") and says in e for e in errors), errors
+    assert app.session_state["prompt"] == before
+    assert app.code[0].value == before.render()

@@ -1,0 +1,90 @@
+"""Prompt files (issue #15 point 6): the Prompt builder's text/JSON download and its checked JSON import."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from amp import prompts
+from amp.parser import limits
+from amp.teaching.prompt_file import (
+    MAX_PROMPT_FILE_BYTES,
+    PromptFileError,
+    prompt_from_json,
+    prompt_json,
+    prompt_text,
+)
+
+TEST = "the man saw the boy with the telescope"
+
+
+@pytest.fixture(scope="module")
+def prompt() -> prompts.Prompt:
+    return prompts.mixed_prompt(TEST, 0.3, seed=0, k=10)
+
+
+def test_text_is_the_rendered_prompt(prompt) -> None:
+    assert prompt_text(prompt) == prompt.render() + "\n"
+    assert prompt_text(prompt).endswith(f"Human: {TEST}\nComputer:\n")
+
+
+def test_json_round_trip_and_the_text_field(prompt) -> None:
+    data = prompt_json(prompt)
+    payload = json.loads(data)
+    assert payload["text"] == prompt.render() and list(payload)[:2] == ["header", "type"]
+    assert prompt_from_json(data) == prompt
+    payload["text"] = "edited by hand"  # for people only: ignored on import
+    assert prompt_from_json(json.dumps(payload).encode()) == prompt
+    lisp = prompts.mixed_prompt(TEST, 0.5, seed=1, k=4, fmt="lisp")
+    assert prompt_from_json(prompt_json(lisp)) == lisp
+    zero = prompts.zero_shot_prompt(TEST, seed=0)
+    assert prompt_from_json(b"\xef\xbb\xbf" + prompt_json(zero)) == zero  # a BOM is fine
+
+
+def _bad(payload: object) -> bytes:
+    return json.dumps(payload).encode()
+
+
+@pytest.mark.parametrize(("data", "says"), [
+    (b"{", "is not JSON: Expecting property name enclosed in double quotes at line 1, column 2"),
+    (b"\xff\xfe{}", "is not UTF-8 text (byte 0)"),
+    (b"[1, 2]", "must hold one JSON object (a prompt), not list"),
+    (_bad({"examples": []}), "test_utterance: Field required"),
+    (_bad({"examples": [{"utterance": "a"}], "test_utterance": "t"}), "examples.0.lf: Field required"),
+    (_bad({"examples": [], "test_utterance": "t", "type": "idiom"}), "unknown ambiguity type 'idiom'"),
+    (_bad({"examples": [], "test_utterance": "t", "gold_lf0": "exists x . ("}), "gold_lf0 is not a usable FOL LF"),
+    (b"[" * 50_000 + b"]" * 50_000, "nests too deeply"),
+])
+def test_bad_files_say_what_is_wrong(data: bytes, says: str) -> None:
+    with pytest.raises(PromptFileError, match="^the prompt file") as info:
+        prompt_from_json(data)
+    assert says in str(info.value)
+
+
+def test_bounds() -> None:
+    with pytest.raises(PromptFileError, match=f"over the limit of {MAX_PROMPT_FILE_BYTES:,}"):
+        prompt_from_json(b" " * (MAX_PROMPT_FILE_BYTES + 1))
+    many = {"examples": [{"utterance": "a", "lf": "b"}] * (limits.MAX_PROMPT_EXAMPLES + 1), "test_utterance": "t"}
+    with pytest.raises(PromptFileError, match=f"{limits.MAX_PROMPT_EXAMPLES + 1} examples, over the limit"):
+        prompt_from_json(_bad(many))
+    long = {"examples": [{"utterance": "a" * 150_000, "lf": "b" * 60_000}], "test_utterance": "t"}
+    with pytest.raises(PromptFileError, match="the prompt has 210,"):
+        prompt_from_json(_bad(long), "mine.json")
+    with pytest.raises(PromptFileError, match="must be bytes"):
+        prompt_from_json("{}")  # type: ignore[arg-type]
+
+
+def test_a_text_file_reads_back_the_rendered_prompt() -> None:
+    """The text download reads back to the same prompt (pool examples get their labels back)."""
+    from amp.teaching.prompt_file import prompt_from_file, prompt_text
+
+    prompt = prompts.mixed_prompt("the man saw the boy with the telescope", 0.3, seed=2, k=6)
+    assert prompt_from_file(prompt_text(prompt).encode()) == prompt
+    assert prompt_from_file(prompt_json(prompt)) == prompt
+    lisp = prompts.mixed_prompt("the man saw the boy with the telescope", 0.3, seed=2, k=3, fmt="lisp")
+    assert prompt_from_file(prompt_text(lisp).encode()) == lisp
+    with pytest.raises(PromptFileError, match="line 3: expected 'Human: <sentence>'"):
+        prompt_from_file(b"Human: a\nComputer: exists x . boy(x)\nHuman\n")
+    with pytest.raises(PromptFileError, match="not UTF-8"):
+        prompt_from_file(b"\xff\xfe")
