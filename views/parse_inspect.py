@@ -13,7 +13,9 @@ from amp.reporting.token_plots import MARKS
 from amp.teaching import lesson
 from ui import model_picker as ui_model
 from ui import settings_widgets, teach
+from ui.beam_tree_view import beam_tree_section
 from ui.common import chart, csv_download, fmt_prob, halt, plain
+from ui.influence_view import contrast_section, influence_section
 from ui.inspect_view import (
     MARK_NAMES,
     custom_lf_section,
@@ -118,6 +120,7 @@ st.caption("Top row of each block: the model's best parse, each token coloured b
            "tokens are aligned in one column (empty cells: a token the other row lacks). Solid black box: the "
            "first token where they differ; dashed box: the items where their meanings differ. Hover a cell for "
            "the whole token and the top alternative tokens.")
+contrast_section(ins, prob)
 
 st.subheader("Beams")
 table = plots.beam_table(ins.parse, ins.lf0, ins.lf1, mode, fmt=fmt)
@@ -125,6 +128,7 @@ st.dataframe(table, hide_index=True, width="stretch", column_config={
     "LF": st.column_config.TextColumn(width="large"),
     "score": st.column_config.NumberColumn(format="%.3f"), "log-prob": st.column_config.NumberColumn(format="%.2f")})
 csv_download(table, "beams.csv", key="pi_beams_csv")
+beam_tree_section(ui_model.get_parser, ins, prob, words=own_words)
 
 g0, g1 = st.columns(2)
 words = lesson.readings_in_words(prompt.test_utterance)
@@ -136,6 +140,8 @@ for i, (col, name, lf, score) in enumerate(((g0, "LF0", ins.lf0, pair.lf0), (g1,
     col.markdown(teach.reading_line(kind, i, words[i] if words else None, item.reading_name(i) if item else None))
     if not teach.logic_hidden():
         col.code(lf, language=None, wrap_lines=True)
+
+influence_section(prompt)
 
 st.subheader("Score your own LF")
 custom_lf_section(text, fmt, ins, prob, normalise=normalised_lf, words=own_words)

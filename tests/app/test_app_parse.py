@@ -18,9 +18,15 @@ def parsed(at):
     return at
 
 
+#: The token heatmaps of the page: the parse against the other reading, and a custom LF's
+#: (the contrastive strip is a heatmap too, of log-odds: not one of these).
+_TOKEN_HEATMAPS = ("Token confidence", "Your LF against the predicted parse")
+
+
 def _heatmap(app, i: int = 0) -> dict:
     specs = [plotly_spec(app, j) for j in range(len(app.get("plotly_chart")))]
-    heat = [s for s in specs if s["data"] and s["data"][0]["type"] == "heatmap"]
+    heat = [s for s in specs if s["data"] and s["data"][0]["type"] == "heatmap"
+            and s["layout"]["title"]["text"].startswith(_TOKEN_HEATMAPS)]
     return heat[i]
 
 
