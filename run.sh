@@ -40,11 +40,15 @@ run_checks() {
 }
 
 install_chromium() {
-  # Browser tests use Debian's chromium through the PyPI playwright package (never `playwright install`).
-  if ! [ -x /usr/bin/chromium ]; then
-    echo "run.sh: installing Debian chromium for the browser tests…"
+  # Browser tests use Debian's chromium through the PyPI playwright package (never `playwright install`);
+  # the classroom lesson test puts its server and browser in a network namespace of its own (iproute2's `ip`).
+  local want=()
+  [ -x /usr/bin/chromium ] || want+=(chromium)
+  command -v ip >/dev/null || want+=(iproute2)
+  if [ ${#want[@]} -gt 0 ]; then
+    echo "run.sh: installing Debian ${want[*]} for the browser tests…"
     apt-get update -q >/dev/null
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium >/tmp/amp-apt.log 2>&1 \
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${want[@]}" >/tmp/amp-apt.log 2>&1 \
       || { tail -30 /tmp/amp-apt.log; exit 1; }
   fi
 }

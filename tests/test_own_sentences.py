@@ -103,7 +103,8 @@ def test_pair_and_poll_item() -> None:
     assert (pair.surface, pair.type, pair.template) == (DUCK, "pp", "own")
     assert (pair.lf0.lf, pair.lf1.lf, pair.lf0.template_idx, pair.lf1.template_idx) == (DUCK0, DUCK1, 0, 1)
     item = s.poll_item(0.25)
-    assert item == PollItem(DUCK, "pp", DUCK0, DUCK1, "she ducked", "her bird", 0.25)
+    assert item == PollItem(DUCK, "pp", DUCK0, DUCK1, "she ducked", "her bird", 0.25, "she ducked", "")
+    assert (item.reading_name(0), item.reading_name(1)) == ("she ducked", "instrument")  # unnamed: the type's
 
 
 def test_mixed_prompt_has_the_words_and_ten_examples_of_the_type() -> None:

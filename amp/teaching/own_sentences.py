@@ -188,9 +188,9 @@ class OwnSentence(JsonRecord):
         return AmbiguousPair(self.surface, self.type, OWN_TEMPLATE, records[0], records[1])
 
     def poll_item(self, model_p_lf0: float | None = None) -> PollItem:
-        """A class-poll item of this sentence (its readings in the teacher's words)."""
+        """A class-poll item of this sentence (its readings in the teacher's words, with their names)."""
         return PollItem(self.surface, self.type, self.lf0, self.lf1, self.paraphrase0, self.paraphrase1,
-                        model_p_lf0)
+                        model_p_lf0, self.name0, self.name1)
 
     def prompt(self, mode: str = "mixed", ratio: float | None = None, k: int | None = None,
                seed: int | None = None) -> Prompt:

@@ -164,6 +164,28 @@ def test_present_delete_and_poll(own_lib) -> None:
     assert own_lib.list() == () and any("Deleted" in s for s in texts(at, "success"))
 
 
+def test_a_poll_of_own_sentences_keeps_their_reading_names(own_lib) -> None:
+    """The names the teacher gave the readings reach the poll, its charts and the Presentation
+    (they were dropped: the duck's readings showed as the PP type's "possessive"/"instrument")."""
+    own_lib.add(OwnSentence(DUCK, DUCK0, DUCK1, "she lowered her head", "the duck that she owns",
+                            name0="she ducked", name1="her bird"))
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.run()
+    goto(at, "own_sentences")
+    at.checkbox(key=f"own_pick_{sentence_id(DUCK)}").check().run()
+    at.button(key="own_poll_create").click().run()
+    assert_ok(at)
+    poll = PollStore().get_poll(at.session_state["teach_poll_code"])
+    assert [(i.reading_name(0), i.reading_name(1)) for i in poll.items] == [("she ducked", "her bird")]
+    goto(at, "teach_present")  # the open poll's sentence
+    readings = shown(at, "markdown")
+    assert "LF0 · she ducked</b>: she lowered her head" in readings
+    assert "LF1 · her bird</b>: the duck that she owns" in readings
+    assert "possessive" not in readings and "instrument" not in readings
+
+
 def test_export_and_import(page, own_lib, tmp_path) -> None:
     assert any(b.label == "Download my sentences (JSON)" for b in page.get("download_button"))
     other = OwnLibrary(tmp_path / "other.json")
@@ -197,7 +219,7 @@ def test_demo_packs_carry_own_sentences(own_lib) -> None:
     at.button(key="teach_pack_build").click().run()
     assert_ok(at)
     data, _count, n_own = at.session_state["teach_pack_bytes"]
-    assert n_own == 1 and "1 own sentence(s)" in at.get("download_button")[0].proto.label
+    assert n_own == 1 and any("1 own sentence(s)" in b.proto.label for b in at.get("download_button"))
     with zipfile.ZipFile(io.BytesIO(data)) as zf:
         assert [s["surface"] for s in json.loads(zf.read("own_sentences.json"))["sentences"]] == [DUCK]
     at.checkbox(key="teach_pack_own").uncheck().run()

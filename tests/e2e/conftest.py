@@ -10,13 +10,20 @@
   earlier run; only the converted weights are shared, through the run's ``AMP_MODELS_DIR``
   (``tests/conftest.py``).
 * Every page records console errors, page errors and every request URL; :func:`assert_clean`
-  fails on any error or on any request that leaves the loopback interface.
+  fails on any error or on any request that leaves the loopback interface (a page made with
+  ``new_page(..., also_allowed=...)`` also accepts those hosts: a test host in a namespace).
+* :func:`lan_lab` gives a test a classroom network of its own: a network namespace holding only
+  a loopback device with the documentation address :data:`LAN_ADDRESS`, a server listening on
+  every interface in it and a Chromium running in it.  Nothing in it can reach the machine's
+  real network, and nothing outside can reach it.
 * Screenshots go to ``artifacts/`` (git-ignored) or ``$E2E_ARTIFACTS``.
 """
 
 from __future__ import annotations
 
 import os
+import secrets
+import shlex
 import shutil
 import signal
 import socket
@@ -24,7 +31,7 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlparse
@@ -43,6 +50,8 @@ CHROMIUM_ARGS = [
 LOOPBACK = {"127.0.0.1", "localhost", "::1", "[::1]"}
 ARTIFACTS = Path(os.environ.get("E2E_ARTIFACTS") or REPO / "artifacts")
 SKIP = os.environ.get("AMP_SKIP_E2E", "").strip() in {"1", "true", "yes"}
+#: The "LAN" address of :func:`lan_lab`'s namespace (TEST-NET-1, RFC 5737: documentation only).
+LAN_ADDRESS = "192.0.2.10"
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -69,8 +78,30 @@ class Server:
         _stop(self.process)
 
 
-def start_streamlit(log: Path, env_overrides: dict[str, str] | None = None) -> Server:
+def _healthy(url: str, prefix: Sequence[str]) -> bool:
+    """Whether ``url``'s ``/_stcore/health`` answers ``ok`` (asked from inside ``prefix``'s namespace)."""
+    if prefix:
+        probe = ("import sys, urllib.request\n"
+                 "with urllib.request.urlopen(sys.argv[1], timeout=2) as r: sys.exit(r.read().strip() != b'ok')")
+        try:
+            return subprocess.run([*prefix, sys.executable, "-c", probe, f"{url}/_stcore/health"],
+                                  capture_output=True, timeout=30).returncode == 0
+        except subprocess.TimeoutExpired:
+            return False
+    try:
+        with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as resp:
+            return resp.read().strip() == b"ok"
+    except OSError:
+        return False
+
+
+def start_streamlit(log: Path, env_overrides: dict[str, str] | None = None, *, prefix: Sequence[str] = (),
+                    address: str = "127.0.0.1") -> Server:
     """``streamlit run app.py`` on 127.0.0.1:<free port>, healthy on return (log in ``log``).
+
+    ``prefix`` goes before the command (and before the health check's), e.g. ``ip netns exec NS``
+    to run the server in a network namespace; ``address`` is its ``--server.address`` (``0.0.0.0``:
+    every interface, as a classroom app listens).  The returned URL is the loopback one.
 
     ``env_overrides`` go on top of this process's environment (without its ``AMP_MODEL``; the
     server's model is ``$AMP_E2E_MODEL`` unless an override sets ``AMP_MODEL``).  The server's
@@ -88,21 +119,15 @@ def start_streamlit(log: Path, env_overrides: dict[str, str] | None = None) -> S
     env["AMP_CACHE_DIR"] = str(fresh_cache)
     env.update({"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "PYTHONUNBUFFERED": "1"})
     env.update(env_overrides or {})
-    cmd = [sys.executable, "-m", "streamlit", "run", "app.py",
-           "--server.address", "127.0.0.1", "--server.port", str(port), "--server.headless", "true",
+    cmd = [*prefix, sys.executable, "-m", "streamlit", "run", "app.py",
+           "--server.address", address, "--server.port", str(port), "--server.headless", "true",
            "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"]
     with log.open("wb") as out:
         proc = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT,
                                 start_new_session=True)
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60
-    while True:
-        try:
-            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as resp:
-                if resp.read().strip() == b"ok":
-                    break
-        except OSError:
-            pass
+    while not _healthy(url, prefix):
         if proc.poll() is not None or time.monotonic() > deadline:
             _stop(proc)
             pytest.fail(f"streamlit did not become healthy on {url}:\n{log.read_text(errors='replace')[-3000:]}")
@@ -180,21 +205,26 @@ class Recorder:
     console_errors: list[str] = field(default_factory=list)
     page_errors: list[str] = field(default_factory=list)
     requests: list[str] = field(default_factory=list)
+    #: Hosts besides loopback this page may contact (a test host in the test's own namespace).
+    also_allowed: frozenset[str] = frozenset()
 
     def external(self) -> list[str]:
         out = []
         for url in self.requests:
             parsed = urlparse(url)
-            if parsed.scheme in ("http", "https", "ws", "wss") and parsed.hostname not in LOOPBACK:
+            if parsed.scheme in ("http", "https", "ws", "wss") and parsed.hostname not in LOOPBACK | self.also_allowed:
                 out.append(url)
         return out
 
 
-def new_page(browser, base_url: str):
-    """A fresh page in its own context, recorders attached (``page.rec``), ``page.base_url`` set."""
-    context = browser.new_context(viewport={"width": 1400, "height": 1000}, device_scale_factor=1)
+def new_page(browser, base_url: str, *, viewport: dict[str, int] | None = None,
+             also_allowed: Sequence[str] = ()):
+    """A fresh page in its own context, recorders attached (``page.rec``), ``page.base_url`` set.
+
+    ``also_allowed``: hosts besides loopback its requests may go to (see :func:`lan_lab`)."""
+    context = browser.new_context(viewport=viewport or {"width": 1400, "height": 1000}, device_scale_factor=1)
     pg = context.new_page()
-    rec = Recorder()
+    rec = Recorder(also_allowed=frozenset(also_allowed))
     pg.on("console", lambda m: m.type == "error" and rec.console_errors.append(m.text))
     pg.on("pageerror", lambda e: rec.page_errors.append(str(e)))
     pg.on("request", lambda r: rec.requests.append(r.url))
@@ -223,3 +253,89 @@ def page_on(browser):
     yield make
     for pg in pages:
         pg.context.close()
+
+
+@dataclass
+class LanLab:
+    """One test's classroom network (:func:`lan_lab`): a namespace, its servers and its Chromium."""
+
+    namespace: str
+    address: str
+    root: Path
+    browser: object
+    servers: list[Server] = field(default_factory=list)
+
+    @property
+    def prefix(self) -> list[str]:
+        """The command prefix that runs a program inside the namespace."""
+        return ["ip", "netns", "exec", self.namespace]
+
+    def start_streamlit(self, env_overrides: dict[str, str] | None = None) -> Server:
+        """``streamlit run app.py`` inside the namespace on every interface (``0.0.0.0``), as a
+        classroom app listens; its ``url`` is the loopback one, :meth:`lan_url` the LAN one."""
+        log = self.root / f"streamlit-{len(self.servers)}" / "server.log"
+        log.parent.mkdir(parents=True)
+        server = start_streamlit(log, env_overrides, prefix=self.prefix, address="0.0.0.0")
+        self.servers.append(server)
+        return server
+
+    def lan_url(self, server: Server) -> str:
+        return f"http://{self.address}:{urlparse(server.url).port}"
+
+    def new_page(self, base_url: str, *, viewport: dict[str, int] | None = None):
+        """A recorded page of the namespace's Chromium, in a context of its own; requests to the
+        namespace's LAN address count as local."""
+        return new_page(self.browser, base_url, viewport=viewport, also_allowed=(self.address,))
+
+
+def _ip(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(["ip", *args], capture_output=True, text=True, timeout=30)
+
+
+@pytest.fixture
+def lan_lab(browser, tmp_path: Path) -> Iterator[LanLab]:
+    """A classroom network of this test's own: a fresh network namespace whose only device is a
+    loopback with :data:`LAN_ADDRESS` (and a default route through it, so the app finds it as its
+    LAN address), servers in it (:meth:`LanLab.start_streamlit`) and a headless Chromium in it
+    (a wrapper running ``ip netns exec NS chromium``; playwright's pipes survive the exec).
+
+    Nothing in the namespace can reach the machine's real network and nothing outside reaches
+    it.  Servers, browser and namespace are removed at teardown, also when the test fails.
+    Needs root and iproute2's ``ip netns``: the test fails (it does not skip) without them.
+    """
+    if shutil.which("ip") is None:
+        pytest.fail("This test needs iproute2's `ip` to make a network namespace: "
+                    "`apt-get install -y iproute2`, and run the tests as root (or AMP_SKIP_E2E=1).")
+    name = f"amp-e2e-{os.getpid()}-{secrets.token_hex(3)}"
+    created = False
+    lab: LanLab | None = None
+    try:
+        steps = (("netns", "add", name), ("-n", name, "link", "set", "lo", "up"),
+                 ("-n", name, "addr", "add", f"{LAN_ADDRESS}/24", "dev", "lo"),
+                 ("-n", name, "route", "add", "default", "dev", "lo", "src", LAN_ADDRESS))
+        for step in steps:
+            done = _ip(*step)
+            if done.returncode:
+                pytest.fail(f"Cannot make the test's network namespace (`ip {' '.join(step)}`: "
+                            f"{done.stderr.strip() or done.returncode}). This test needs root (CAP_SYS_ADMIN) "
+                            "and a kernel with network namespaces; or set AMP_SKIP_E2E=1.")
+            created = True
+        links = _ip("-n", name, "-o", "link", "show").stdout.splitlines()
+        assert [line.split(":")[1].strip() for line in links] == ["lo"], f"the namespace is not empty: {links}"
+        wrapper = tmp_path / "chromium-in-netns"
+        wrapper.write_text(f'#!/bin/sh\nexec ip netns exec {name} {shlex.quote(CHROMIUM)} "$@"\n')
+        wrapper.chmod(0o755)
+        ns_browser = browser.browser_type.launch(executable_path=str(wrapper), args=CHROMIUM_ARGS, headless=True)
+        lab = LanLab(name, LAN_ADDRESS, tmp_path, ns_browser)
+        yield lab
+    finally:
+        try:
+            if lab is not None:
+                try:
+                    lab.browser.close()
+                finally:
+                    for server in lab.servers:
+                        server.stop()
+        finally:
+            if created:
+                _ip("netns", "del", name)
