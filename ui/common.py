@@ -63,8 +63,14 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9]+", "-", text).strip("-").lower() or "figure"
 
 
+def figure_html(fig: Any) -> str:
+    """A figure as a stand-alone interactive HTML page (plotly.js embedded: it opens offline)."""
+    return str(fig.to_html(include_plotlyjs=True, full_html=True, config={"displaylogo": False}))
+
+
 def chart(fig: Any, *, key: str | None = None, filename: str = "figure", **kwargs: Any) -> None:
-    """Place a plotly figure; the toolbar camera downloads it as a PNG named ``filename``."""
+    """Place a plotly figure; the toolbar camera downloads it as a PNG named ``filename``, and a
+    small button under it as an interactive HTML page (built only when clicked)."""
     config = {
         "displaylogo": False,
         "toImageButtonOptions": {"format": "png", "filename": _slug(filename), "scale": 2},
@@ -73,6 +79,10 @@ def chart(fig: Any, *, key: str | None = None, filename: str = "figure", **kwarg
     fig.update_xaxes(automargin=True)
     fig.update_yaxes(automargin=True)  # long axis titles are not clipped at the left edge
     st.plotly_chart(fig, key=key, config=config, theme=None, **kwargs)
+    st.download_button("HTML", data=lambda: figure_html(fig), file_name=f"{_slug(filename)}.html",
+                       mime="text/html", key=f"{key}_html" if key else None, type="tertiary",
+                       icon=":material/download:", on_click="ignore",
+                       help="Download this figure as an interactive HTML page (the camera icon above: PNG)")
 
 
 def csv_download(df: pd.DataFrame, filename: str, *, label: str = "Download CSV", key: str | None = None) -> None:

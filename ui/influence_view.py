@@ -56,9 +56,11 @@ def _compute(prompt: Prompt, total: int) -> Influence | None:
     parser = ui_model.get_parser()
     if parser is None:
         return None
-    bar = st.progress(0.0, text=f"0 of {total} forced pair scores")
-    st.button("Cancel", key="pi_influence_cancel", icon=":material/stop:",
-              help="Stops the model after the pair score it is computing (the finished ones stay cached).")
+    running = st.empty()
+    with running.container():
+        bar = st.progress(0.0, text=f"0 of {total} forced pair scores")
+        st.button("Cancel", key="pi_influence_cancel", icon=":material/stop:",
+                  help="Stops the model after the pair score it is computing (the finished ones stay cached).")
 
     def progress(done: int, n: int) -> None:
         bar.progress(done / n if n else 1.0, text=f"{done} of {n} forced pair scores")
@@ -66,7 +68,7 @@ def _compute(prompt: Prompt, total: int) -> Influence | None:
     result = ui_model.compute(parser, f"Scoring both readings under {total} prompts (each example removed and "
                                       "each ambiguous one flipped)…",
                               lambda p: example_influence(p, prompt, progress=progress))
-    bar.empty()
+    running.empty()
     return result
 
 

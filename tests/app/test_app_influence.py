@@ -63,3 +63,16 @@ def test_influence_is_computed_on_request_and_matches_the_library(parsed) -> Non
     assert len(flipped["x"]) == sum(e.delta_flipped is not None for e in inf.examples)
     position = _titled(parsed, "Does an example's position matter?")["data"][0]
     assert position["x"] == [e.index + 1 for e in inf.examples if e.delta_flipped is not None]
+
+
+def test_every_figure_downloads_as_an_interactive_page(parsed) -> None:
+    """Each figure has an HTML download next to the toolbar's PNG; the page is the figure itself."""
+    import plotly.graph_objects as go
+
+    from ui.common import figure_html
+
+    labels = [b.proto.label for b in parsed.get("download_button")]
+    assert labels.count("HTML") == len(parsed.get("plotly_chart"))
+    page = figure_html(go.Figure(go.Bar(x=["a"], y=[0.25], name="<b>bar</b>")))
+    assert page.startswith("<!doctype html>") and '"y":[0.25]' in page.replace(" ", "")
+    assert "<script src=" not in page  # plotly.js is embedded: the page opens offline

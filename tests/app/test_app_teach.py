@@ -82,8 +82,9 @@ def test_teacher_creates_poll_and_sees_library_votes(at):
     assert [b["marker"]["color"] for b in bars] == ["#0072B2", "#D55E00"]
     labels = [m.label for m in at.metric]
     assert "Class P(LF0)" in labels and "Model P(LF0)" in labels
-    csv = at.get("download_button")[0]
-    assert csv is not None
+    csv = at.get("download_button")
+    assert [b.proto.label for b in csv].count("Download votes (CSV)") == 1
+    assert [b.proto.label for b in csv].count("HTML") == len(at.get("plotly_chart"))  # each figure as a page too
     at.button(key="tp_close").click().run()
     assert_ok(at)
     assert store.get_poll(code).closed
@@ -251,7 +252,7 @@ def test_demo_pack_export_and_tampered_import(at):
     goto(at, "teach_poll")
     at.button(key="teach_pack_build").click().run()
     assert_ok(at)
-    data, count = at.session_state["teach_pack_bytes"]
+    data, count, _own = at.session_state["teach_pack_bytes"]
     assert count >= 1
     zf = zipfile.ZipFile(io.BytesIO(data))
     assert "manifest.json" in zf.namelist()
@@ -285,7 +286,7 @@ def test_demo_pack_for_chosen_sentences(at):
     at.button(key="teach_pack_build").click().run()
     assert_ok(at)
     assert any("not a pool sentence" in w for w in texts(at, "warning"))
-    data, count = at.session_state["teach_pack_bytes"]
+    data, count, _own = at.session_state["teach_pack_bytes"]
     assert count >= 1
     names = zipfile.ZipFile(io.BytesIO(data)).namelist()
     assert len([n for n in names if n.startswith("entries/")]) == count
