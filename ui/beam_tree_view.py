@@ -30,11 +30,18 @@ KEY = "beam_tree"
 VIEWS = {"compressed": "compressed (shared runs merged)", "full": "full (one node per token)"}
 
 
-def _tree(parser_getter: Callable[[], Parser | None], ins: Inspection, words: OwnWords) -> BeamTree | None:
-    """The full tree of ``ins``: the stored one if it is of this very inspection, else computed now."""
+def _stored(ins: Inspection, words: OwnWords) -> BeamTree | None:
     stored = st.session_state.get(KEY)
     if stored is not None and stored["ins"] is ins and stored["words"] == words:
         return stored["tree"]
+    return None
+
+
+def _tree(parser_getter: Callable[[], Parser | None], ins: Inspection, words: OwnWords) -> BeamTree | None:
+    """The full tree of ``ins``: the stored one if it is of this very inspection, else computed now."""
+    stored = _stored(ins, words)
+    if stored is not None:
+        return stored
     parser = parser_getter()
     if parser is None:
         return None
@@ -51,12 +58,19 @@ def beam_tree_section(parser_getter: Callable[[], Parser | None], ins: Inspectio
 
     ``prob`` is the page's token-probability choice (``"raw"`` or ``"grammar"``); ``words`` the own
     words the parse used.  The beams' token probabilities need the model (cached): computed when
-    the section is first shown for an inspection.
+    the teacher asks for the tree of an inspection (a button), so a parse costs no extra passes.
     """
     st.subheader("Beam tree")
     if not ins.parse.beams:
         st.info("The model produced no beam, so there is no tree to draw.", icon=":material/info:")
         return
+    if _stored(ins, words) is None:
+        more = len(ins.parse.beams) - 1
+        st.caption(f"Where the {len(ins.parse.beams)} beams part, and how sure the model was at each token. It "
+                   f"scores every beam's tokens: {more} more forced pass(es) over the prompt (cached), so it is "
+                   "drawn on request.")
+        if not st.button("Draw the beam tree", key="pi_tree_run", icon=":material/account_tree:"):
+            return
     tree = _tree(parser_getter, ins, words)
     if tree is None:
         return

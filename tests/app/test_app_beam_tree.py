@@ -17,6 +17,11 @@ def parsed(at):
     goto(at, "parse_inspect")
     at.button(key="pi_parse").click().run()
     assert_ok(at)
+    assert not any(s["layout"].get("title", {}).get("text", "").startswith("Beam tree")
+                   for s in (plotly_spec(at, j) for j in range(len(at.get("plotly_chart")))))  # on request only
+    assert "beam_tree" not in at.session_state
+    at.button(key="pi_tree_run").click().run()
+    assert_ok(at)
     assert not texts(at, "error")
     return at
 
