@@ -10,11 +10,13 @@ on 0 = no preference.  Every text a user may have typed goes through :func:`hove
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from typing import Any
 
 import pandas as pd
 import plotly.graph_objects as go
 
-from amp.evaluation.contrastive import Contrast
+from amp.evaluation.contrastive import Contrast, ContrastColumn
 from amp.evaluation.influence import Change, Influence, Version
 from amp.reporting.style import (
     IDEAL_COLOR,
@@ -122,31 +124,55 @@ def _finite(x: float) -> float:
     return x if math.isfinite(x) else math.copysign(50.0, x)
 
 
-def contrast_strip(c: Contrast, *, context: int = 3) -> go.Figure:
+def _cell_token(token: str | None, n: int = 8) -> str:
+    """A token as a cell shows it: ∅ where the reading has ended, long ones ellipsised."""
+    if token is None:
+        return "∅"
+    text = token if len(token) <= n else token[: n - 1] + "…"
+    return hover_escape(text.replace(" ", "␣") if not text.strip() else text.strip())
+
+
+def contrast_strip(c: Contrast, *, context: int = 3, per_row: int = 12) -> go.Figure:
     """The log-odds strip: the last ``context`` shared tokens (grey), then every position from
     the divergence on, each cell coloured by log p(LF0 token) − log p(LF1 token) on a symmetric
-    diverging scale and labelled with both tokens."""
+    diverging scale and labelled with both tokens (LF0's on top); ``per_row`` cells a row, so
+    every cell is wide enough for its tokens (rows are labelled with their positions)."""
     title = "LF0 against LF1, token by token"
     if c.divergence is None:
         return empty_figure(title, "The two readings are the same token sequence.")
+    if per_row < 1:
+        raise ValueError(f"per_row must be at least 1, got {per_row}")
     cols = c.columns[max(0, c.divergence - context):]
     odds = [_finite(col.log_odds) for col in cols]
     bound = max(1.0, max(abs(v) for v in odds))
-    z = [[None if col.shared else v for col, v in zip(cols, odds)]]
-    text = [[f"{hover_escape(col.token_lf0 or '∅')}<br>{hover_escape(col.token_lf1 or '∅')}" for col in cols]]
-    hover = [[f"position {col.position}{' (shared)' if col.shared else ''}<br>LF0: {hover_escape(repr(col.token_lf0))}"
-              f" log p {_fmt(col.logprob_lf0)}<br>LF1: {hover_escape(repr(col.token_lf1))} log p "
-              f"{_fmt(col.logprob_lf1)}<br>log-odds {col.log_odds:+.2f}" for col in cols]]
-    fig = go.Figure(go.Heatmap(z=z, x=[str(col.position) for col in cols], y=["log-odds"], text=text,
-                               texttemplate="%{text}", hovertext=hover, hoverinfo="text", zmid=0, zmin=-bound,
-                               zmax=bound, colorscale=LOG_ODDS_COLORSCALE, xgap=2,
-                               colorbar={"title": {"text": "log p(LF0)<br>− log p(LF1)"}}))
+    rows = [cols[i:i + per_row] for i in range(0, len(cols), per_row)]
+    def grid(cell: Callable[[ContrastColumn], Any], fill: Any = None) -> list[list[Any]]:
+        """One value per cell, row by row, the last row padded with ``fill``."""
+        return [([cell(col) for col in row] + [fill] * per_row)[:per_row] for row in rows]
+
+    def tokens(col: ContrastColumn) -> str:
+        return f"{_cell_token(col.token_lf0)}<br>{_cell_token(col.token_lf1)}"
+
+    hover = grid(fill="", cell=lambda col: f"position {col.position}{' (shared)' if col.shared else ''}<br>LF0: "
+                 f"{hover_escape(repr(col.token_lf0))} log p {_fmt(col.logprob_lf0)}<br>LF1: "
+                 f"{hover_escape(repr(col.token_lf1))} log p {_fmt(col.logprob_lf1)}<br>log-odds {col.log_odds:+.2f}")
+    labels = [f"{row[0].position}–{row[-1].position}" if len(row) > 1 else str(row[0].position) for row in rows]
+    cells = {"y": labels, "texttemplate": "%{text}", "hovertext": hover, "hoverinfo": "text", "xgap": 3, "ygap": 3,
+             "textfont": {"size": 13}}
+    fig = go.Figure(go.Heatmap(  # the shared prefix, grey
+        z=grid(lambda col: 0.0 if col.shared else None), text=grid(lambda col: tokens(col) if col.shared else "", ""),
+        colorscale=[[0, "#DDDDDD"], [1, "#DDDDDD"]], showscale=False, **cells))
+    fig.add_trace(go.Heatmap(  # from the divergence on, by log-odds
+        z=grid(lambda col: None if col.shared else _finite(col.log_odds)),
+        text=grid(lambda col: "" if col.shared else tokens(col), ""), zmid=0, zmin=-bound, zmax=bound,
+        colorscale=LOG_ODDS_COLORSCALE, colorbar={"title": {"text": "log p(LF0)<br>− log p(LF1)"}}, **cells))
     at = "–" if c.log_odds_at_divergence is None else f"{c.log_odds_at_divergence:+.2f}"
     apply_layout(fig, f"{title}<br><sup>they part at position {c.divergence}: log-odds {at} there "
                  f"(> 0 prefers LF0); summed {c.total_log_odds:+.2f} = log P(LF0) − log P(LF1)</sup>",
-                 height=260, xaxis_title="token position (top: LF0's token, bottom: LF1's)",
-                 plot_bgcolor="#EEEEEE", margin={"l": 20, "r": 20, "t": 80, "b": 50})
-    fig.update_yaxes(showticklabels=False)
+                 height=130 + 62 * len(rows), yaxis_title="positions", plot_bgcolor="white",
+                 margin={"l": 20, "r": 20, "t": 80, "b": 30})
+    fig.update_yaxes(autorange="reversed", type="category")
+    fig.update_xaxes(showticklabels=False, title={"text": "in each cell: LF0's token over LF1's (∅: ended)"})
     return fig
 
 

@@ -33,9 +33,11 @@ def test_the_contrastive_strip_shows_the_log_odds_after_the_divergence(parsed) -
     c = contrast(ins.pair)
     strip = _titled(parsed, "LF0 against LF1, token by token")
     assert c.divergence is not None
-    cells = [v for v in strip["data"][0]["z"][0] if v is not None]
+    shared, odds = strip["data"]
+    cells = [v for row in odds["z"] for v in row if v is not None]  # row by row, 12 cells a row
     assert cells == pytest.approx([col.log_odds for col in c.after_divergence()])
-    assert strip["data"][0]["zmid"] == 0
+    assert odds["zmid"] == 0 and all(len(row) == 12 for row in odds["z"])
+    assert sum(v is not None for row in shared["z"] for v in row) == min(3, c.divergence)  # the grey context
     alts = _titled(parsed, "What the grammar allowed")
     assert alts["data"][0]["y"] == pytest.approx([a.prob for a in c.alternatives])
     labels = alts["data"][0]["x"]
