@@ -63,3 +63,16 @@ def at(app_env: Path):
     app.run()
     assert not app.exception, [e.value for e in app.exception]
     return app
+
+
+@pytest.fixture
+def parsed(at):
+    """Parse & inspect after one **Parse** of its default prompt, with no error box."""
+    from app_helpers import assert_ok, goto, texts
+
+    goto(at, "parse_inspect")
+    at.button(key="pi_parse").click().run()
+    assert_ok(at)
+    assert not texts(at, "error")
+    return at
+

@@ -3,19 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from app_helpers import assert_ok, goto, plotly_spec, texts
+from app_helpers import assert_ok, plotly_spec, texts
 
 from amp.evaluation.contrastive import contrast
 from amp.evaluation.influence import example_influence
-
-
-@pytest.fixture
-def parsed(at):
-    goto(at, "parse_inspect")
-    at.button(key="pi_parse").click().run()
-    assert_ok(at)
-    assert not texts(at, "error")
-    return at
 
 
 def _specs(app) -> list[dict]:

@@ -7,22 +7,12 @@ the beam's tokens.
 
 from __future__ import annotations
 
-import pytest
-from app_helpers import assert_ok, goto, plotly_spec, texts
+from app_helpers import assert_ok, plotly_spec, texts
 
 from amp.evaluation.semantic_divergence import inspection_semantic, token_indices
 from amp.reporting.token_layout import LABEL_CHARS, visible_text
 from ui.common import plain
 from ui.inspect_view import semantic_sentence
-
-
-@pytest.fixture
-def parsed(at):
-    goto(at, "parse_inspect")
-    at.button(key="pi_parse").click().run()
-    assert_ok(at)
-    assert not texts(at, "error")
-    return at
 
 
 def _heatmap(app) -> dict:

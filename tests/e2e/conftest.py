@@ -162,6 +162,19 @@ def launch_streamlit(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Calla
         server.stop()
 
 
+@pytest.fixture(scope="module")
+def tiny_server(launch_streamlit, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """A server of the module's own on a tiny local GPT-2 with a private, empty ``AMP_CACHE_DIR``
+    (its answers are noise, drawn by the same code as on the default model, in seconds)."""
+    from tiny_models import build_tiny_model
+
+    root = tmp_path_factory.mktemp("tiny-server")
+    model = build_tiny_model(root / "tiny", seed=0, n_positions=4096)  # the 10-example prompt is ~1,000 tokens
+    server = launch_streamlit({"AMP_MODEL": str(model), "AMP_CACHE_DIR": str(root / "cache")})
+    yield server
+    server.stop()
+
+
 def _stop(proc: subprocess.Popen) -> None:
     if proc.poll() is None:
         try:

@@ -13,10 +13,8 @@ from __future__ import annotations
 
 import re
 
-import pytest
 from playwright.sync_api import Page, expect
 from test_browser import assert_clean, goto_page, shot, wait_idle
-from tiny_models import build_tiny_model
 
 from amp.reporting.beam_tree_plot import LABEL_COLORS
 
@@ -32,15 +30,6 @@ TREE = """(el) => { const gd = el.querySelector('.js-plotly-plot'); const L = gd
   return {meta: gd.layout.meta,
           ends: ends.map(t => ({label: t.meta.label, color: t.marker.color, text: t.text})),
           x: r.left + L._size.l + L.xaxis.d2p(best.x[i]), y: r.top + L._size.t + L.yaxis.d2p(best.y[i])}; }"""
-
-
-@pytest.fixture(scope="module")
-def tiny_server(launch_streamlit, tmp_path_factory: pytest.TempPathFactory):
-    root = tmp_path_factory.mktemp("beam-tree")
-    model = build_tiny_model(root / "tiny", seed=0, n_positions=4096)  # the 10-example prompt is ~1,000 tokens
-    server = launch_streamlit({"AMP_MODEL": str(model), "AMP_CACHE_DIR": str(root / "cache")})
-    yield server
-    server.stop()
 
 
 def _tree_chart(page: Page):

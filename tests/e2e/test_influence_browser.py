@@ -13,10 +13,8 @@ from __future__ import annotations
 
 import re
 
-import pytest
 from playwright.sync_api import Page, expect
 from test_browser import assert_clean, goto_page, shot, wait_idle
-from tiny_models import build_tiny_model
 
 from amp.reporting.style import LF0_COLOR, LF1_COLOR, NEITHER_COLOR
 
@@ -29,15 +27,6 @@ BARS = """(el) => { const gd = el.querySelector('.js-plotly-plot'); const L = gd
   return {colors: t.marker.color, base: t.base, x: t.x, n: t.x.length,
           px: r.left + L._size.l + L.xaxis.d2p(t.base[n] + t.x[n] / 2),
           py: r.top + L._size.t + L.yaxis.d2p(t.y[n])}; }"""
-
-
-@pytest.fixture(scope="module")
-def tiny_server(launch_streamlit, tmp_path_factory: pytest.TempPathFactory):
-    root = tmp_path_factory.mktemp("influence")
-    model = build_tiny_model(root / "tiny", seed=0, n_positions=4096)  # the 10-example prompt is ~1,000 tokens
-    server = launch_streamlit({"AMP_MODEL": str(model), "AMP_CACHE_DIR": str(root / "cache")})
-    yield server
-    server.stop()
 
 
 def _chart(page: Page, title: str):
