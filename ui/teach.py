@@ -147,6 +147,14 @@ def present_sentence(surface: str) -> None:
     st.session_state["present_pos"] = 0
 
 
+def present_poll_item(code: str, index: int) -> None:
+    """Make the Presentation page show item ``index`` of poll ``code``, with the class's votes on
+    it (Previous/Next go on through the poll)."""
+    st.session_state.pop(PRESENT_SENTENCE_KEY, None)
+    st.session_state["present_code"] = code
+    st.session_state["present_pos"] = index
+
+
 #: Query parameter that carries the voter id, so that a reload of the student page keeps it.
 VOTER_PARAM = "voter"
 

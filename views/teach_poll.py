@@ -112,8 +112,9 @@ def _route(surfaces: list[str]) -> None:
             st.switch_page("views/parse_inspect.py")
         elif own is None and pair is None:
             st.error("This sentence is no longer in a pool or in your own sentences.", icon=":material/error:")
-    if r3.button("Present this sentence", key="tp_route_present", icon=":material/slideshow:"):
-        teach.present_sentence(surface)
+    if r3.button("Present this sentence", key="tp_route_present", icon=":material/slideshow:",
+                 help="The Presentation shows it as an item of this poll, with the class's votes on it."):
+        teach.present_poll_item(poll.code, surfaces.index(surface))
         st.switch_page("views/teach_present.py")
 
 

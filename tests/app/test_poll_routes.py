@@ -61,3 +61,21 @@ def test_parse_and_present_an_own_sentence_of_the_poll(at, poll_code: str) -> No
     assert_ok(at)
     shown = "\n".join(m.value for m in at.markdown)
     assert "I saw her duck" in shown and "she ducked" in shown and "I saw the bird she owns" in shown
+
+
+def test_presenting_a_poll_sentence_keeps_the_poll_and_its_votes(at, poll_code: str) -> None:
+    """From the poll, the Presentation shows that sentence *of the poll*: the class's votes on it
+    stay on screen, and Next goes on through the poll."""
+    from amp.teaching.poll import PollStore
+
+    store = PollStore()
+    poll = store.get_poll(poll_code)
+    index = [i.surface for i in poll.items].index("I saw her duck")
+    store.submit_vote(poll_code, index, "s1", 1, 2)
+    _open(at, poll_code)
+    at.selectbox(key="tp_route_sentence").select("I saw her duck").run()
+    at.button(key="tp_route_present").click().run()
+    assert_ok(at)
+    assert at.session_state["present_code"] == poll_code and at.session_state["present_pos"] == index
+    shown = "\n".join(m.value for m in at.markdown)
+    assert "I saw her duck" in shown and any(c.value.startswith("Class: 1 vote(s)") for c in at.caption)
