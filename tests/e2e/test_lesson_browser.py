@@ -176,10 +176,11 @@ def _student(lab, url: str, reading: int, *, reload: bool) -> None:
 
 
 def _present(pg: Page) -> None:
-    """The Presentation of the open poll (its one sentence) at 1280×720, sidebar collapsed; Reveal
-    in words.  (The poll page's "Present this sentence" would present the sentence alone, without
-    the class's votes.)"""
-    pg.locator('[data-testid="stSidebarNav"]').get_by_text("Presentation", exact=True).click()
+    """From the poll page's "Present this sentence": the Presentation of that item of the open
+    poll, with the class's votes, at 1280×720, sidebar collapsed; Reveal in words."""
+    route = pg.get_by_role("button", name="Present this sentence")
+    route.scroll_into_view_if_needed()
+    route.click()
     reveal = pg.get_by_role("button", name="Reveal the model's choice")
     expect(reveal).to_be_visible(timeout=60_000)
     wait_idle(pg)
