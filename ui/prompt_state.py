@@ -17,8 +17,6 @@ from amp.logic.reader import parse_lf
 from amp.parser.limits import MAX_LF_CHARS
 from amp.prompts import Prompt, PromptExample
 from amp.teaching import lesson
-from amp.teaching.own_library import find_own
-from amp.teaching.own_sentences import OwnSentence
 from amp.teaching.prompt_file import MAX_PROMPT_FILE_BYTES, prompt_from_file, prompt_json, prompt_text
 from ui.common import describe_error, guarded, plain
 
@@ -128,15 +126,6 @@ def example_badge(ex: PromptExample) -> str:
     return ":gray-badge[plain]"
 
 
-def own_sentence(test: str) -> OwnSentence | None:
-    """The own sentence of the library with this surface (``None`` if none, or if the library
-    cannot be read: the Your own sentences page shows that error)."""
-    try:
-        return find_own(test)
-    except AmpError:
-        return None
-
-
 def typed_test_golds(test: str, fmt: str) -> tuple[str | None, str | None]:
     """Gold LFs of a typed test sentence: from the pool if it is there, else optionally typed.
 
@@ -144,7 +133,7 @@ def typed_test_golds(test: str, fmt: str) -> tuple[str | None, str | None]:
     with its column and what was expected, and counts as not given.
     """
     pair = gen.find_pair(test)
-    own = own_sentence(test)
+    own = lesson.own_sentence(test)
     if pair is None and own is not None:
         st.caption(f"A sentence of your own library ({own.type} examples, new words: "
                    f"{plain(own.words.describe())}): its two readings are the gold LFs (FOL).")

@@ -17,7 +17,6 @@ from ui.prompt_state import (
     edit,
     example_badge,
     exchange_section,
-    own_sentence,
     pool_surfaces,
     typed_test_golds,
 )
@@ -65,7 +64,7 @@ if not test:
     halt()
 if st.session_state.get(RECIPE_KEY) != recipe or PROMPT_KEY not in st.session_state:
     found = gen.find_pair(test) if source == "typed" else None
-    own = own_sentence(test) if source == "typed" and found is None else None
+    own = lesson.own_sentence(test) if source == "typed" and found is None else None
     direct = source == "from the pool" or (found is not None and found.type == type_)
     if own is not None:  # a sentence of the teacher's library: its type's examples, its own words
         if mode == "zero-shot" or fmt != "fol":

@@ -18,6 +18,7 @@ chunks the computation reports progress and honours the caller's cancel check
 from __future__ import annotations
 
 import math
+import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
@@ -159,13 +160,10 @@ def _spearman(x: Sequence[float], y: Sequence[float]) -> float | None:
     """Spearman's rank correlation (Pearson's r of the average ranks); ``None`` when undefined."""
     if len(x) < 3:
         return None
-    rx, ry = _ranks(x), _ranks(y)
-    mx, my = sum(rx) / len(rx), sum(ry) / len(ry)
-    sx = math.sqrt(sum((a - mx) ** 2 for a in rx))
-    sy = math.sqrt(sum((b - my) ** 2 for b in ry))
-    if sx == 0 or sy == 0:
+    try:
+        return statistics.correlation(_ranks(x), _ranks(y))  # (method="ranked" needs Python 3.12)
+    except statistics.StatisticsError:  # no spread in one of them
         return None
-    return sum((a - mx) * (b - my) for a, b in zip(rx, ry)) / (sx * sy)
 
 
 def _golds(prompt: Prompt, lf0: str | None, lf1: str | None) -> tuple[str, str]:
