@@ -64,16 +64,20 @@ def beam_tree_section(parser_getter: Callable[[], Parser | None], ins: Inspectio
     if not ins.parse.beams:
         st.info("The model produced no beam, so there is no tree to draw.", icon=":material/info:")
         return
-    if _stored(ins, words) is None:
-        more = len(ins.parse.beams) - 1
-        st.caption(f"Where the {len(ins.parse.beams)} beams part, and how sure the model was at each token. It "
-                   f"scores every beam's tokens: {more} more forced pass(es) over the prompt (cached), so it is "
-                   "drawn on request.")
-        if not st.button("Draw the beam tree", key="pi_tree_run", icon=":material/account_tree:"):
-            return
-    tree = _tree(parser_getter, ins, words)
+    slot = st.empty()  # the request and the model's status box: emptied once drawn, so the figure keeps its place
+    tree = _stored(ins, words)
     if tree is None:
-        return
+        with slot.container():
+            more = len(ins.parse.beams) - 1
+            st.caption(f"Where the {len(ins.parse.beams)} beams part, and how sure the model was at each token. "
+                       f"It scores every beam's tokens: {more} more forced pass(es) over the prompt (cached), so it "
+                       "is drawn on request.")
+            if not st.button("Draw the beam tree", key="pi_tree_run", icon=":material/account_tree:"):
+                return
+            tree = _tree(parser_getter, ins, words)
+        if tree is None:
+            return  # the error stays in the slot
+        slot.empty()
     view = st.segmented_control("Tree", list(VIEWS), default="compressed", required=True, key="pi_tree_view",
                                 persist_state="session", format_func=VIEWS.__getitem__,
                                 help="compressed: every run of tokens that the beams on a branch share is one "

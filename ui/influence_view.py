@@ -52,23 +52,25 @@ def _influence_key(prompt: Prompt) -> tuple[Any, ...]:
     return (ui_model.current_spec(), prompt.render(), prompt.gold_lf0, prompt.gold_lf1, prompt.words)
 
 
-def _compute(prompt: Prompt, total: int) -> Influence | None:
+def _compute(slot: Any, prompt: Prompt, total: int) -> Influence | None:
+    """Compute in ``slot`` (progress, Cancel, the model's status box), emptied once it worked, so
+    the page's elements keep their places from one run to the next; an error stays in it."""
     parser = ui_model.get_parser()
     if parser is None:
         return None
-    running = st.empty()
-    with running.container():
+    with slot.container():
         bar = st.progress(0.0, text=f"0 of {total} forced pair scores")
         st.button("Cancel", key="pi_influence_cancel", icon=":material/stop:",
                   help="Stops the model after the pair score it is computing (the finished ones stay cached).")
 
-    def progress(done: int, n: int) -> None:
-        bar.progress(done / n if n else 1.0, text=f"{done} of {n} forced pair scores")
+        def progress(done: int, n: int) -> None:
+            bar.progress(done / n if n else 1.0, text=f"{done} of {n} forced pair scores")
 
-    result = ui_model.compute(parser, f"Scoring both readings under {total} prompts (each example removed and "
-                                      "each ambiguous one flipped)…",
-                              lambda p: example_influence(p, prompt, progress=progress))
-    running.empty()
+        result = ui_model.compute(parser, f"Scoring both readings under {total} prompts (each example removed "
+                                          "and each ambiguous one flipped)…",
+                                  lambda p: example_influence(p, prompt, progress=progress))
+    if result is not None:
+        slot.empty()
     return result
 
 
@@ -84,8 +86,11 @@ def influence_section(prompt: Prompt) -> None:
     have = stored is not None and stored["key"] == key
     st.caption(f"Scores both readings after the prompt with each example removed and with each ambiguous one "
                f"flipped to its other reading: {total} forced pair scores (cached).")
-    if st.button("Find the influential examples", key="pi_influence_run", icon=":material/insights:", disabled=have):
-        result = _compute(prompt, total)
+    run = st.button("Find the influential examples", key="pi_influence_run", icon=":material/insights:",
+                    disabled=have)
+    slot = st.empty()  # always there: the figures below keep their places across runs
+    if run:
+        result = _compute(slot, prompt, total)
         if result is not None:
             st.session_state[INFLUENCE_KEY] = {"key": key, "result": result}
             have, stored = True, st.session_state[INFLUENCE_KEY]
