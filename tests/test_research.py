@@ -152,6 +152,23 @@ def test_reproduce_cli_end_to_end_then_from_cache(tmp_path, monkeypatch, capsys)
     assert "not both 0" in capsys.readouterr().err
 
 
+def test_reproduce_on_the_int8_path_is_its_own_run(saved_tiny_model, tmp_path, monkeypatch, capsys):
+    """Issue #16 point 3: ``--dtype int8`` names its run apart from float32's and records its dtype."""
+    monkeypatch.setenv("AMP_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(png_export, "find_browser", lambda: None)
+    from amp.cli import main
+
+    base = ["reproduce", "--model", str(saved_tiny_model), "--n-zero", "1", "--n-few", "0", "--types", "pp",
+            "--device", "cpu", "--max-new-tokens", "8"]
+    assert main([*base, "--dtype", "int8", "--out", str(tmp_path / "q")]) == 0
+    assert main([*base, "--out", str(tmp_path / "f")]) == 0
+    names = sorted(p.stem for p in (tmp_path / "cache" / "runs").glob("*.json"))
+    assert len(names) == 2 and names[1] == names[0] + "-int8", names
+    quick = json.loads((tmp_path / "cache" / "runs" / f"{names[1]}.json").read_text())
+    assert quick["settings"]["dtype"] == "int8" and quick["settings"]["cached"] == "0/1"  # not float32's entry
+    assert "dtype" not in json.loads((tmp_path / "cache" / "runs" / f"{names[0]}.json").read_text())["settings"]
+
+
 @pytest.mark.parametrize("method", ["distinct", "sampling"])
 def test_run_method_alternatives_give_records(saved_tiny_model, tmp_path, method):
     from amp.cache import ResultCache

@@ -58,3 +58,17 @@ def test_records_view_puts_match_and_p_lf0_first() -> None:
     assert sorted(df.columns) == sorted(ex.RECORD_COLUMNS)
     assert df["match"].iloc[0] == "lf1" and df["p_lf0"].iloc[0] == 0.25
     assert list(records_view([]).columns[:2]) == ["match", "p_lf0"]
+
+
+def test_an_int8_sweep_is_its_own_run(tmp_path: Path) -> None:
+    """Issue #16 point 3: a sweep on the int8 path never replaces the exact sweep's run, and says its dtype."""
+    config = ex.ZeroShotConfig(types=("pp",), n=1, beams=2)
+    records = [_rec("z/0", None, [LF0])]
+    exact = runs.save_sweep(config, records, model="m", identity="m@1", dtype="float32", directory=tmp_path)
+    quick = runs.save_sweep(config, records, model="m", identity="m@1", dtype="int8", directory=tmp_path)
+    assert quick != exact and quick.stem.startswith("app-zero-shot-pp-m-int8-")
+    assert not exact.stem.startswith("app-zero-shot-pp-m-int8")
+    # float32 (or no dtype) keeps the name sweeps had before int8 existed
+    assert exact == runs.save_sweep(config, records, model="m", identity="m@1", directory=tmp_path)
+    assert runs.load_manifest(quick)["settings"]["dtype"] == "int8"
+    assert "dtype" not in runs.load_manifest(exact)["settings"]  # the last save had no dtype

@@ -14,6 +14,10 @@
   its scores and steps, one sweep item) runs inside :func:`using`, a re-entrant lock per shared
   parser, so a second session waits until the first action ends (and sweeps release it between
   items, so sessions take turns).
+* **Precision.**  ``st.session_state["model_dtype"]`` is ``""`` (the device's default: float32 on
+  the CPU, the exact path) or ``"int8"`` (the opt-in CPU path with an int8 output layer,
+  :mod:`amp.parser.quantize`; faster, results differ slightly, cached apart).  Its initial value
+  is ``$AMP_MODEL_DTYPE``.
 * **Failures.**  A spec that fails to load is remembered for the session with its message
   (:data:`ERROR_KEY`); pages show it with ``st.error`` and offer to go back to the default; the
   picker stays usable.
@@ -51,6 +55,11 @@ OTHER = "other"
 DEFAULT = "default"
 #: The environment variable that sets the initial spec (the test hook; also handy on a GPU box).
 ENV_VAR = "AMP_MODEL"
+#: session_state key of the precision ("" = the device's default, "int8" = the int8 CPU path) and its env var.
+DTYPE_KEY = "model_dtype"
+DTYPE_ENV_VAR = "AMP_MODEL_DTYPE"
+#: The precisions the sidebar offers, and how it names them.
+PRECISIONS = {"": "Exact (float32 on a CPU)", "int8": "Faster: int8 output layer (CPU, approximate)"}
 #: session_state keys of the parser service this session uses ("" = a model in this process) and its token.
 SERVER_KEY = "parser_server"
 TOKEN_KEY = "parser_token"
@@ -111,14 +120,29 @@ def set_spec(spec: str) -> None:
     st.session_state[CHOICE_KEY] = DEFAULT if spec == default_spec() else OTHER
 
 
+def current_dtype() -> str:
+    """The precision this session uses: ``""`` (the device's default) or ``"int8"``."""
+    if DTYPE_KEY not in st.session_state:
+        env = os.environ.get(DTYPE_ENV_VAR, "").strip().lower()
+        st.session_state[DTYPE_KEY] = env if env in PRECISIONS else ""
+    value = st.session_state[DTYPE_KEY]
+    return value if value in PRECISIONS else ""
+
+
+def set_dtype(dtype: str) -> None:
+    """Switch this session's precision (and forget the current spec's failure, to allow a retry)."""
+    st.session_state[DTYPE_KEY] = dtype if dtype in PRECISIONS else ""
+    st.session_state.setdefault(ERROR_KEY, {}).pop(current_spec(), None)
+
+
 def load_error(spec: str | None = None) -> str | None:
     """The message of a failed load of ``spec`` (default: the current one) in this session."""
     return st.session_state.get(ERROR_KEY, {}).get(spec or current_spec())
 
 
 @st.cache_resource(show_spinner=False, max_entries=3)
-def _load(spec: str) -> Parser:
-    """The parser of ``spec``, shared by all sessions of this process.
+def _load(spec: str, dtype: str = "") -> Parser:
+    """The parser of ``spec`` in ``dtype`` ("" = the device's default), shared by all sessions of this process.
 
     :class:`amp.parser.Parser` loads its weights lazily, on the first result-cache *miss*, so a
     page whose results are all cached never loads the model.  Here only the spec is checked
@@ -126,7 +150,7 @@ def _load(spec: str) -> Parser:
     """
     from amp.parser import Parser
 
-    parser = Parser(spec, cache=result_cache())
+    parser = Parser(spec, dtype=dtype or None, cache=result_cache())
     parser.identity  # noqa: B018 - validates the spec (raises ModelLoadError)
     return parser
 
@@ -136,10 +160,10 @@ def check_spec(spec: str) -> str | None:
     folder that is not a model or an unreachable Hub id fails; no weights load).  A failure is
     recorded for this session, as a failed load is, and its message returned."""
     try:
-        _load(spec)
+        _load(spec, current_dtype())
     except Exception as exc:  # noqa: BLE001 - ModelLoadError, or any loader crash: a message
         return _record_failure(spec, exc)
-    _READY.add(spec)
+    _READY.add((spec, current_dtype()))
     return None
 
 
@@ -148,13 +172,13 @@ def loaded_parser(spec: str | None = None) -> Parser | None:
     if current_server():
         return _remote_or_none()
     spec = spec or current_spec()
-    if spec in _READY and load_error(spec) is None:
+    if (spec, current_dtype()) in _READY and load_error(spec) is None:
         with contextlib.suppress(Exception):
-            return _load(spec)
+            return _load(spec, current_dtype())
     return None
 
 
-_READY: set[str] = set()
+_READY: set[tuple[str, str]] = set()
 
 
 def peek_parser() -> Parser | None:
@@ -169,7 +193,7 @@ def peek_parser() -> Parser | None:
     if load_error(spec) is not None:
         return None
     try:
-        return _load(spec)
+        return _load(spec, current_dtype())
     except Exception:  # noqa: BLE001 - a peek never fails a page
         return None
 
@@ -196,11 +220,11 @@ def get_parser(*, where: Any = None) -> Parser | None:
         _show_failure(box, spec, failed)
         return None
     try:
-        parser = _load(spec)
+        parser = _load(spec, current_dtype())
     except Exception as exc:  # noqa: BLE001 - ModelLoadError, or any loader crash: never kill the page
         _fail(box, spec, exc)
         return None
-    _READY.add(spec)
+    _READY.add((spec, current_dtype()))
     return parser
 
 
@@ -208,7 +232,7 @@ def _record_failure(spec: str, exc: BaseException) -> str:
     """Mark ``spec`` failed for this session; its message."""
     message = str(exc) if isinstance(exc, AmpError) else f"{type(exc).__name__}: {exc}"
     st.session_state.setdefault(ERROR_KEY, {})[spec] = message
-    _READY.discard(spec)
+    _READY.discard((spec, current_dtype()))
     return message
 
 
@@ -261,6 +285,10 @@ def compute(parser: Parser, label: str, fn: Callable[[Parser], T], *, who: str |
 
 def _show_failure(box: Any, spec: str, message: str) -> None:
     box.error(f"**Model {spec!r} could not be loaded.** {message}", icon=":material/error:")
+    if current_dtype():
+        box.button("Use the exact precision instead", key=f"exact_{abs(hash(spec))}", on_click=set_dtype,
+                   args=("",), icon=":material/undo:")
+        return
     if spec != default_spec():
         box.button("Use the default model instead", key=f"fallback_{abs(hash(spec))}",
                    on_click=set_spec, args=(default_spec(),), icon=":material/undo:")
@@ -353,12 +381,16 @@ def clear_loaded() -> None:
 
 __all__ = [
     "DEFAULT",
+    "DTYPE_ENV_VAR",
+    "DTYPE_KEY",
     "ENV_VAR",
     "ERROR_KEY",
     "SERVER_KEY",
     "SPEC_KEY",
     "TOKEN_KEY",
+    "PRECISIONS",
     "ModelLoadError",
+    "current_dtype",
     "current_server",
     "current_spec",
     "current_token",
@@ -369,6 +401,7 @@ __all__ = [
     "load_error",
     "loaded_parser",
     "result_cache",
+    "set_dtype",
     "set_server",
     "set_spec",
     "using",

@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 #: costs per generated token more than per prompt token).  A GPU is far faster.
 GUESS = {"cpu": (110.0, 4.5), "cuda": (4.0, 0.2), "mps": (25.0, 1.0)}
 #: Measured seconds per unit (one unit = BASE + PER_EXAMPLE × k on a CPU), per model identity.
-_SPEED: dict[str, float] = {}
+_SPEED: dict[tuple[str, str], float] = {}
 
 
 @dataclass
@@ -119,13 +119,18 @@ class Estimate:
                 "(results appear as they arrive)")
 
 
+def _speed_key(parser: Any) -> tuple[str, str]:
+    """Speeds are measured per model identity and precision (int8 is faster than float32)."""
+    return ui_model.identity(parser), str(parser.dtype)
+
+
 def estimate_for(items: Sequence[Any], beams: int) -> Estimate:
     """The :class:`Estimate` of ``items`` for the current model (measured speed if known, else a guess)."""
     parser = ui_model.peek_parser()
     cached = cached_count(parser, items, beams)
     mean_k = sum(len(it.prompt.examples) for it in items) / len(items) if items else 0.0
     device = parser.device.split(":")[0] if parser is not None else "cpu"
-    measured = _SPEED.get(ui_model.identity(parser)) if parser is not None else None
+    measured = _SPEED.get(_speed_key(parser)) if parser is not None else None
     if measured is not None:
         per = measured * _units(mean_k)
     else:
@@ -231,7 +236,7 @@ def _follow(key: str, config: Any, items: Sequence[SweepItem], parser: Parser, s
     finally:
         state.seconds = time.perf_counter() - started
         if uncached:
-            _SPEED[ui_model.identity(parser)] = uncached_time / uncached_units
+            _SPEED[_speed_key(parser)] = uncached_time / uncached_units
     if state.status == "running":
         state.status = "done"
         _save_run(key, state, parser)
@@ -247,7 +252,7 @@ def _save_run(key: str, state: SweepState, parser: Parser) -> None:
         return
     try:
         path = save_sweep(state.config, state.records, model=str(parser.spec), identity=ui_model.identity(parser),
-                          page=PAGES.get(key, key))
+                          page=PAGES.get(key, key), dtype=parser.dtype)
     except Exception as exc:  # noqa: BLE001 - a full disk or an unreachable server: a warning, the page goes on
         state.save_error = str(exc) if isinstance(exc, AmpError | OSError) else f"{type(exc).__name__}: {exc}"
     else:

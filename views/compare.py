@@ -31,7 +31,7 @@ st.markdown(f"**{item.surface}**  \nLF0 `{item.lf0}`  \nLF1 `{item.lf1}`")
 if st.button("Compare", key="cmp_run", type="primary", icon=":material/compare_arrows:"):
     parser_a = ui_model.get_parser()
     try:
-        parser_b = ui_model._load(spec_b.strip() or ui_model.DEFAULT)
+        parser_b = ui_model._load(spec_b.strip() or ui_model.DEFAULT, ui_model.current_dtype())
     except Exception as exc:  # noqa: BLE001 - a bad spec is a message, not a crash
         st.error(f"Model B could not be used: {exc}")
         parser_b = None

@@ -21,7 +21,7 @@ from typing import Any
 from amp.cli import common
 from amp.errors import AmpError
 from amp.parser.limits import MAX_PROMPT_EXAMPLES
-from amp.parser.model_loading import DTYPES
+from amp.parser.model_loading import DTYPE_HELP, DTYPES
 from amp.teaching.lesson import MIXED_K
 
 
@@ -73,5 +73,5 @@ def register(subparsers: Any) -> None:
     p.add_argument("--k", type=common.count(1, MAX_PROMPT_EXAMPLES), default=MIXED_K,
                    help=f"examples of the mixed prompts (default {MIXED_K}, as 'Parse this sentence')")
     p.add_argument("--device", default=None, help="cpu, cuda, cuda:N or mps (default: best available)")
-    p.add_argument("--dtype", default=None, choices=DTYPES, help="weights dtype")
+    p.add_argument("--dtype", default=None, choices=DTYPES, help=DTYPE_HELP)
     p.set_defaults(func=run)

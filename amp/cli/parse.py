@@ -2,7 +2,7 @@
 
     python -m amp parse --model default --prompt-file prompt.txt [--format fol|lisp]
         [--beams 5] [--alpha 0.7] [--unconstrained] [--max-new-tokens N] [--json]
-        [--device cpu|cuda|mps] [--dtype float32|float16|bfloat16|auto] [--no-cache]
+        [--device cpu|cuda|mps] [--dtype float32|float16|bfloat16|auto|int8] [--no-cache]
 
 ``--prompt-file -`` reads the prompt from stdin.  Output: the ranked beams with GNMT score,
 summed log-prob and finished/parses flags, then the top beam's tokens with their probabilities
@@ -24,7 +24,7 @@ from typing import Any, TypeVar
 from amp.cli import common
 from amp.errors import AmpError
 from amp.parser.backend import DEFAULT_SEARCH, SearchSettings
-from amp.parser.model_loading import DTYPES
+from amp.parser.model_loading import DTYPE_HELP, DTYPES
 from amp.parser.results import ParseResult, TokenStep
 
 T = TypeVar("T")
@@ -37,8 +37,7 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--prompt-file", required=True, help="file holding the prompt, or - for stdin")
     common.add_format_argument(parser)
     parser.add_argument("--device", default=None, help="cpu, cuda, cuda:N or mps (default: best available)")
-    parser.add_argument("--dtype", default=None, choices=DTYPES,
-                        help="weights dtype (default: bfloat16/float16 on CUDA, float32 elsewhere)")
+    parser.add_argument("--dtype", default=None, choices=DTYPES, help=DTYPE_HELP)
     parser.add_argument("--trust-remote-code", action="store_true",
                         help="allow a Hub model's own Python code (only for models you trust)")
     parser.add_argument("--no-cache", action="store_true", help="neither read nor write the result cache")

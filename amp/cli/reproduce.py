@@ -31,7 +31,8 @@ from amp.errors import AmpError
 from amp.evaluation.interpretations import METHODS
 from amp.parser import limits
 from amp.parser.backend import DEFAULT_SEARCH
-from amp.parser.model_loading import DTYPES
+from amp.parser.model_loading import DTYPE_HELP, DTYPES
+from amp.parser.quantize import INT8
 
 
 def _progress(label: str) -> Any:
@@ -84,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
                                    beams=args.beams, mode=args.mode, independent_draws=args.independent_draws)
         parser = make_parser(args)
         name = args.name or (f"{parser.identity.replace('/', '_')}-{args.method}-{args.mode}"
-                             f"-z{args.n_zero}-f{args.n_few}")
+                             f"-z{args.n_zero}-f{args.n_few}" + ("-int8" if args.dtype == INT8 else ""))
         out = args.out or f"reproduce-{name}"
         _check_writable(out)  # before the run, not after hours of it
         common = {"method": args.method, "beams": args.beams, "mode": args.mode, "width": args.width,
@@ -100,6 +101,8 @@ def run(args: argparse.Namespace) -> int:
                 "types": ",".join(zero_cfg.types), "n_zero": args.n_zero, "n_few": args.n_few,
                 "examples_per_prompt": args.k, "ratios": len(few_cfg.ratios), "beams": args.beams,
                 "seed": args.seed}
+    if args.dtype:
+        settings["dtype"] = args.dtype
     if args.method == "distinct":
         settings["width"] = args.width
     if args.method == "sampling":
@@ -138,7 +141,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--out", default=None, help="output folder (default reproduce-<name>)")
     p.add_argument("--name", default=None, help="run name for the manifest (default from model and settings)")
     p.add_argument("--device", default=None, help="cpu, cuda, cuda:N or mps")
-    p.add_argument("--dtype", default=None, choices=DTYPES, help="weights dtype")
+    p.add_argument("--dtype", default=None, choices=DTYPES, help=DTYPE_HELP)
     p.add_argument("--trust-remote-code", action="store_true", help="allow a Hub model's own code")
     p.add_argument("--no-cache", action="store_true", help="neither read nor write the result cache")
     add_server_argument(p)

@@ -23,7 +23,7 @@ from typing import Any
 
 from amp.cli.common import fail
 from amp.errors import AmpError
-from amp.parser.model_loading import DTYPES
+from amp.parser.model_loading import DTYPE_HELP, DTYPES
 
 
 def run(args: argparse.Namespace) -> int:
@@ -72,7 +72,7 @@ def register(subparsers: Any) -> None:
                               description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--model", default="default", help="'default', a Hugging Face id, a model folder or a .gguf")
     p.add_argument("--device", default=None, help="cpu or cuda (default: best available in each replica)")
-    p.add_argument("--dtype", default=None, choices=DTYPES, help="weights dtype (e.g. bfloat16 on a GPU)")
+    p.add_argument("--dtype", default=None, choices=DTYPES, help=DTYPE_HELP)
     p.add_argument("--replicas", type=int, default=None, help="model replicas (default: one per GPU, else 1)")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (beyond loopback needs AMP_TOKEN)")
     p.add_argument("--port", type=int, default=8600, help="HTTP port (default 8600)")

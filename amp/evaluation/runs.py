@@ -38,6 +38,7 @@ from amp.evaluation.sweep_run import SweepRecord, record_from_result, run_items
 from amp.logic.vocabulary import DEFAULT_MODE
 from amp.parser.backend import DEFAULT_SEARCH
 from amp.parser.batch import BatchItemResult
+from amp.parser.quantize import INT8
 from amp.parser.results import Beam, ParseResult
 
 if TYPE_CHECKING:
@@ -244,17 +245,21 @@ def _model_short(model: str) -> str:
     return parts[-1] if parts else "model"
 
 
-def sweep_run_name(config: ZeroShotConfig | FewShotConfig, *, model: str, identity: str) -> str:
-    """``app-zero-shot-pp-<model>-<digest>``: one name per model identity and sweep configuration,
-    so a rerun of the same sweep replaces its run instead of adding a copy."""
+def sweep_run_name(config: ZeroShotConfig | FewShotConfig, *, model: str, identity: str, dtype: str = "") -> str:
+    """``app-zero-shot-pp-<model>-<digest>``: one name per model identity, sweep configuration and
+    int8 precision (``-int8``), so a rerun of the same sweep replaces its run instead of adding a
+    copy, and an int8 sweep never replaces the exact one."""
     kind = "few-shot" if isinstance(config, FewShotConfig) else "zero-shot"
-    key = json.dumps({"config": config_to_dict(config), "identity": identity}, sort_keys=True)
-    digest = hashlib.sha256(key.encode()).hexdigest()[:10]
-    return _slug(f"app-{kind}-{'+'.join(config.types)}-{_model_short(model)[:40]}-{digest}")
+    parts: dict[str, Any] = {"config": config_to_dict(config), "identity": identity}
+    if dtype == INT8:
+        parts["dtype"] = dtype
+    digest = hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:10]
+    tail = "-int8" if dtype == INT8 else ""
+    return _slug(f"app-{kind}-{'+'.join(config.types)}-{_model_short(model)[:40]}{tail}-{digest}")
 
 
 def sweep_settings(config: ZeroShotConfig | FewShotConfig, records: Sequence[SweepRecord], *, model: str,
-                   identity: str, page: str = "") -> dict[str, Any]:
+                   identity: str, page: str = "", dtype: str = "") -> dict[str, Any]:
     """A run manifest's settings for a sweep of the app, with the keys ``reproduce`` writes."""
     settings: dict[str, Any] = {"model": model, "identity": identity, "method": "beam", "mode": config.mode,
                                 "types": ",".join(config.types)}
@@ -266,16 +271,18 @@ def sweep_settings(config: ZeroShotConfig | FewShotConfig, records: Sequence[Swe
     settings.update(beams=config.beams, seed=config.seed,
                     cached=f"{sum(r.cached for r in records)}/{len(records)}",
                     source=f"app ({page})" if page else "app")
+    if dtype:
+        settings["dtype"] = dtype
     return settings
 
 
 def save_sweep(config: ZeroShotConfig | FewShotConfig, records: Sequence[SweepRecord], *, model: str,
-               identity: str, page: str = "", directory: Path | None = None) -> Path:
+               identity: str, page: str = "", dtype: str = "", directory: Path | None = None) -> Path:
     """Save a finished sweep of the app as a run manifest (:func:`save_manifest`, named by
     :func:`sweep_run_name`), so the Research and Compare pages list it like a ``reproduce`` run."""
     if not isinstance(config, ZeroShotConfig | FewShotConfig):
         raise ReportError(f"expected a sweep configuration, not {type(config).__name__}")
-    name = sweep_run_name(config, model=model, identity=identity)
-    settings = sweep_settings(config, records, model=model, identity=identity, page=page)
+    name = sweep_run_name(config, model=model, identity=identity, dtype=dtype)
+    settings = sweep_settings(config, records, model=model, identity=identity, page=page, dtype=dtype)
     few = isinstance(config, FewShotConfig)
     return save_manifest(name, settings, [] if few else records, records if few else [], directory)

@@ -15,6 +15,7 @@ from typing import Any, cast
 import torch
 
 from amp.parser.prefix import PromptPrefix, device_of
+from amp.parser.quantize import compute_dtype
 
 
 def mask_layout(model: Any) -> str | None:
@@ -224,7 +225,7 @@ class BeamRows:
                 ids[r, : len(toks)] = torch.tensor(toks, dtype=torch.long)
                 qvalid[r, : len(toks)] = True
         qvalid, qpos = qvalid.to(self.device), qpos.to(self.device)
-        dtype = self.head.weight.dtype if self.head.weight.is_floating_point() else torch.float32
+        dtype = compute_dtype(self.model)
         inputs = {"input_ids": ids.to(self.device), "attention_mask": self._mask(valid, pos, qpos, qvalid, dtype),
                   "position_ids": qpos, "use_cache": True}
         if cache is not None:

@@ -53,6 +53,7 @@ from amp.parser.beam_step import NEG, SearchItem, advance, alive
 from amp.parser.cancel import SearchCancelled, current_check, searched
 from amp.parser.prefix import PromptPrefix
 from amp.parser.processors import GrammarLogitsProcessor, ScoreTracker
+from amp.parser.quantize import output_rows
 
 Dist = tuple[torch.Tensor, torch.Tensor]
 
@@ -130,7 +131,7 @@ class _Search:
         self.tracker: ScoreTracker = processor.tracker
         self.beams, self.budget, self.jump, self.jump_rows, self.st = beams, budget, jump, jump_rows, stats
         self.keep = max(2, 1 + len(eos)) * beams
-        self.vocab_size = int(model.get_output_embeddings().weight.shape[0])
+        self.vocab_size = output_rows(model)
         self.items = []
         for b in range(prefix.size):
             running: list[tuple[tuple[int, ...], np.float32]] = [((), np.float32(0.0))]

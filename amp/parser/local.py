@@ -21,6 +21,7 @@ from amp.parser import model_registry
 from amp.parser.backend import Ask, Runtime, SearchSettings
 from amp.parser.model_loading import LoadedModel, select_device, select_dtype
 from amp.parser.model_spec import DEFAULT_SPEC, identities
+from amp.parser.quantize import INT8, scheme
 
 if TYPE_CHECKING:
     from amp.parser.jobs import JobClient
@@ -93,8 +94,11 @@ class InProcessBackend:
     def runtime(self) -> Runtime:
         model_id, tok_id = self.identities()
         dev, dt = self.device_dtype()  # as requested: stable before and after loading
+        versions = library_versions()
+        if dt == INT8:  # int8 results depend on the scheme and the CPU's int8 kernels
+            versions = {**versions, "int8": scheme()}
         return Runtime(model=model_id, tokenizer=tok_id, device=dev.split(":", 1)[0], dtype=dt,
-                       versions=library_versions())
+                       versions=versions)
 
     @property
     def device(self) -> str:

@@ -20,8 +20,13 @@ from typing import Any
 from amp.errors import ModelLoadError
 from amp.parser.embedded_model import ensure_default_model
 from amp.parser.model_spec import ModelSource, identities, resolve_spec
+from amp.parser.quantize import INT8, quantize_output_layer
 
-DTYPES = ("float32", "float16", "bfloat16", "auto")
+#: The dtypes a model loads in; ``int8`` is the opt-in CPU path (:mod:`amp.parser.quantize`).
+DTYPES = ("float32", "float16", "bfloat16", "auto", INT8)
+#: The one help text of every command's ``--dtype``.
+DTYPE_HELP = ("weights dtype (default: bfloat16/float16 on CUDA, float32 elsewhere); int8 = the opt-in CPU path "
+              "with an int8 output layer: faster, slightly different numbers, cached apart")
 
 
 @dataclass(eq=False)
@@ -78,11 +83,15 @@ def select_dtype(device: str, dtype: str | None = None) -> str:
 
     ``None`` picks per device: CUDA → bfloat16 if the GPU supports it, else float16; MPS and
     CPU → float32.  An explicit ``"float32"``, ``"float16"``, ``"bfloat16"`` or ``"auto"``
-    (the checkpoint's own dtype) is kept.
+    (the checkpoint's own dtype) is kept; ``"int8"`` (a float32 model with an int8 output layer,
+    :mod:`amp.parser.quantize`) is for the CPU only.
     """
     if dtype is not None:
         if dtype not in DTYPES:
             raise ModelLoadError(f"unknown dtype {dtype!r}; use one of {', '.join(DTYPES)}")
+        if dtype == INT8 and device != "cpu":
+            raise ModelLoadError(f"dtype int8 is the CPU path and the model would run on {device}: "
+                                 "pass --device cpu, or use bfloat16/float16 on a GPU")
         return dtype
     if device.startswith("cuda"):
         import torch
@@ -149,7 +158,9 @@ def load_uncached(spec: str, device: str, dtype: str, trust_remote_code: bool, g
         if commit:
             ident, tok_ident = f"hf:{src.repo_id}@{commit}", f"hf:{src.repo_id}@{commit};tokenizer"
     _prepare_tokenizer(tokenizer, model)
-    actual_dtype = str(getattr(model, "dtype", dtype)).removeprefix("torch.")
+    if dtype == INT8:
+        quantize_output_layer(model)
+    actual_dtype = INT8 if dtype == INT8 else str(getattr(model, "dtype", dtype)).removeprefix("torch.")
     return LoadedModel(
         model=model,
         tokenizer=tokenizer,
@@ -186,7 +197,7 @@ def _from_pretrained(src: ModelSource, device: str, dtype: str, trust_remote_cod
             kwargs["revision"] = src.revision
     else:
         where = str(src.path)
-    model_kwargs: dict[str, Any] = {"dtype": _torch_dtype(dtype)}
+    model_kwargs: dict[str, Any] = {"dtype": _torch_dtype("float32" if dtype == INT8 else dtype)}
     if device.startswith("cuda"):
         model_kwargs["device_map"] = {"": device}
 

@@ -36,6 +36,7 @@ from typing import Any
 import torch
 
 from amp.errors import DecodingError
+from amp.parser.quantize import output_rows
 
 #: Upper bound on the float32 logits one chunk of a batched forced pass may hold.
 CHUNK_BYTES = 768 * 2**20
@@ -210,7 +211,7 @@ def prefixed_logprobs(
     results: list[torch.Tensor | None] = [None] * len(requests)
     if not requests:
         return []
-    vocab = _vocab_size(model)
+    vocab = output_rows(model)
     longest = max(len(s) for _r, s in requests)
     chunk = max(1, CHUNK_BYTES // max(1, longest * vocab * 4))
     order = list(range(len(requests)))
@@ -244,10 +245,3 @@ def prefixed_logprobs(
     return results  # type: ignore[return-value]
 
 
-def _vocab_size(model: Any) -> int:
-    """Rows of the output layer (the width of one logit row), for chunk sizing."""
-    head = model.get_output_embeddings() if hasattr(model, "get_output_embeddings") else None
-    weight = getattr(head, "weight", None)
-    if weight is not None:
-        return int(weight.shape[0])
-    return int(model.config.vocab_size)

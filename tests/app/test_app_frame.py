@@ -73,3 +73,25 @@ def test_clear_cache_button(at) -> None:
     at.button(key="sidebar_clear_cache").click().run()
     assert_ok(at)
     assert any(c.startswith("**0** cached results") for c in texts(at.sidebar, "caption"))
+
+
+def test_the_int8_precision_parses_on_the_int8_path_and_is_cached_apart(at) -> None:
+    """Issue #16 point 3: the sidebar offers the int8 CPU path; its results are its own."""
+    goto(at, "parse_inspect")
+    at.button(key="pi_parse").click().run()
+    assert_ok(at)
+    exact = at.dataframe[0].value.copy()
+    assert at.selectbox(key="precision_choice").value == ""
+    at.selectbox(key="precision_choice").set_value("int8").run()
+    assert at.session_state["model_dtype"] == "int8"
+    at.button(key="pi_parse").click().run()
+    assert_ok(at)
+    assert any("int8" in s for s in texts(at.sidebar, "success")), texts(at.sidebar, "success")
+    quick = at.dataframe[0].value.copy()
+    assert quick.shape == exact.shape
+    assert not quick.equals(exact)  # the int8 probabilities are not float32's: computed, not read from its entry
+    at.selectbox(key="precision_choice").set_value("").run()
+    at.button(key="pi_parse").click().run()
+    assert_ok(at)
+    assert at.dataframe[0].value.equals(exact)
+    assert not any("int8" in s for s in texts(at.sidebar, "success"))
