@@ -41,6 +41,7 @@ CODE_MODULES: tuple[str, ...] = (
     "parser/parser.py",
     "parser/prefix.py",
     "parser/processors.py",
+    "parser/quantize.py",
     "parser/results.py",
     "parser/sampling.py",
     "parser/scoring.py",
