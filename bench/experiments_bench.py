@@ -1,7 +1,8 @@
 """Benchmark: examples per second of the zero-shot and few-shot loops, and the warm rerun.
 
 Usage: ``python bench/experiments_bench.py [--model default] [--types pp] [--n-zero 2] [--n-few 1]
-[--ratios 0,0.5,1] [--beams 5] [--threads 2] [--batch-sizes 1,8] [--separate]``
+[--ratios 0,0.5,1] [--beams 5] [--threads 2] [--batch-sizes 1,8] [--separate] [--searches generate,fast]
+[--dtype float32]``
 
 Runs :func:`amp.evaluation.experiments.run_items` (constrained beam search + forced scoring of LF0/LF1 for
 every item) on a zero-shot plan and on a few-shot plan, against a *temporary* result cache so
@@ -9,13 +10,18 @@ the first pass is cold, once per batch size (items per model call; each item's p
 share one prompt pass); then reruns both plans on the warm cache (what a second run of a sweep
 in the app, or a resumed ``reproduce``, sees).  ``--separate`` adds the baseline of separate
 calls per item — :meth:`Parser.parse` then :meth:`Parser.score_pair`, each with its own prompt
-pass — so the figures include "joint / separate".  Prints examples/second and ratios measured
-in this one run, no assertions.
+pass — so the figures include "joint / separate".  ``--searches generate,fast`` runs every plan
+once per constrained search (``$AMP_SEARCH``: transformers' ``generate``, the reference, against
+the fast search of issue #16) on the same items and prints time fast / generate per plan
+(``bench/search_bench.py`` adds decode steps per item and a same-beams check).  ``--dtype int8``
+times the int8 CPU path.  Prints examples/second and ratios measured in this one run, no
+assertions.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import tempfile
 import time
@@ -55,11 +61,13 @@ def parse_args() -> argparse.Namespace:
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--batch-sizes", default="8", help="comma-separated items per model call (e.g. 1,8)")
     ap.add_argument("--separate", action="store_true", help="also time separate parse + score calls per item")
+    ap.add_argument("--searches", default="", help="comma-separated constrained searches to compare (generate,fast)")
+    ap.add_argument("--dtype", default="float32", help="the model's dtype (float32, int8, bfloat16)")
     return ap.parse_args()
 
 
 def measure_plan(name: str, items: list[ex.SweepItem], args: argparse.Namespace, sizes: list[int],
-                 fresh: Callable[[str], Parser]) -> None:
+                 fresh: Callable[[str], Parser]) -> dict[str, float]:
     """Print one plan's examples/s cold per batch size, warm rerun / cold, and the ratios to the baseline."""
     n = len(items)
     times: dict[str, float] = {}
@@ -81,6 +89,7 @@ def measure_plan(name: str, items: list[ex.SweepItem], args: argparse.Namespace,
         for label, t in times.items():
             if t is not base:
                 print(f"{name:9s} time {label} / {'separate' if 'separate' in times else 'batch 1'}: {t / base:.2f}")
+    return times
 
 
 def main() -> int:
@@ -98,13 +107,13 @@ def main() -> int:
             ex.FewShotConfig(types=types, ratios=ratios, n_per_ratio=args.n_few, beams=args.beams)
         ),
     }
-    loaded = Parser(args.model, device="cpu")
+    loaded = Parser(args.model, device="cpu", dtype=args.dtype)
     t0 = time.perf_counter()
     lm = loaded.load()
     print(f"model load: {time.perf_counter() - t0:.1f} s (not counted below)")
 
     def fresh(folder: str) -> Parser:
-        parser = Parser(args.model, device="cpu", cache=ResultCache(folder))
+        parser = Parser(args.model, device="cpu", dtype=args.dtype, cache=ResultCache(folder))
         parser.backend.adopt(lm)  # the loaded weights, shared between parsers
         return parser
 
@@ -112,9 +121,21 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         first = plans["zero-shot"][:1] or plans["few-shot"][:1]
         timed_run(fresh(tmp), first, args.beams, 1)
-    for name, items in plans.items():
-        if items:
-            measure_plan(name, items, args, sizes, fresh)
+    searches = [s.strip() for s in args.searches.split(",") if s.strip()] or [""]
+    timed: dict[str, dict[str, dict[str, float]]] = {}
+    for search in searches:
+        if search:
+            os.environ["AMP_SEARCH"] = search
+            print(f"-- search: {search}")
+        for name, items in plans.items():
+            if items:
+                timed.setdefault(name, {})[search] = measure_plan(name, items, args, sizes, fresh)
+    if len(searches) > 1:
+        first = searches[0]
+        for name, per in timed.items():
+            for search in searches[1:]:
+                for label, t in per[search].items():
+                    print(f"{name:9s} {label}: time {search} / {first} = {t / per[first][label]:.2f}")
     return 0
 
 

@@ -1,15 +1,16 @@
 """Benchmark (issue #16 point 3): the int8 CPU path against float32, on the same items, in one run.
 
 Usage: ``python bench/quantized_bench.py [--model default] [--n-zero 4] [--n-few 2] [--ratios 0,0.5,1]
-[--batch 8] [--threads 2] [--layers]``
+[--dtypes int8,bfloat16] [--batch 8] [--threads 2] [--layers]``
 
 1. **Agreement on sweep items** — ``--n-zero`` zero-shot items per type and ``--n-few`` few-shot
    items per type and ratio (the defaults make 50 items over the five types), each parsed and
    scored (:meth:`amp.parser.Parser.parse_and_score_many`, constrained beam 5, the exact fast
-   search) by the float32 model and by the ``int8`` model against temporary result caches:
-   top-beam agreement (same tokens; same match against LF0/LF1), |ΔP(LF0)| (mean, median, max),
-   the share of items whose predicted reading (P(LF0) ≥ 0.5) flips, and time per item (int8 /
-   float32).
+   search) by the float32 model and by each of ``--dtypes`` (the ``int8`` path; ``bfloat16``,
+   which is fast only on CPUs with bf16 instructions) against temporary result caches: top-beam
+   agreement with float32 (same tokens; same match against LF0/LF1), |ΔP(LF0)| (mean, median,
+   max), the share of items whose predicted reading (P(LF0) ≥ 0.5) flips, and time per item
+   relative to float32.
 2. ``--layers`` — which layers are worth quantising: the next-token log-probabilities of one
    10-example few-shot prompt with nothing, the output layer only (the ``int8`` path), every
    linear layer, and every linear layer but the MLP's output projection quantised, against
@@ -65,7 +66,8 @@ def agreement(args: argparse.Namespace) -> None:
     # one format per call: group by format, keep the plan's order within it
     items.sort(key=lambda it: it.fmt)
     results: dict[str, tuple[float, list[Any]]] = {}
-    for dtype in ("float32", INT8):
+    dtypes = ["float32", *[d.strip() for d in args.dtypes.split(",") if d.strip() and d.strip() != "float32"]]
+    for dtype in dtypes:
         with tempfile.TemporaryDirectory() as tmp:
             parser = Parser(args.model, device="cpu", dtype=dtype, cache=ResultCache(tmp))
             t0 = time.perf_counter()
@@ -77,7 +79,12 @@ def agreement(args: argparse.Namespace) -> None:
                 timed.backend.adopt(parser.backend.loaded_model())  # type: ignore[attr-defined]
                 results[dtype] = run(timed, items, args.batch)
         print(f"{dtype:7s} {len(items)} items: {results[dtype][0] / len(items):.2f} s/item", flush=True)
-    (t_ref, ref), (t_q, quick) = results["float32"], results[INT8]
+    for dtype in dtypes[1:]:
+        compare(dtype, items, results["float32"], results[dtype])
+
+
+def compare(dtype: str, items: list[ex.SweepItem], exact: tuple[float, list[Any]], other: tuple[float, list[Any]]) -> None:
+    (t_ref, ref), (t_q, quick) = exact, other
     same_top = same_match = flips = 0
     deltas = []
     for it, (p_ref, s_ref), (p_q, s_q) in zip(items, ref, quick, strict=True):
@@ -89,10 +96,12 @@ def agreement(args: argparse.Namespace) -> None:
         deltas.append(abs(s_ref.p_lf0 - s_q.p_lf0))
         flips += (s_ref.p_lf0 >= 0.5) != (s_q.p_lf0 >= 0.5)
     n = len(items)
-    print(f"top beam: same tokens {same_top}/{n}, same match (lf0/lf1/both/neither) {same_match}/{n}")
-    print(f"|dP(LF0)|: mean {statistics.fmean(deltas):.4f}, median {statistics.median(deltas):.4f}, "
-          f"max {max(deltas):.4f}; predicted reading (P(LF0) >= 0.5) flips on {flips}/{n}")
-    print(f"time per item int8 / float32: {t_q / t_ref:.2f} ({t_ref / n:.2f} s -> {t_q / n:.2f} s)")
+    print(f"{dtype} vs float32, top beam: same tokens {same_top}/{n}, same match (lf0/lf1/both/neither) "
+          f"{same_match}/{n}")
+    print(f"{dtype} vs float32, |dP(LF0)|: mean {statistics.fmean(deltas):.4f}, median "
+          f"{statistics.median(deltas):.4f}, max {max(deltas):.4f}; predicted reading (P(LF0) >= 0.5) flips on "
+          f"{flips}/{n}")
+    print(f"{dtype} vs float32, time per item: {t_q / t_ref:.2f} ({t_ref / n:.2f} s -> {t_q / n:.2f} s)")
 
 
 def layers(args: argparse.Namespace) -> None:
@@ -134,6 +143,7 @@ def layers(args: argparse.Namespace) -> None:
         "output layer only (int8)": lambda: quantize_output_layer(copy.deepcopy(lm.model)),
         "every linear layer": lambda: body(lambda name: True),
         "every linear but MLP out": lambda: body(lambda name: "down_proj" not in name),
+        "bfloat16 (no int8)": lambda: copy.deepcopy(lm.model).to(torch.bfloat16),
     }
     print(f"{'float32':26s} step 1.00, top token agrees 100.0%, mean |dlogp| 0.000 ({ids.shape[1]} tokens)")
     for label, make in variants.items():
@@ -149,6 +159,7 @@ def main() -> int:
     ap.add_argument("--n-zero", type=int, default=4)
     ap.add_argument("--n-few", type=int, default=2)
     ap.add_argument("--ratios", default="0,0.5,1")
+    ap.add_argument("--dtypes", default=f"{INT8},bfloat16", help="dtypes compared with float32")
     ap.add_argument("--batch", type=int, default=8)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--layers", action="store_true", help="also compare which layers are quantised")

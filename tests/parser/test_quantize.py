@@ -137,3 +137,14 @@ def test_a_rows_int8_logits_do_not_depend_on_the_other_rows_of_its_batch(int8_lm
     with torch.inference_mode():
         exact = rows @ head.inner.weight().dequantize().T
     assert (together - exact).abs().max().item() < 0.05 * exact.abs().max().item()
+
+
+def test_bfloat16_on_the_cpu_runs_the_same_exact_search(tiny_lm: Any) -> None:
+    """bfloat16 is the other fast CPU precision (on CPUs with bf16 instructions): the fast search
+    drives it and returns the reference search's beams on the same bf16 model."""
+    model = copy.deepcopy(tiny_lm.model).to(torch.bfloat16)
+    prompts = [simple_prompt(s) for s in SENTENCES[:2]]
+    ref = beam_search_batch(model, tiny_lm.tokenizer, prompts, beams=3, search="generate")
+    fast = beam_search_batch(model, tiny_lm.tokenizer, prompts, beams=3, search="fast")
+    assert [[b.token_ids for b in r.beams] for r in ref] == [[b.token_ids for b in f.beams] for f in fast]
+    assert all(r.beams[0].steps for r in fast)
