@@ -57,7 +57,7 @@ def _pick_model() -> None:
 
 
 def _pick_precision() -> None:
-    ui_model.set_dtype(str(st.session_state.get("precision_choice", "")))
+    ui_model.set_dtype(str(st.session_state.get(ui_model.PRECISION_CHOICE_KEY, "")))
 
 
 TYPED_WARNING = "model_typed_warning"
@@ -146,9 +146,8 @@ with st.sidebar:
         if st.session_state.get(TYPED_WARNING):
             st.warning(st.session_state[TYPED_WARNING], icon=":material/warning:")
     if not server:
-        ui_model.current_dtype()
-        st.selectbox("Precision", list(ui_model.PRECISIONS), key="precision_choice",
-                     index=list(ui_model.PRECISIONS).index(ui_model.current_dtype()),
+        st.session_state.setdefault(ui_model.PRECISION_CHOICE_KEY, ui_model.current_dtype())
+        st.selectbox("Precision", list(ui_model.PRECISIONS), key=ui_model.PRECISION_CHOICE_KEY,
                      format_func=ui_model.PRECISIONS.__getitem__, on_change=_pick_precision,
                      help="int8 quantises the model's output layer (the 262,144-row matrix every decode step "
                           "multiplies by) on the CPU: a parse is about a third faster, and its probabilities differ "

@@ -57,6 +57,8 @@ DEFAULT = "default"
 ENV_VAR = "AMP_MODEL"
 #: session_state key of the precision ("" = the device's default, "int8" = the int8 CPU path) and its env var.
 DTYPE_KEY = "model_dtype"
+#: session_state key of the sidebar's precision selectbox.
+PRECISION_CHOICE_KEY = "precision_choice"
 DTYPE_ENV_VAR = "AMP_MODEL_DTYPE"
 #: The precisions the sidebar offers, and how it names them.
 PRECISIONS = {"": "Exact (float32 on a CPU)", "int8": "Faster: int8 output layer (CPU, approximate)"}
@@ -133,6 +135,7 @@ def set_dtype(dtype: str) -> None:
     """Switch this session's precision (and forget the current spec's failure, to allow a retry)."""
     st.session_state[DTYPE_KEY] = dtype if dtype in PRECISIONS else ""
     st.session_state.setdefault(ERROR_KEY, {}).pop(current_spec(), None)
+    st.session_state[PRECISION_CHOICE_KEY] = st.session_state[DTYPE_KEY]  # (set_dtype runs in callbacks)
 
 
 def load_error(spec: str | None = None) -> str | None:
@@ -389,6 +392,7 @@ __all__ = [
     "SPEC_KEY",
     "TOKEN_KEY",
     "PRECISIONS",
+    "PRECISION_CHOICE_KEY",
     "ModelLoadError",
     "current_dtype",
     "current_server",

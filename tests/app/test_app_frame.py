@@ -95,3 +95,32 @@ def test_the_int8_precision_parses_on_the_int8_path_and_is_cached_apart(at) -> N
     assert_ok(at)
     assert at.dataframe[0].value.equals(exact)
     assert not any("int8" in s for s in texts(at.sidebar, "success"))
+
+
+def test_an_int8_load_that_fails_offers_the_exact_precision(at, monkeypatch) -> None:
+    """A model whose output layer int8 cannot take: an error box, and one click back to float32."""
+    import amp.parser.model_loading as loading
+    from amp.errors import ModelLoadError
+
+    def refuse(model):
+        raise ModelLoadError("--dtype int8 needs a linear output layer; this model's is Conv1D: use --dtype float32")
+
+    from amp.parser.model_registry import unload_models
+
+    monkeypatch.setattr(loading, "quantize_output_layer", refuse)
+    unload_models()  # an int8 model another test loaded would be reused, not reloaded
+    at.button(key="sidebar_clear_cache").click().run()  # and its cached parse would need no model
+    goto(at, "parse_inspect")
+    at.selectbox(key="precision_choice").set_value("int8").run()
+    at.button(key="pi_parse").click().run()
+    assert_ok(at)
+    assert any("needs a linear output layer" in e for e in texts(at, "error")), texts(at, "error")
+    back = [b for b in at.button if b.label == "Use the exact precision instead"]
+    assert back
+    back[0].click().run()
+    assert at.session_state["model_dtype"] == ""
+    assert at.selectbox(key="precision_choice").value == ""
+    at.button(key="pi_parse").click().run()
+    assert_ok(at)
+    assert not texts(at, "error")
+    assert at.dataframe[0].value.shape[0] == 5
