@@ -150,8 +150,10 @@ with st.sidebar:
         st.selectbox("Precision", list(ui_model.PRECISIONS), key=ui_model.PRECISION_CHOICE_KEY,
                      format_func=ui_model.PRECISIONS.__getitem__, on_change=_pick_precision,
                      help="int8 quantises the model's output layer (the 262,144-row matrix every decode step "
-                          "multiplies by) on the CPU: a parse is about a third faster, and its probabilities differ "
-                          "a little from the exact float32 ones, so its results are cached apart. Not for GPUs.")
+                          "multiplies by) on the CPU; bfloat16 halves every weight, and is fast only on CPUs with "
+                          "bf16 instructions (AVX512-BF16, AMX). Measured on the default model, 50 sweep items: "
+                          "0.75× (int8) and 0.55× (bfloat16) of float32's time, P(LF0) within 0.09 of float32's. "
+                          "Their results are cached apart from the exact ones.")
     with st.expander("Parser server" + (" · connected" if server else ""), expanded=False,
                      icon=":material/cloud:"), st.form("server_form", border=False):
         st.text_input("Parser server URL", value=server, key="server_typed",

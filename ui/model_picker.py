@@ -15,9 +15,10 @@
   parser, so a second session waits until the first action ends (and sweeps release it between
   items, so sessions take turns).
 * **Precision.**  ``st.session_state["model_dtype"]`` is ``""`` (the device's default: float32 on
-  the CPU, the exact path) or ``"int8"`` (the opt-in CPU path with an int8 output layer,
-  :mod:`amp.parser.quantize`; faster, results differ slightly, cached apart).  Its initial value
-  is ``$AMP_MODEL_DTYPE``.
+  the CPU, the exact path), ``"int8"`` (the opt-in CPU path with an int8 output layer,
+  :mod:`amp.parser.quantize`) or ``"bfloat16"`` (fast on CPUs with bf16 instructions); the last
+  two are faster, their results differ slightly and are cached apart.  Its initial value is
+  ``$AMP_MODEL_DTYPE``.
 * **Failures.**  A spec that fails to load is remembered for the session with its message
   (:data:`ERROR_KEY`); pages show it with ``st.error`` and offer to go back to the default; the
   picker stays usable.
@@ -55,13 +56,14 @@ OTHER = "other"
 DEFAULT = "default"
 #: The environment variable that sets the initial spec (the test hook; also handy on a GPU box).
 ENV_VAR = "AMP_MODEL"
-#: session_state key of the precision ("" = the device's default, "int8" = the int8 CPU path) and its env var.
+#: session_state key of the precision ("" = the device's default, else a dtype of PRECISIONS) and its env var.
 DTYPE_KEY = "model_dtype"
 #: session_state key of the sidebar's precision selectbox.
 PRECISION_CHOICE_KEY = "precision_choice"
 DTYPE_ENV_VAR = "AMP_MODEL_DTYPE"
 #: The precisions the sidebar offers, and how it names them.
-PRECISIONS = {"": "Exact (float32 on a CPU)", "int8": "Faster: int8 output layer (CPU, approximate)"}
+PRECISIONS = {"": "Exact (float32 on a CPU)", "int8": "Faster: int8 output layer (CPU, approximate)",
+              "bfloat16": "Faster on CPUs with bf16 instructions: bfloat16 (approximate)"}
 #: session_state keys of the parser service this session uses ("" = a model in this process) and its token.
 SERVER_KEY = "parser_server"
 TOKEN_KEY = "parser_token"
@@ -123,7 +125,7 @@ def set_spec(spec: str) -> None:
 
 
 def current_dtype() -> str:
-    """The precision this session uses: ``""`` (the device's default) or ``"int8"``."""
+    """The precision this session uses: ``""`` (the device's default), ``"int8"`` or ``"bfloat16"``."""
     if DTYPE_KEY not in st.session_state:
         env = os.environ.get(DTYPE_ENV_VAR, "").strip().lower()
         st.session_state[DTYPE_KEY] = env if env in PRECISIONS else ""

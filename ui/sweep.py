@@ -32,11 +32,12 @@ if TYPE_CHECKING:
     from amp.evaluation.sweep_run import SweepRecord
     from amp.parser import Parser
 
-#: Guessed seconds per uncached item = BASE + PER_EXAMPLE × (examples in the prompt), per device kind.
-#: Measured on the project's shared 2-core CPU with Gemma 3 270M, 5 beams: about 120 s for a
-#: 2-example prompt and 155 s for a 10-example one (the constrained beam search dominates, and it
-#: costs per generated token more than per prompt token).  A GPU is far faster.
-GUESS = {"cpu": (110.0, 4.5), "cuda": (4.0, 0.2), "mps": (25.0, 1.0)}
+#: Guessed seconds per uncached item = BASE + PER_EXAMPLE × (examples in the prompt), per device kind,
+#: until this process has measured the model's speed.  CPU: fitted to the exact fast search on the
+#: project's 2-core CPU with Gemma 3 270M, 5 beams, 8 items per batch (``reproduce --n-zero 10
+#: --n-few 5``: 5.5 s per zero-shot item, 2.6 examples on average; 7.7 s per 10-example few-shot
+#: item).  A GPU is far faster.
+GUESS = {"cpu": (4.7, 0.3), "cuda": (1.0, 0.05), "mps": (3.0, 0.15)}
 #: Measured seconds per unit (one unit = BASE + PER_EXAMPLE × k on a CPU), per model identity.
 _SPEED: dict[tuple[str, str], float] = {}
 

@@ -38,7 +38,7 @@ from amp.evaluation.sweep_run import SweepRecord, record_from_result, run_items
 from amp.logic.vocabulary import DEFAULT_MODE
 from amp.parser.backend import DEFAULT_SEARCH
 from amp.parser.batch import BatchItemResult
-from amp.parser.quantize import INT8
+from amp.parser.model_loading import EXACT_DTYPE
 from amp.parser.results import Beam, ParseResult
 
 if TYPE_CHECKING:
@@ -247,14 +247,14 @@ def _model_short(model: str) -> str:
 
 def sweep_run_name(config: ZeroShotConfig | FewShotConfig, *, model: str, identity: str, dtype: str = "") -> str:
     """``app-zero-shot-pp-<model>-<digest>``: one name per model identity, sweep configuration and
-    int8 precision (``-int8``), so a rerun of the same sweep replaces its run instead of adding a
-    copy, and an int8 sweep never replaces the exact one."""
+    precision other than float32 (``-int8``, ``-bfloat16``), so a rerun of the same sweep replaces
+    its run instead of adding a copy, and an approximate sweep never replaces the exact one."""
     kind = "few-shot" if isinstance(config, FewShotConfig) else "zero-shot"
     parts: dict[str, Any] = {"config": config_to_dict(config), "identity": identity}
-    if dtype == INT8:
+    if dtype and dtype != EXACT_DTYPE:
         parts["dtype"] = dtype
     digest = hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:10]
-    tail = "-int8" if dtype == INT8 else ""
+    tail = f"-{dtype}" if dtype and dtype != EXACT_DTYPE else ""
     return _slug(f"app-{kind}-{'+'.join(config.types)}-{_model_short(model)[:40]}{tail}-{digest}")
 
 

@@ -24,9 +24,12 @@ from amp.parser.quantize import INT8, quantize_output_layer
 
 #: The dtypes a model loads in; ``int8`` is the opt-in CPU path (:mod:`amp.parser.quantize`).
 DTYPES = ("float32", "float16", "bfloat16", "auto", INT8)
+#: The dtype of exact CPU results (the default on a CPU); run names mark any other dtype chosen.
+EXACT_DTYPE = "float32"
 #: The one help text of every command's ``--dtype``.
 DTYPE_HELP = ("weights dtype (default: bfloat16/float16 on CUDA, float32 elsewhere); int8 = the opt-in CPU path "
-              "with an int8 output layer: faster, slightly different numbers, cached apart")
+              "with an int8 output layer, bfloat16 = fast on CPUs with bf16 instructions: both faster than float32, "
+              "with slightly different numbers, cached apart")
 
 
 @dataclass(eq=False)

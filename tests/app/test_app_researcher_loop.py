@@ -143,6 +143,7 @@ def test_a_sweep_of_an_hour_or_more_needs_a_confirmation(app, monkeypatch: pytes
     from ui import sweep
 
     monkeypatch.setattr(sweep, "_SPEED", {})  # the CPU guess, not the tiny model's measured speed
+    monkeypatch.setitem(sweep.GUESS, "cpu", (110.0, 4.5))  # a slow machine's guess: ~2 min per prompt
     goto(app, "zero_shot")
     app.number_input(key="zs_n").set_value(2).run()
     assert not _confirm_boxes(app) and not app.button(key="zs_run").disabled
