@@ -1,7 +1,7 @@
 """Benchmark (issue #16): transformers' ``generate`` against the fast constrained search, same items.
 
 Usage: ``python bench/search_bench.py [--model default] [--n-zero 4] [--n-few 4] [--batch 8]
-[--searches generate,stepwise,fast] [--inspect] [--threads 2]``
+[--searches generate,stepwise,fast] [--inspect] [--dtype float32] [--threads 2]``
 
 For each search (``generate``: the reference step-by-step search; ``stepwise``: the fast search's
 own loop feeding one token per pass; ``fast``: with forced-text runs fed ahead and prompts
@@ -51,12 +51,13 @@ def main() -> int:
     ap.add_argument("--searches", default="generate,fast")
     ap.add_argument("--inspect", action="store_true")
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--dtype", default="float32", help="the model's dtype (float32, int8, bfloat16)")
     args = ap.parse_args()
 
     import torch
 
     torch.set_num_threads(args.threads)
-    lm = load_model(args.model, device="cpu")
+    lm = load_model(args.model, device="cpu", dtype=args.dtype)
     plans = {
         "zero-shot": ex.plan_zeroshot(ex.ZeroShotConfig(types=("pp",), n=max(1, args.n_zero), beams=5))[: args.n_zero],
         "few-shot": ex.plan_fewshot(ex.FewShotConfig(types=("pp",), ratios=(0, 0.5, 1), n_per_ratio=max(1, args.n_few),

@@ -27,7 +27,7 @@ def _runs(cache: Path) -> None:
 def test_research_page_two_runs_side_by_side(at, app_cache_dir: Path) -> None:
     _runs(app_cache_dir)
     goto(at, "research")
-    boxes = at.selectbox
+    boxes = [b for b in at.selectbox if b.key.startswith("research_run_")]  # not the sidebar's Precision
     assert len(boxes) == 2 and set(boxes[0].options) == {"model-a", "model-b"}
     assert boxes[0].value != boxes[1].value
     assert len(at.dataframe) == 4
