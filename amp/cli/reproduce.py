@@ -31,7 +31,7 @@ from amp.errors import AmpError
 from amp.evaluation.interpretations import METHODS
 from amp.parser import limits
 from amp.parser.backend import DEFAULT_SEARCH
-from amp.parser.model_loading import DTYPE_HELP, DTYPES, EXACT_DTYPE
+from amp.parser.model_loading import DTYPE_HELP, DTYPES
 
 
 def _progress(label: str) -> Any:
@@ -84,8 +84,7 @@ def run(args: argparse.Namespace) -> int:
                                    beams=args.beams, mode=args.mode, independent_draws=args.independent_draws)
         parser = make_parser(args)
         name = args.name or (f"{parser.identity.replace('/', '_')}-{args.method}-{args.mode}"
-                             f"-z{args.n_zero}-f{args.n_few}"
-                             + (f"-{args.dtype}" if args.dtype and args.dtype != EXACT_DTYPE else ""))
+                             f"-z{args.n_zero}-f{args.n_few}{runs.precision_suffix(args.dtype)}")
         out = args.out or f"reproduce-{name}"
         _check_writable(out)  # before the run, not after hours of it
         common = {"method": args.method, "beams": args.beams, "mode": args.mode, "width": args.width,

@@ -245,16 +245,22 @@ def _model_short(model: str) -> str:
     return parts[-1] if parts else "model"
 
 
+def precision_suffix(dtype: str | None) -> str:
+    """``-int8``/``-bfloat16`` for a run computed in a dtype other than float32 (exact), else ``""``:
+    the tail of run names, so an approximate run never replaces the exact one."""
+    return f"-{dtype}" if dtype and dtype != EXACT_DTYPE else ""
+
+
 def sweep_run_name(config: ZeroShotConfig | FewShotConfig, *, model: str, identity: str, dtype: str = "") -> str:
     """``app-zero-shot-pp-<model>-<digest>``: one name per model identity, sweep configuration and
     precision other than float32 (``-int8``, ``-bfloat16``), so a rerun of the same sweep replaces
     its run instead of adding a copy, and an approximate sweep never replaces the exact one."""
     kind = "few-shot" if isinstance(config, FewShotConfig) else "zero-shot"
     parts: dict[str, Any] = {"config": config_to_dict(config), "identity": identity}
-    if dtype and dtype != EXACT_DTYPE:
+    tail = precision_suffix(dtype)
+    if tail:
         parts["dtype"] = dtype
     digest = hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:10]
-    tail = f"-{dtype}" if dtype and dtype != EXACT_DTYPE else ""
     return _slug(f"app-{kind}-{'+'.join(config.types)}-{_model_short(model)[:40]}{tail}-{digest}")
 
 

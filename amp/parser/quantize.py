@@ -33,6 +33,7 @@ with its deprecation warning silenced, in this one place.
 from __future__ import annotations
 
 import warnings
+from functools import lru_cache
 from typing import Any
 
 from amp.errors import ModelLoadError
@@ -43,6 +44,7 @@ INT8 = "int8"
 SCHEME_VERSION = 1
 
 
+@lru_cache(maxsize=1)
 def quantized_engine() -> str:
     """The int8 kernel family this CPU uses: ``x86``/``fbgemm`` if available, else ``qnnpack``.
 
@@ -57,6 +59,7 @@ def quantized_engine() -> str:
                          "use --dtype float32")
 
 
+@lru_cache(maxsize=1)
 def scheme() -> str:
     """What an int8 result was computed with, for cache keys: the scheme, its version and the engine."""
     return f"int8-output-layer-dynamic-per-channel;v{SCHEME_VERSION};engine={quantized_engine()}"
