@@ -26,7 +26,7 @@ from amp.logic.canonical import canonical
 from amp.logic.convert import convert
 from amp.logic.reader import parse_lf
 from amp.logic.render import render_fol, render_lisp
-from amp.parser.model_registry import load_model
+from amp.parser.models.registry import load_model
 from amp.parser.parser import Parser
 from amp.prompts import Prompt, mixed_prompt, zero_shot_prompt
 

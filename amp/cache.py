@@ -41,7 +41,7 @@ import diskcache
 from diskcache.core import MODE_RAW, MODE_TEXT
 
 import amp.code_digest as code
-from amp.errors import CacheError
+from amp.errors import CacheError, CacheWarning, UnsafeEntryError
 from amp.settings import results_dir
 
 #: Layout version of the stored envelope ``{"schema", "model", "value"}``.
@@ -49,14 +49,6 @@ SCHEMA = 1
 
 #: diskcache eviction: least recently stored first, once the folder exceeds this size.
 SIZE_LIMIT_BYTES = 2**30
-
-
-class CacheWarning(UserWarning):
-    """A cache entry could not be used (corrupt, unsafe or unreadable) and was dropped."""
-
-
-class UnsafeEntryError(ValueError):
-    """A stored row that this cache refuses to decode (pickle mode, non-text, bad path)."""
 
 
 def canonical_json(obj: Any) -> str:

@@ -24,32 +24,32 @@ PACKAGE_DIR = Path(__file__).resolve().parent
 #: sampling, the prompt pass, the record layouts (and :mod:`amp.records`, which encodes them), divergence, batching, the in-process backend
 #: and the facade that encodes records, the LF grammar (and the lexicon it is built from) and
 #: the prompt builders.  Their text is hashed into every key (:func:`code_digest`).  Left out on
-#: purpose: the model modules (``parser/model_spec.py``, ``embedded_model.py``, ``model_loading.py``, ``model_registry.py``: a model's weights and tokenizer are identified by their own
-#: hashes in the key), the backend interface and the remote client/service transport (they move
-#: results, they do not compute them).
+#: purpose: the model modules (``parser/models/``: ``spec.py``, ``embedded.py``, ``loading.py``,
+#: ``registry.py``; a model's weights and tokenizer are identified by their own hashes in the key), the backend interface, the search settings record (its values are in the key), the errors,
+#: and the remote client/service transport (they move results, they do not compute them).
 CODE_MODULES: tuple[str, ...] = (
-    "parser/automaton.py",
+    "parser/search/automaton.py",
+    "parser/search/beam_rows.py",
+    "parser/search/beam_step.py",
+    "parser/search/cancel.py",
+    "parser/search/decode.py",
+    "parser/search/divergence.py",
+    "parser/search/fastsearch.py",
+    "parser/search/lalr_tables.py",
+    "parser/search/prefix.py",
+    "parser/search/processors.py",
+    "parser/search/sampling.py",
+    "parser/search/scoring.py",
+    "parser/search/vocab.py",
+    "parser/models/quantize.py",
+    "parser/backends/local.py",
     "parser/batch.py",
-    "parser/beam_rows.py",
-    "parser/beam_step.py",
-    "parser/cancel.py",
-    "parser/decode.py",
-    "parser/divergence.py",
-    "parser/fastsearch.py",
-    "parser/lalr_tables.py",
-    "parser/local.py",
     "parser/parser.py",
-    "parser/prefix.py",
-    "parser/processors.py",
-    "parser/quantize.py",
-    "parser/results.py",
-    "parser/sampling.py",
-    "parser/scoring.py",
-    "parser/vocab.py",
+    "parser/core/results.py",
     "evaluation/interpretations.py",
     "evaluation/matching.py",
     "logic/grammar.py",
-    "data/lexicon.py",
+    "logic/lexicon.py",
     "prompts.py",
     "records.py",
 )

@@ -18,12 +18,13 @@ from typing import Annotated, Any, Literal, Self
 import numpy as np
 from pydantic import BeforeValidator, Field, ValidationError
 
-from amp.data import lexicon
 from amp.data.generate import AmbiguousPair, find_pair, pairs, pool
+from amp.data.splits_render import render_ordered
 from amp.data.templates.engine import registry_version
 from amp.data.templates.records import Example
 from amp.data.types import get_type, type_ids
 from amp.errors import PromptError, RatioError
+from amp.logic import lexicon
 from amp.logic.own_words import NO_WORDS, OwnWords
 from amp.logic.vocabulary import DEFAULT_FORMAT, Format, check_format
 from amp.records import JsonRecord, describe
@@ -253,6 +254,15 @@ def zero_shot_prompt(test: str | AmbiguousPair, *, seed: int = 12345) -> Prompt:
                   gold_lf0=pair.lf0.lf, gold_lf1=pair.lf1.lf)
 
 
+#: Examples in one few-shot prompt (paper §4: k = 10); every page, command and sweep defaults to it.
+EXAMPLES_PER_PROMPT = 10
+
+#: The mixed prompt a sentence gets unless someone builds another ("Parse this sentence", the
+#: Parse page's default, lessons, the classic demo pack): :data:`EXAMPLES_PER_PROMPT` same-type
+#: examples, 30 % of them with LF0 (the paper's running 30/70 example), seed 0.
+DEFAULT_MIXED_RATIO, DEFAULT_MIXED_SEED = 0.3, 0
+
+
 def check_ratio(ratio: object) -> float:
     """A ratio r of LF0 examples in a prompt (reference §11) as a float: a real number in [0, 1]."""
     if isinstance(ratio, bool) or not isinstance(ratio, numbers.Real):
@@ -273,7 +283,7 @@ def mixed_prompt(
     ratio: float,
     *,
     seed: int,
-    k: int = 10,
+    k: int = EXAMPLES_PER_PROMPT,
     fmt: str = DEFAULT_FORMAT,
     pool_pairs: Sequence[AmbiguousPair] | None = None,
 ) -> Prompt:
@@ -322,7 +332,6 @@ def _converter(fmt: str):
     and golds the released Lisp form — sorted, flattened, ordered variables (§6.1, §11)."""
     if fmt == "fol":
         return lambda lf: lf
-    from amp.data.splits_render import render_ordered
 
     return lambda lf: render_ordered(lf, "lisp")
 

@@ -28,7 +28,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from amp.data import lexicon
+from amp.logic import lexicon
 from amp.logic.canonical import canonical, clear_cache
 from amp.logic.vocabulary import MODES
 

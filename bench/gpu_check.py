@@ -5,12 +5,12 @@ embedded default model (Gemma 3 270M) and every ``--model PATH`` given, loaded i
 (default bfloat16) on ``--device`` (default cuda), it measures, calling the decode functions
 directly (no result cache, no :class:`~amp.parser.parser.Parser`):
 
-* ``beam5_bN`` — grammar-constrained beam-5 search (:func:`amp.parser.decode.beam_search_batch`)
+* ``beam5_bN`` — grammar-constrained beam-5 search (:func:`amp.parser.search.decode.beam_search_batch`)
   at batch 1 / 8 / 32 items per call: items/s, generated tokens/s (tokens of all returned
   beams), decode steps/s;
-* ``score`` — forced scoring of LF0+LF1 (:func:`amp.parser.scoring.score_pairs`): items/s;
+* ``score`` — forced scoring of LF0+LF1 (:func:`amp.parser.search.scoring.score_pairs`): items/s;
 * ``joint_bN`` — parse + P(LF0) sharing one prompt pass
-  (:func:`amp.parser.decode.parse_and_score_batch`) at ``--joint-batch`` items per call: items/s;
+  (:func:`amp.parser.search.decode.parse_and_score_batch`) at ``--joint-batch`` items per call: items/s;
 * peak GPU memory per phase (``torch.cuda.max_memory_allocated``, reset before each phase);
 * the decode rate as a fraction of the memory-bandwidth bound: ``weight bytes × decode steps /
   time ÷ bandwidth`` — once over the phase's wall time (``bw%``) and once over the time spent

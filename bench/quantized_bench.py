@@ -15,7 +15,7 @@ Usage: ``python bench/quantized_bench.py [--model default] [--n-zero 4] [--n-few
    10-example few-shot prompt with nothing, the output layer only (the ``int8`` path), every
    linear layer, and every linear layer but the MLP's output projection quantised, against
    float32: top-token agreement, mean |Δ log p(next)|, and the time of one 8-row decode step
-   relative to float32 (the figures in :mod:`amp.parser.quantize`'s docstring).
+   relative to float32 (the figures in :mod:`amp.parser.models.quantize`'s docstring).
 
 Ratios are measured in this one run; no assertions.
 """
@@ -37,8 +37,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from amp.cache import ResultCache
 from amp.evaluation import experiments as ex
 from amp.evaluation.matching import match_lf
+from amp.parser.models.quantize import INT8, quantize_output_layer
 from amp.parser.parser import Parser
-from amp.parser.quantize import INT8, quantize_output_layer
 
 TYPES = ("pp", "scope", "revscope", "bound", "conj")
 
@@ -108,7 +108,7 @@ def layers(args: argparse.Namespace) -> None:
     import torch
     from torch.ao.quantization import per_channel_dynamic_qconfig, quantize_dynamic
 
-    from amp.parser.model_registry import load_model
+    from amp.parser.models.registry import load_model
 
     lm = load_model(args.model, device="cpu", dtype="float32")
     item = ex.plan_fewshot(ex.FewShotConfig(types=("pp",), ratios=(0.5,), n_per_ratio=1, beams=5))[0]

@@ -3,7 +3,7 @@
 Times, in one run, decoding N cached ``ParseResult`` and ``PairScore`` JSON values into records
 and encoding records back to JSON, for
 
-* **hand** — the hand-written ``to_dict``/``from_dict`` of ``amp/parser/results.py`` as they were
+* **hand** — the hand-written ``to_dict``/``from_dict`` of ``amp/parser/core/results.py`` as they were
   before issue #14 (read from git, commit :data:`HAND_COMMIT`), with ``json.loads``/``json.dumps``;
 * **pydantic** — the records as they are now (:mod:`amp.records`: one ``TypeAdapter`` per
   record over the frozen dataclasses), both through dicts (``from_dict``/``to_dict``, what
@@ -52,7 +52,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from amp.parser.results import Beam, ForcedScore, PairScore, ParseResult, TokenAlternative, TokenStep  # noqa: E402
+from amp.parser.core.results import Beam, ForcedScore, PairScore, ParseResult, TokenAlternative, TokenStep  # noqa: E402
 from amp.records import enc_float  # noqa: E402
 
 #: The last commit with the hand-written record methods.
@@ -60,8 +60,8 @@ HAND_COMMIT = "43fac41"
 
 
 def hand_module() -> Any:
-    """``amp/parser/results.py`` at :data:`HAND_COMMIT`, imported as a module of its own."""
-    text = subprocess.run(["git", "show", f"{HAND_COMMIT}:amp/parser/results.py"], cwd=ROOT, check=True,
+    """``amp/parser/core/results.py`` at :data:`HAND_COMMIT`, imported as a module of its own."""
+    text = subprocess.run(["git", "show", f"{HAND_COMMIT}:amp/parser/core/results.py"], cwd=ROOT, check=True,
                           capture_output=True, text=True).stdout
     path = Path(tempfile.mkdtemp()) / "hand_results.py"
     path.write_text(text)

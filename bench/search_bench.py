@@ -5,7 +5,7 @@ Usage: ``python bench/search_bench.py [--model default] [--n-zero 4] [--n-few 4]
 
 For each search (``generate``: the reference step-by-step search; ``stepwise``: the fast search's
 own loop feeding one token per pass; ``fast``: with forced-text runs fed ahead and prompts
-leaving the batch when done), runs :func:`amp.parser.decode.parse_and_score_batch` (parse + P(LF0)
+leaving the batch when done), runs :func:`amp.parser.search.decode.parse_and_score_batch` (parse + P(LF0)
 from one prompt pass, as sweeps do) on the same zero-shot and few-shot items, ``--batch`` items
 per call, and prints time per item, logical decode steps per item (each prompt counts only the
 steps it was live), model passes, and the share of fed tokens that were forced runs fed ahead.
@@ -25,20 +25,20 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from amp.evaluation import experiments as ex
-from amp.parser.decode import beam_search_batch, beam_steps, parse_and_score_batch
-from amp.parser.fastsearch import SearchStats
-from amp.parser.model_registry import load_model
-from amp.parser.scoring import score_pair
+from amp.parser.models.registry import load_model
+from amp.parser.search.decode import beam_search_batch, beam_steps, parse_and_score_batch
+from amp.parser.search.fastsearch import SearchStats
+from amp.parser.search.scoring import score_pair
 
 
-def run_search(lm, items, search: str, batch: int) -> tuple[float, SearchStats, list]:  # type: ignore[no-untyped-def]
+def run_search(lm, items, algorithm: str, batch: int) -> tuple[float, SearchStats, list]:  # type: ignore[no-untyped-def]
     stats = SearchStats()
     out = []
     t0 = time.perf_counter()
     for start in range(0, len(items), batch):
         chunk = items[start:start + batch]
         asks = [(it.prompt_text, it.lf0, it.lf1) for it in chunk]
-        out += parse_and_score_batch(lm.model, lm.tokenizer, asks, beams=5, search=search, stats=stats)
+        out += parse_and_score_batch(lm.model, lm.tokenizer, asks, beams=5, algorithm=algorithm, stats=stats)
     return time.perf_counter() - t0, stats, out
 
 
@@ -90,12 +90,12 @@ def main() -> int:
         it = ex.plan_fewshot(ex.FewShotConfig(types=("pp",), ratios=(0.5,), n_per_ratio=1, beams=5))[0]
         prompt, lf0, lf1 = it.prompt_text, it.lf0, it.lf1
         t0 = time.perf_counter()
-        (parse,) = beam_search_batch(lm.model, lm.tokenizer, [prompt], beams=5, steps_for=0, search="generate")
+        (parse,) = beam_search_batch(lm.model, lm.tokenizer, [prompt], beams=5, steps_for=0, algorithm="generate")
         score_pair(lm.model, lm.tokenizer, prompt, lf0, lf1)
         beam_steps(lm.model, lm.tokenizer, prompt, parse.beams[0])
         old = time.perf_counter() - t0
         t0 = time.perf_counter()
-        parse_and_score_batch(lm.model, lm.tokenizer, [(prompt, lf0, lf1)], beams=5, search="fast")
+        parse_and_score_batch(lm.model, lm.tokenizer, [(prompt, lf0, lf1)], beams=5, algorithm="fast")
         new = time.perf_counter() - t0
         print(f"Parse & inspect, {len(it.prompt.examples)}-example prompt: old path {old:.1f} s, one-pass fast "
               f"{new:.1f} s, ratio {new / old:.2f}")

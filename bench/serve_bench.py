@@ -111,8 +111,8 @@ def print_throughput(url: str, far: Any, prompts: list[str], n: int, search: dic
 
 def job_time(url: str, items: list[Any], search: dict[str, Any]) -> tuple[float, float]:
     """(wall seconds of a sweep job over ``items``, seconds until its first result)."""
-    from amp.parser.backend import SearchSettings
     from amp.parser.parser import Parser
+    from amp.parser.search.settings import SearchSettings
 
     jobs = Parser.remote(url, cache=None).backend.jobs
     t0 = time.perf_counter()
@@ -129,7 +129,7 @@ def job_time(url: str, items: list[Any], search: dict[str, Any]) -> tuple[float,
 
 def print_replicas(url: str, args: argparse.Namespace, plan: list[Any], search: dict[str, Any], tmp: str) -> None:
     """3. a sweep job on 2 replicas vs 1 (stops the 1-replica server first); 4. submit → first result."""
-    from amp.parser.batch import BatchItem
+    from amp.parser.core.results import BatchItem
     from amp.serve import launch
 
     items = [BatchItem(id=f"b{k}", prompt=plan[k].prompt_text + "\t", lf0=plan[k].lf0, lf1=plan[k].lf1)

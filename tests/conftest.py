@@ -156,7 +156,7 @@ class OracleLog:
 _ORACLE_LOGS: list[OracleLog] = [OracleLog()]
 
 
-_DECODE = "amp.parser.decode"
+_DECODE = "amp.parser.search.decode"
 
 
 def _checked(original):  # type: ignore[no-untyped-def]
@@ -184,7 +184,7 @@ def _wrap(module) -> None:  # type: ignore[no-untyped-def]
 
 
 class _WrapDecodeOnImport(importlib.abc.MetaPathFinder):
-    """Wraps ``amp.parser.decode`` the moment it is first imported (by a test body, the app…)."""
+    """Wraps ``amp.parser.search.decode`` the moment it is first imported (by a test body, the app…)."""
 
     def find_spec(self, name, path, target=None):  # type: ignore[no-untyped-def]
         if name != _DECODE:
@@ -204,7 +204,7 @@ class _WrapDecodeOnImport(importlib.abc.MetaPathFinder):
 
 @pytest.fixture(scope="session", autouse=True)
 def grammar_oracle_installed() -> Iterator[None]:
-    """Wrap :func:`amp.parser.decode.parse_and_score_batch` with the lark grammar oracle.
+    """Wrap :func:`amp.parser.search.decode.parse_and_score_batch` with the lark grammar oracle.
 
     Every beam search goes through that function (``beam_search``, ``beam_search_batch``, the
     ``Parser`` facade, batches, the app), including those that module- and session-scoped
@@ -253,7 +253,7 @@ def default_lm():
     converted weights.  Results and polls are never shared (:func:`isolated_cache`).  Tests
     using this fixture must be marked ``@pytest.mark.slow``.
     """
-    from amp.parser.model_registry import load_model
+    from amp.parser.models.registry import load_model
 
     return load_model("default", device="cpu", dtype="float32")
 

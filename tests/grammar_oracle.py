@@ -1,12 +1,12 @@
 """An oracle for constrained decoding that shares no code with the decoder: lark on every prefix.
 
-The constrained decoder (:mod:`amp.parser.automaton`, :mod:`amp.parser.vocab`,
-:mod:`amp.parser.processors`) masks every token that cannot continue a logical form.  If the
+The constrained decoder (:mod:`amp.parser.search.automaton`, :mod:`amp.parser.search.vocab`,
+:mod:`amp.parser.search.processors`) masks every token that cannot continue a logical form.  If the
 mask leaks a token, a beam may still end up ranked, cut or flagged in ways the decoding tests do
 not look at.  This module checks each produced beam **token by token**:
 
 * the text of every token prefix comes from the tokenizer itself (``tokenizer.decode``), not
-  from :class:`amp.parser.vocab.Vocabulary`;
+  from :class:`amp.parser.search.vocab.Vocabulary`;
 * that text must be a viable prefix of the decoding grammar (``grammar_text(fmt, "decoding")``,
   the grammar *definition*), decided by lark's own LALR interactive parser, fed character by
   character with the grammar's literal terminals (every terminal of the decoding grammar is a
@@ -17,7 +17,7 @@ not look at.  This module checks each produced beam **token by token**:
 * a finished beam's text must be a complete sentence of the grammar.
 
 :func:`check_parse_result` returns the violations; :func:`assert_follows_grammar` raises.  The
-root ``conftest.py`` runs it on every beam that :func:`amp.parser.decode.parse_and_score_batch`
+root ``conftest.py`` runs it on every beam that :func:`amp.parser.search.decode.parse_and_score_batch`
 returns during a test.
 """
 
@@ -31,7 +31,7 @@ from typing import Any
 from lark import Lark, Token
 from lark.exceptions import UnexpectedInput
 
-from amp.data import lexicon
+from amp.logic import lexicon
 from amp.logic.grammar import grammar_text
 
 QUANTIFIERS = frozenset({"exists", "forall"})

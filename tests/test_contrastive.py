@@ -8,9 +8,10 @@ from pathlib import Path
 import pytest
 
 from amp.cache import ResultCache
-from amp.evaluation.contrastive import ContrastError, contrast
+from amp.evaluation.contrastive import contrast
+from amp.evaluation.errors import ContrastError
+from amp.parser.core.results import ForcedScore, PairScore, TokenAlternative, TokenStep
 from amp.parser.parser import Parser
-from amp.parser.results import ForcedScore, PairScore, TokenAlternative, TokenStep
 from amp.prompts import mixed_prompt
 
 

@@ -11,10 +11,10 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+from amp.data.errors import DataError
 from amp.data.generate import (
     AMBIGUOUS_TYPES,
     AmbiguousPair,
-    DataError,
     Example,
     RecordError,
     ambiguity_type,

@@ -77,7 +77,7 @@ def test_bandwidth_lookup(gpu_check) -> None:
 
 def test_a_failing_phase_is_reported_and_the_rest_run(gpu_check, tiny_4096: Path, tmp_path: Path, monkeypatch,
                                                       capsys) -> None:
-    from amp.parser import decode
+    from amp.parser.search import decode
 
     real = decode.beam_search_batch
 

@@ -80,8 +80,8 @@ def test_custom_code_never_runs_on_a_y_from_stdin(custom_code_model: tuple[Path,
 
 
 def test_custom_code_refused_in_the_library(custom_code_model: tuple[Path, Path]) -> None:
-    from amp.errors import ModelLoadError
-    from amp.parser.model_registry import load_model
+    from amp.parser.core.errors import ModelLoadError
+    from amp.parser.models.registry import load_model
 
     folder, marker = custom_code_model
     with pytest.raises(ModelLoadError, match="trust.remote.code"):
@@ -247,7 +247,7 @@ def _deep_lfs(levels: int) -> dict[str, tuple[str, str]]:
 
 @pytest.mark.parametrize("shape", ["brackets", "quantifiers", "lisp"])
 def test_too_deep_lf_is_a_typed_error(shape: str) -> None:
-    from amp.errors import LFParseError
+    from amp.logic.errors import LFParseError
     from amp.logic.reader import parse_lf
 
     text, fmt = _deep_lfs(200)[shape]
@@ -268,7 +268,7 @@ def test_every_lf_the_reader_accepts_survives_the_recursive_functions(shape: str
     from amp.logic.reader import depth, parse_lf
     from amp.logic.render import render
     from amp.logic.vocabulary import MODES
-    from amp.parser.limits import MAX_LF_DEPTH
+    from amp.parser.core.limits import MAX_LF_DEPTH
 
     text, fmt = _deep_lfs(MAX_LF_DEPTH)[shape]
     tree = parse_lf(text, fmt)
@@ -344,8 +344,8 @@ def test_required_passphrase() -> None:
 
 
 def test_model_folder_error_never_lists_the_folder(tmp_path: Path) -> None:
-    from amp.errors import ModelLoadError
-    from amp.parser.model_spec import resolve_spec
+    from amp.parser.core.errors import ModelLoadError
+    from amp.parser.models.spec import resolve_spec
 
     (tmp_path / ".bashrc").write_text("x", encoding="utf-8")
     (tmp_path / "secret-notes.txt").write_text("x", encoding="utf-8")
@@ -366,7 +366,8 @@ def test_model_memo_is_bounded_and_evicted_models_are_freed(saved_tiny_model: Pa
     import gc
     import weakref
 
-    from amp.parser import Parser, model_registry
+    from amp.parser import Parser
+    from amp.parser.models import registry as model_registry
 
     monkeypatch.setenv("AMP_MAX_MODELS", "2")
     model_registry.unload_models()

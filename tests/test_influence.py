@@ -8,16 +8,12 @@ from pathlib import Path
 import pytest
 
 from amp.cache import ResultCache
-from amp.evaluation.influence import (
-    InfluenceError,
-    _spearman,
-    example_influence,
-    influence_from_scores,
-    influence_variants,
-)
-from amp.parser.cancel import SearchCancelled, cancel_scope
+from amp.evaluation.errors import InfluenceError
+from amp.evaluation.influence import _spearman, example_influence, influence_from_scores, influence_variants
+from amp.parser.core.errors import SearchCancelled
+from amp.parser.core.results import ForcedScore, PairScore
 from amp.parser.parser import Parser
-from amp.parser.results import ForcedScore, PairScore
+from amp.parser.search.cancel import cancel_scope
 from amp.prompts import Prompt, PromptExample, mixed_prompt
 
 LF0 = "exists x . boy(x)"

@@ -7,7 +7,7 @@ import pytest
 from amp.evaluation.inspection import inspect
 from amp.evaluation.matching import match_lf
 from amp.logic.own_words import NO_WORDS, OwnWords
-from amp.parser.results import Beam, ForcedScore, PairScore, ParseResult, TokenStep
+from amp.parser.core.results import Beam, ForcedScore, PairScore, ParseResult, TokenStep
 
 LF0 = "exists x . forall y . boy(x) AND girl(y)"
 LF1 = "forall y . exists x . boy(x) AND girl(y)"

@@ -11,17 +11,17 @@ import pytest
 from amp.data.generate import pairs
 from amp.data.types import type_ids
 from amp.logic.grammar import lark_parser
-from amp.teaching import lesson
+from amp.prompts import DEFAULT_MIXED_RATIO, EXAMPLES_PER_PROMPT
+from amp.teaching.errors import OwnLibraryError, OwnSentenceError
 from amp.teaching.own_library import (
     MAX_SENTENCES,
     OWN_SENTENCES_ENV_VAR,
     OwnLibrary,
-    OwnLibraryError,
     default_library_path,
     find_own,
     library_json,
 )
-from amp.teaching.own_sentences import OwnSentence, OwnSentenceError, examples_from_text, examples_text
+from amp.teaching.own_sentences import OwnSentence, examples_from_text, examples_text
 from amp.teaching.own_types import closest_type, difference
 from amp.teaching.poll_records import PollItem
 
@@ -111,7 +111,7 @@ def test_mixed_prompt_has_the_words_and_ten_examples_of_the_type() -> None:
     prompt = duck().prompt()
     assert prompt.words == duck().words and prompt.test_utterance == DUCK
     assert (prompt.gold_lf0, prompt.gold_lf1) == (DUCK0, DUCK1)
-    assert len(prompt.examples) == lesson.MIXED_K == 10 and prompt.lf0_fraction == lesson.MIXED_RATIO
+    assert len(prompt.examples) == EXAMPLES_PER_PROMPT == 10 and prompt.lf0_fraction == DEFAULT_MIXED_RATIO
     pp = {p.surface for p in pairs("pp")}
     assert all(ex.utterance in pp for ex in prompt.examples)
     assert "words" in prompt.to_dict()

@@ -11,11 +11,11 @@ from amp.errors import AmpError
 from amp.logic.ast import free_variables
 from amp.logic.own_words import OwnWords
 from amp.logic.reader import parse_lf
+from amp.teaching.errors import OwnTemplateError
 from amp.teaching.own_templates import (
     MAX_SENTENCES,
     ExpandedSentence,
     OwnTemplate,
-    OwnTemplateError,
     expand,
     lf_word,
     parse_word_lists,

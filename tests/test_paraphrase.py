@@ -14,9 +14,9 @@ from amp.data.templates import (
     unregister_template,
 )
 from amp.data.templates.engine import fill
+from amp.teaching.errors import ParaphraseError
 from amp.teaching.paraphrase import (
     PARAPHRASES,
-    ParaphraseError,
     base_form,
     fill_paraphrase,
     indefinite,
@@ -202,7 +202,7 @@ def test_unparseable_lf_gets_the_last_resort_label() -> None:
 
 
 def test_template_paraphrases_field_is_validated() -> None:
-    from amp.errors import TemplateError
+    from amp.data.errors import TemplateError
 
     with pytest.raises(TemplateError, match="one per LF"):
         Template(id="bad", pool="p", type="t", slots=_USER_SLOTS, lfs=_USER_LFS, paraphrases=("only one",))

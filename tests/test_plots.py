@@ -184,8 +184,8 @@ def test_heatmap_missing_grammar_probability_is_gap():
 
 def test_heatmap_with_real_parser_results():
     """The parser's own result classes and divergence function drive the figure."""
-    results = pytest.importorskip("amp.parser.results")
-    div_mod = pytest.importorskip("amp.parser.divergence")
+    results = pytest.importorskip("amp.parser.core.results")
+    div_mod = pytest.importorskip("amp.parser.search.divergence")
 
     def real(steps: tuple[Step, ...]) -> tuple:
         return tuple(

@@ -7,14 +7,9 @@ import json
 import pytest
 
 from amp import prompts
-from amp.parser import limits
-from amp.teaching.prompt_file import (
-    MAX_PROMPT_FILE_BYTES,
-    PromptFileError,
-    prompt_from_json,
-    prompt_json,
-    prompt_text,
-)
+from amp.parser.core import limits
+from amp.teaching.errors import PromptFileError
+from amp.teaching.prompt_file import MAX_PROMPT_FILE_BYTES, prompt_from_json, prompt_json, prompt_text
 
 TEST = "the man saw the boy with the telescope"
 

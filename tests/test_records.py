@@ -19,9 +19,7 @@ from pydantic import ValidationError
 from amp.errors import PromptError
 from amp.evaluation.inspection import Inspection
 from amp.evaluation.interpretations import DistinctTopK, SampledInterpretations
-from amp.parser.backend import Runtime
-from amp.parser.jobs import JobStatus
-from amp.parser.results import Beam, Divergence, ForcedScore, PairScore, ParseResult, TokenStep
+from amp.parser.core.results import Beam, Divergence, ForcedScore, JobStatus, PairScore, ParseResult, Runtime, TokenStep
 from amp.prompts import Prompt, PromptExample
 from amp.records import describe, enc_float
 

@@ -13,13 +13,13 @@ from types import SimpleNamespace
 import pytest
 
 from amp.data import generate
-from amp.errors import LFParseError
 from amp.evaluation.semantic_divergence import (
     SemanticDivergence,
     inspection_semantic,
     semantic_divergence,
     token_indices,
 )
+from amp.logic.errors import LFParseError
 
 
 def _one_per_template(type_: str) -> list[generate.AmbiguousPair]:

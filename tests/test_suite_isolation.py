@@ -19,7 +19,7 @@ from suite_settings import (
     hypothesis_profile,
 )
 
-from amp.data import lexicon
+from amp.logic import lexicon
 from amp.settings import REPO_ROOT, cache_root, models_dir, results_dir
 from amp.teaching.poll import default_poll_path
 
@@ -135,7 +135,7 @@ class _CharTokenizer:
 
 
 def _result(raw: str, finished: bool):
-    from amp.parser.results import Beam, ParseResult
+    from amp.parser.core.results import Beam, ParseResult
 
     beam = Beam(rank=0, text=raw.strip(), raw_text=raw, token_ids=tuple(ord(c) for c in raw),
                 tokens=tuple(raw), logprob=-1.0, score=-1.0, finished=finished, parses=finished)
@@ -155,9 +155,9 @@ def test_oracle_catches_a_leaking_mask_in_a_real_beam_search(
     """Plant a leak (a few token ids always allowed) and run the real decoder: the oracle fails it."""
     import torch
 
-    from amp.parser import decode
-    from amp.parser.model_registry import load_model
-    from amp.parser.processors import GrammarLogitsProcessor
+    from amp.parser.models.registry import load_model
+    from amp.parser.search import decode
+    from amp.parser.search.processors import GrammarLogitsProcessor
 
     assert getattr(decode.parse_and_score_batch, "grammar_oracle", False)
     lm = load_model(str(saved_tiny_model), device="cpu", dtype="float32")

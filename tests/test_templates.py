@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from amp.data import lexicon
+from amp.data.errors import TemplateError
 from amp.data.generate import pool, templates
 from amp.data.templates import (
     Slot,
@@ -19,7 +19,7 @@ from amp.data.templates import (
     unregister_template,
 )
 from amp.data.templates.engine import WORD_LISTS, _product
-from amp.errors import TemplateError
+from amp.logic import lexicon
 
 # --- per-template sizes (reference §4; counts are per LF) -----------------------------------
 

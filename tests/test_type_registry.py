@@ -16,9 +16,10 @@ import pytest
 
 from amp.data import generate as gen
 from amp.data import types
+from amp.data.errors import AmbiguityTypeError, UnknownTypeError
 from amp.data.templates import Template, register_template, unregister_template
 from amp.data.templates.records import Example, ambiguity_type, record_type
-from amp.data.types import AmbiguityType, AmbiguityTypeError, UnknownTypeError, get_type, register_type
+from amp.data.types import AmbiguityType, get_type, register_type
 from amp.errors import AmpError
 from amp.evaluation import experiments as ex
 from amp.evaluation import metrics

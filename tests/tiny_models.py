@@ -16,7 +16,7 @@ def build_tiny_model(folder: Path, *, seed: int = 0, n_positions: int = 1024) ->
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import GPT2Config, GPT2LMHeadModel, PreTrainedTokenizerFast
 
-    from amp.data import lexicon
+    from amp.logic import lexicon
 
     corpus = [
         f"Human: the {p} saw a girl\nComputer: exists x . {p}(x) AND saw(a) AND agent(a, x)\n"

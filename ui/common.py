@@ -15,7 +15,8 @@ import pandas as pd
 import streamlit as st
 
 from amp.data.types import display_name
-from amp.errors import AmpError, LFParseError
+from amp.errors import AmpError
+from amp.logic.errors import LFParseError
 
 T = TypeVar("T")
 

@@ -7,11 +7,12 @@ from typing import Any
 
 import streamlit as st
 
-from amp.errors import LFParseError
+from amp.logic.errors import LFParseError
 from amp.logic.own_words import NO_WORDS, OwnWords
 from amp.logic.reader import parse_lf
 from amp.logic.render import render
-from amp.parser.limits import MAX_LF_CHARS
+from amp.parser.core.limits import MAX_LF_CHARS
+from amp.parser.search.divergence import divergence
 from amp.reporting import plots
 from ui import model_picker as ui_model
 from ui.common import chart, fmt_prob, lf_error_text, plain
@@ -115,7 +116,6 @@ def custom_lf_section(prompt_text: str, fmt: str, ins: Any, prob: str,
     c2.metric("log P", f"{score.sum_logprob:.2f}")
     c3.metric("vs LF0: m / (m + m0)", fmt_prob(m / (m + m0) if m + m0 > 0 else None))
     c4.metric("vs LF1: m / (m + m1)", fmt_prob(m / (m + m1) if m + m1 > 0 else None))
-    from amp.parser.divergence import divergence
 
     div = divergence(ins.predicted_steps, score.steps)
     fig = plots.token_heatmap(ins.predicted_steps, score.steps, divergence=div, prob=prob,

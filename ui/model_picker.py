@@ -16,7 +16,7 @@
   items, so sessions take turns).
 * **Precision.**  ``st.session_state["model_dtype"]`` is ``""`` (the device's default: float32 on
   the CPU, the exact path), ``"int8"`` (the opt-in CPU path with an int8 output layer,
-  :mod:`amp.parser.quantize`) or ``"bfloat16"`` (fast on CPUs with bf16 instructions); the last
+  :mod:`amp.parser.models.quantize`) or ``"bfloat16"`` (fast on CPUs with bf16 instructions); the last
   two are faster, their results differ slightly and are cached apart.  Its initial value is
   ``$AMP_MODEL_DTYPE``.
 * **Failures.**  A spec that fails to load is remembered for the session with its message
@@ -34,9 +34,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import streamlit as st
 
-from amp.errors import AmpError, ModelLoadError
-from amp.parser.backend import BackendError
-from amp.parser.cancel import SearchCancelled, cancel_scope
+from amp.errors import AmpError
+from amp.parser.core.errors import BackendError, ModelLoadError, SearchCancelled
+from amp.parser.search.cancel import cancel_scope
 from ui.common import describe_error
 
 if TYPE_CHECKING:
@@ -337,7 +337,7 @@ def using(parser: Parser) -> Iterator[Parser]:
 def _rerun_requested() -> bool:
     """Whether Streamlit has a rerun or stop waiting for this script (a Cancel or any other click).
 
-    The decoder polls it every step (:func:`amp.parser.cancel.cancel_scope`): the model stops at
+    The decoder polls it every step (:func:`amp.parser.search.cancel.cancel_scope`): the model stops at
     once and the script reruns, instead of the page saying "cancelled" while the model computes on.
     """
     try:

@@ -12,7 +12,9 @@ import hashlib
 import streamlit as st
 
 from amp.data import generate as gen
-from amp.errors import AmpError, LFParseError
+from amp.errors import AmpError
+from amp.logic.errors import LFParseError
+from amp.prompts import DEFAULT_MIXED_RATIO, DEFAULT_MIXED_SEED, EXAMPLES_PER_PROMPT
 from amp.teaching import lesson
 from amp.teaching.own_library import MAX_LIBRARY_BYTES, OwnLibrary
 from amp.teaching.own_sentences import (
@@ -163,7 +165,7 @@ def use_own(sentence: OwnSentence, mode: str) -> bool:
     except AmpError as exc:
         st.error(f"Cannot build a prompt for this sentence: {error_text(exc)}", icon=":material/error:")
         return False
-    ratio, k, seed = lesson.MIXED_RATIO, lesson.MIXED_K, lesson.MIXED_SEED
+    ratio, k, seed = DEFAULT_MIXED_RATIO, EXAMPLES_PER_PROMPT, DEFAULT_MIXED_SEED
     state = st.session_state
     state.update({"pb_mode": "mixed", "pb_type": sentence.type, "pb_test_source": "typed",
                   "pb_test_typed": sentence.surface, "pb_gold0": sentence.lf0, "pb_gold1": sentence.lf1,

@@ -12,10 +12,11 @@ import streamlit as st
 
 from amp.data import generate as gen
 from amp.errors import AmpError
-from amp.logic.own_words import unknown_word_message
+from amp.logic.convert import convert
 from amp.logic.reader import parse_lf
-from amp.parser.limits import MAX_LF_CHARS
-from amp.prompts import Prompt, PromptExample
+from amp.logic.unknown_words import unknown_word_message
+from amp.parser.core.limits import MAX_LF_CHARS
+from amp.prompts import DEFAULT_MIXED_RATIO, DEFAULT_MIXED_SEED, EXAMPLES_PER_PROMPT, Prompt, PromptExample
 from amp.teaching import lesson
 from amp.teaching.prompt_file import MAX_PROMPT_FILE_BYTES, prompt_from_file, prompt_json, prompt_text
 from ui.common import describe_error, guarded, plain
@@ -25,7 +26,7 @@ RECIPE_KEY = "prompt_recipe"
 
 #: The Parse page's prompt when none was built: PP attachment, r = 0.3 (3 of 10 examples LF0).
 DEFAULT_TEST = "the man saw the boy with the telescope"
-DEFAULT_RATIO = lesson.MIXED_RATIO
+DEFAULT_RATIO = DEFAULT_MIXED_RATIO
 
 
 @st.cache_data(show_spinner=False)
@@ -110,7 +111,6 @@ def add_example(surface: str | None, label: int, fmt: str) -> None:
         return
     lfs = [pair.lf0.lf, pair.lf1.lf]
     if fmt == "lisp":
-        from amp.logic.convert import convert
 
         lfs = [convert(lf, src="fol", dst="lisp") for lf in lfs]
     example = PromptExample(surface, lfs[label], lfs[1 - label], label)
@@ -142,7 +142,6 @@ def typed_test_golds(test: str, fmt: str) -> tuple[str | None, str | None]:
         st.caption(f"Found in the pool ({pair.type}, template `{pair.template}`): gold LFs known.")
         lf0, lf1 = pair.lf0.lf, pair.lf1.lf
         if fmt == "lisp":
-            from amp.logic.convert import convert
 
             lf0, lf1 = convert(lf0, src="fol", dst="lisp"), convert(lf1, src="fol", dst="lisp")
         return lf0, lf1
@@ -180,7 +179,7 @@ def use_sentence(surface: str, type_: str, mode: str, fmt: str) -> bool:
     prompt cannot be built."""
     fmt = "fol" if mode == "zero-shot" else fmt
     mixed = mode == "mixed"
-    ratio, k, seed = (lesson.MIXED_RATIO if mixed else None), (lesson.MIXED_K if mixed else 0), lesson.MIXED_SEED
+    ratio, k, seed = (DEFAULT_MIXED_RATIO if mixed else None), (EXAMPLES_PER_PROMPT if mixed else 0), DEFAULT_MIXED_SEED
     built = guarded(lambda: lesson.sentence_prompt(surface, mode, fmt=fmt),
                     what="Cannot build a prompt for this sentence")
     if built is None:

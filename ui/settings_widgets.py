@@ -1,7 +1,7 @@
 """The decoding-settings widgets the pages share: LF format, canonical match, beams.
 
 Their options and defaults are the library's (:mod:`amp.logic.vocabulary`,
-:data:`amp.parser.backend.DEFAULT_SEARCH`), so no page declares its own list or default.
+:data:`amp.parser.search.settings.DEFAULT_SEARCH`), so no page declares its own list or default.
 ``where`` is ``st`` or a column/container; other keywords go to the Streamlit widget as is.
 """
 
@@ -10,9 +10,9 @@ from __future__ import annotations
 from typing import Any
 
 from amp.logic.vocabulary import FORMATS, MODES
-from amp.parser.backend import DEFAULT_SEARCH
+from amp.parser.search.settings import DEFAULT_SEARCH
 
-#: The most beams a page offers (a CPU-friendly cap, below :data:`amp.parser.limits.MAX_BEAMS`).
+#: The most beams a page offers (a CPU-friendly cap, below :data:`amp.parser.core.limits.MAX_BEAMS`).
 MAX_PAGE_BEAMS = 10
 #: What the two canonicalisers mean, for a widget's help.
 MODE_HELP = "logical: true logical equivalence; paper: the original (faithful) canonicaliser."

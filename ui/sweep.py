@@ -23,7 +23,9 @@ from typing import TYPE_CHECKING, Any
 import streamlit as st
 
 from amp.errors import AmpError
-from amp.parser.cancel import progress_scope
+from amp.evaluation.runs import save_sweep
+from amp.parser.batch import attach
+from amp.parser.search.cancel import progress_scope
 from ui import model_picker as ui_model
 from ui.common import describe_error, plain
 
@@ -180,7 +182,7 @@ def run(
     Holds the model's lock for one item at a time, so another session can interleave. Returns the
     final state (also stored in ``st.session_state[key]``), or ``None`` if no model could be loaded.
     """
-    from amp.evaluation.experiments import config_to_dict, run_items
+    from amp.evaluation.experiments import config_to_dict, run_items  # late: start-up cost (pandas)
 
     parser = ui_model.get_parser()
     if parser is None:
@@ -247,7 +249,6 @@ def _follow(key: str, config: Any, items: Sequence[SweepItem], parser: Parser, s
 
 def _save_run(key: str, state: SweepState, parser: Parser) -> None:
     """Save a finished sweep as a run manifest (the Research and Compare pages list it)."""
-    from amp.evaluation.runs import save_sweep
 
     if not state.records:
         return
@@ -321,8 +322,7 @@ def jobs_panel(key: str, draw: Callable[[list, bool], None]) -> bool:
         except AmpError as exc:
             st.error(str(exc))
     if show and chosen:
-        from amp.evaluation.experiments import config_from_dict, plan
-        from amp.parser.jobs import attach
+        from amp.evaluation.experiments import config_from_dict, plan  # late: start-up cost (pandas)
 
         try:
             status = jobs.status(chosen)
@@ -339,7 +339,7 @@ def jobs_panel(key: str, draw: Callable[[list, bool], None]) -> bool:
 
 
 def _records(run: Any, by_id: dict[str, Any], mode: str) -> Any:
-    from amp.evaluation.experiments import record_from_result
+    from amp.evaluation.experiments import record_from_result  # late: start-up cost (pandas)
 
     for result in run:
         if result.id in by_id:

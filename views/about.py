@@ -46,7 +46,7 @@ st.header("Model")
 spec = ui_model.current_spec()
 st.markdown(f"This session uses **`{spec}`** (change it in the sidebar).")
 try:
-    from amp.parser.embedded_model import default_model_info
+    from amp.parser.models.embedded import default_model_info
 
     info = default_model_info()
     facts = {

@@ -7,7 +7,7 @@ import streamlit as st
 from amp.evaluation.inspection import Inspection, inspect
 from amp.evaluation.semantic_divergence import inspection_semantic
 from amp.logic.vocabulary import MODES
-from amp.parser.backend import SearchSettings
+from amp.parser.search.settings import SearchSettings
 from amp.reporting import plots
 from amp.reporting.token_plots import MARKS
 from amp.teaching import lesson

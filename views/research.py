@@ -13,7 +13,7 @@ import streamlit as st
 from amp.errors import AmpError
 from amp.evaluation import experiments as ex
 from amp.evaluation import runs as saved_runs
-from amp.parser.backend import DEFAULT_SEARCH
+from amp.parser.search.settings import DEFAULT_SEARCH
 from amp.reporting import report
 from ui import settings_widgets
 from ui.common import chart, halt

@@ -26,13 +26,15 @@ from amp.cli import (
     serve,
     v1_splits,
 )
+from amp.cli.common import printable
+from amp.errors import AmpError
+from amp.version import __version__
 
 #: Command modules, in the order ``--help`` lists them.
 COMMANDS = (generate, canon, prompt, metrics, parse, score, influence, v1_splits, reproduce, demo_pack, serve, app)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from amp.version import __version__
 
     parser = argparse.ArgumentParser(
         prog=_prog(),
@@ -65,8 +67,6 @@ def main(argv: list[str] | None = None) -> int:
     """Run one command.  Every failure is one ``error:`` line on stderr, never a traceback:
     usage errors exit 2 (argparse), data errors 1 unless the command says otherwise.
     ``AMP_DEBUG=1`` re-raises unexpected exceptions (for a traceback)."""
-    from amp.cli.common import printable
-    from amp.errors import AmpError
 
     parser = build_parser()
     args = parser.parse_args(argv)

@@ -19,6 +19,7 @@ import subprocess
 import sys
 
 from amp.settings import REPO_ROOT
+from amp.teaching import teacher_auth
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -46,7 +47,6 @@ def command(address: str, port: int, extra: list[str]) -> list[str]:
 def app_environment(address: str, environ: dict[str, str] | None = None) -> dict[str, str]:
     """The app's environment: beyond loopback with no ``AMP_TEACHER_PASSWORD`` set, a passphrase
     is generated now, printed in the terminal at start, and handed to the app."""
-    from amp.teaching import teacher_auth
 
     env = dict(os.environ if environ is None else environ)
     if not env.get(teacher_auth.ENV) and not teacher_auth.listens_on_loopback(address):

@@ -17,6 +17,7 @@ from typing import TextIO
 from amp.cli import common
 from amp.cli.common import printable
 from amp.errors import AmpError
+from amp.logic.canonical import canonical
 
 _DESCRIPTION = """\
 Read one logical form per line on stdin and print its canonical form (FOL) per line.
@@ -45,7 +46,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from amp.logic.canonical import canonical
 
     failed = False
     out = sys.stdout

@@ -1,7 +1,7 @@
 """Helpers shared by the command modules: argparse-style errors and checked argument types.
 
 The argument types turn a bad value into argparse's usage error (one ``error:`` line, exit 2)
-using the bounds of :mod:`amp.parser.limits`, so the CLI refuses what the library would.
+using the bounds of :mod:`amp.parser.core.limits`, so the CLI refuses what the library would.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import sys
 from collections.abc import Callable
 
 from amp.logic.vocabulary import DEFAULT_FORMAT, FORMATS, MODES
-from amp.parser import limits
+from amp.parser.core import limits
 
 #: Exit status of a command that refuses its input or cannot load its model (argparse's usage status).
 EXIT_ERROR = 2

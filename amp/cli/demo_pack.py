@@ -20,16 +20,16 @@ from typing import Any
 
 from amp.cli import common
 from amp.errors import AmpError
-from amp.parser.limits import MAX_PROMPT_EXAMPLES
-from amp.parser.model_loading import DTYPE_HELP, DTYPES
-from amp.teaching.lesson import MIXED_K
+from amp.parser.core.limits import MAX_PROMPT_EXAMPLES
+from amp.parser.models.loading import DTYPE_HELP, DTYPES
+from amp.parser.parser import Parser
+from amp.prompts import EXAMPLES_PER_PROMPT
+from amp.teaching.classics import CLASSIC_SENTENCES, PackRecipe, build_classic_pack, classic_pairs
+from amp.teaching.lesson import pool_pair
+from amp.teaching.own_library import OwnLibrary
 
 
 def run(args: argparse.Namespace) -> int:
-    from amp.parser.parser import Parser
-    from amp.teaching.classics import CLASSIC_SENTENCES, PackRecipe, build_classic_pack, classic_pairs
-    from amp.teaching.lesson import pool_pair
-    from amp.teaching.own_library import OwnLibrary
 
     out = Path(args.out)
     if not out.parent.is_dir():
@@ -70,8 +70,8 @@ def register(subparsers: Any) -> None:
     p.add_argument("--own", action="store_true",
                    help="also every sentence of your own-sentence library ($AMP_OWN_SENTENCES or the cache folder)")
     p.add_argument("--no-mixed", action="store_true", help="only the zero-shot prompt of the pool sentences (faster)")
-    p.add_argument("--k", type=common.count(1, MAX_PROMPT_EXAMPLES), default=MIXED_K,
-                   help=f"examples of the mixed prompts (default {MIXED_K}, as 'Parse this sentence')")
+    p.add_argument("--k", type=common.count(1, MAX_PROMPT_EXAMPLES), default=EXAMPLES_PER_PROMPT,
+                   help=f"examples of the mixed prompts (default {EXAMPLES_PER_PROMPT}, as 'Parse this sentence')")
     p.add_argument("--device", default=None, help="cpu, cuda, cuda:N or mps (default: best available)")
     p.add_argument("--dtype", default=None, choices=DTYPES, help=DTYPE_HELP)
     p.set_defaults(func=run)

@@ -11,11 +11,11 @@ import sys
 
 from amp.cli import common
 from amp.cli.common import fail
+from amp.data.generate import GENDERS, generate, pool_names, write_jsonl
 from amp.errors import AmpError
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    from amp.data.generate import GENDERS, pool_names
 
     parser = subparsers.add_parser(
         "generate",
@@ -40,7 +40,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from amp.data.generate import generate, write_jsonl
 
     if args.n is not None and args.seed is None:
         return fail("--n needs --seed", parser)

@@ -20,7 +20,8 @@ import sys
 from typing import Any
 
 from amp.cli.parse import add_model_arguments, run_with_model
-from amp.evaluation.influence import Influence
+from amp.evaluation.influence import Influence, example_influence
+from amp.teaching.prompt_file import prompt_from_file
 
 
 def _signed(x: float | None) -> str:
@@ -47,8 +48,6 @@ def format_influence(inf: Influence) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from amp.evaluation.influence import example_influence
-    from amp.teaching.prompt_file import prompt_from_file
 
     def say(done: int, total: int) -> None:
         print(f"[{done}/{total}] pair scores", file=sys.stderr, flush=True)

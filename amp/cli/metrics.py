@@ -17,7 +17,10 @@ from typing import Any
 from amp.cli import common
 from amp.cli.common import fail
 from amp.errors import MetricError
+from amp.evaluation.matching import gold_key
+from amp.evaluation.metrics import fdm_by_ratio, fim, normalise_type, top1_accuracy, zm_k
 from amp.logic.vocabulary import DEFAULT_FORMAT, DEFAULT_MODE
+from amp.prompts import check_ratio
 
 _DESCRIPTION = """\
 Score a JSONL file of model predictions with the AmP metrics (reference §13).
@@ -91,9 +94,6 @@ class InputError(ValueError):
 
 def read_items(lines: Iterable[str], *, mode: str = DEFAULT_MODE, fmt: str = DEFAULT_FORMAT) -> list[Item]:
     """Parse and validate JSONL lines (gold LFs must parse); raises InputError."""
-    from amp.evaluation.matching import gold_key
-    from amp.evaluation.metrics import normalise_type
-    from amp.prompts import check_ratio
 
     items: list[Item] = []
     for number, raw in enumerate(lines, start=1):
@@ -150,7 +150,6 @@ def read_items(lines: Iterable[str], *, mode: str = DEFAULT_MODE, fmt: str = DEF
 
 def score(items: list[Item], *, mode: str = DEFAULT_MODE, k: int = 5, fmt: str = DEFAULT_FORMAT) -> dict[str, Any]:
     """All metrics per type, as plain data (the ``--json`` output)."""
-    from amp.evaluation.metrics import fdm_by_ratio, fim, top1_accuracy, zm_k
 
     def top1(group: list[Item]) -> dict[str, float]:
         return top1_accuracy([i.predictions[0] if i.predictions else None for i in group],

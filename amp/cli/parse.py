@@ -23,9 +23,10 @@ from typing import Any, TypeVar
 
 from amp.cli import common
 from amp.errors import AmpError
-from amp.parser.backend import DEFAULT_SEARCH, SearchSettings
-from amp.parser.model_loading import DTYPE_HELP, DTYPES
-from amp.parser.results import ParseResult, TokenStep
+from amp.parser.core.results import ParseResult, TokenStep
+from amp.parser.models.loading import DTYPE_HELP, DTYPES
+from amp.parser.parser import Parser
+from amp.parser.search.settings import DEFAULT_SEARCH, SearchSettings
 
 T = TypeVar("T")
 
@@ -79,7 +80,6 @@ def make_parser(args: argparse.Namespace) -> Any:
     With ``--server`` (or ``$AMP_PARSER_URL``) the model is the service's: ``--model``,
     ``--device`` and ``--dtype`` must then be left at their defaults.
     """
-    from amp.parser.parser import Parser
 
     server = getattr(args, "server", None)
     if server:

@@ -20,12 +20,13 @@ import sys
 
 from amp.cli import common as argtypes
 from amp.cli.common import fail
+from amp.data.generate import AMBIGUOUS_TYPES, GENDERS, find_pair, sample_pairs
 from amp.errors import AmpError, RatioError
+from amp.parser.core.limits import MAX_PROMPT_EXAMPLES
+from amp.prompts import EXAMPLES_PER_PROMPT, check_ratio, mixed_prompt, zero_shot_prompt
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    from amp.data.generate import AMBIGUOUS_TYPES, GENDERS
-    from amp.parser.limits import MAX_PROMPT_EXAMPLES
 
     parser = subparsers.add_parser("prompt", help="build a zero-shot or mixed prompt",
                                    description="Build a zero-shot (§10) or mixed (§11) prompt.")
@@ -51,7 +52,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                              description="Mixed prompt: k same-type examples, int(k*ratio) with LF0.")
     common(mixed)
     mixed.add_argument("--ratio", type=float, required=True, help="fraction of LF0 examples, 0..1")
-    mixed.add_argument("--k", type=argtypes.count(0, MAX_PROMPT_EXAMPLES), default=10, help="number of examples (default 10)")
+    mixed.add_argument("--k", type=argtypes.count(0, MAX_PROMPT_EXAMPLES), default=EXAMPLES_PER_PROMPT, help=f"number of examples (default {EXAMPLES_PER_PROMPT})")
     argtypes.add_format_argument(mixed)
     mixed.add_argument("--independent-draws", action="store_true",
                        help="draw other example sentences at every ratio (default: the paired design "
@@ -61,8 +62,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from amp.data.generate import find_pair, sample_pairs
-    from amp.prompts import check_ratio, mixed_prompt, zero_shot_prompt
 
     ratio = getattr(args, "ratio", None)
     try:

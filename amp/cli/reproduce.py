@@ -19,7 +19,9 @@ resumed without recomputation if this command is interrupted and run again.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import tempfile
 import time
 from typing import Any
 
@@ -28,10 +30,12 @@ from amp.cli.common import fail
 from amp.cli.parse import add_server_argument, make_parser
 from amp.data.generate import AMBIGUOUS_TYPES
 from amp.errors import AmpError
+from amp.evaluation import runs
 from amp.evaluation.interpretations import METHODS
-from amp.parser import limits
-from amp.parser.backend import DEFAULT_SEARCH
-from amp.parser.model_loading import DTYPE_HELP, DTYPES
+from amp.parser.core import limits
+from amp.parser.models.loading import DTYPE_HELP, DTYPES
+from amp.parser.search.settings import DEFAULT_SEARCH
+from amp.prompts import EXAMPLES_PER_PROMPT
 
 
 def _progress(label: str) -> Any:
@@ -58,8 +62,6 @@ def _duration(seconds: float) -> str:
 
 def _check_writable(out: str) -> None:
     """Create the report folder ``out`` and write a probe file there (raises AmpError if impossible)."""
-    import os
-    import tempfile
 
     try:
         os.makedirs(out, exist_ok=True)
@@ -70,9 +72,8 @@ def _check_writable(out: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from amp.evaluation import experiments as ex
-    from amp.evaluation import runs
-    from amp.reporting.report import write_report
+    from amp.evaluation import experiments as ex  # late: start-up cost (pandas)
+    from amp.reporting.report import write_report  # late: start-up cost (pandas, plotly)
 
     try:
         if args.n_zero < 0 or args.n_few < 0 or not (args.n_zero or args.n_few):
@@ -129,7 +130,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--width", type=argtypes.count(1, limits.MAX_WIDTH), default=20, help="beam width for --method distinct (default 20)")
     p.add_argument("--samples", type=argtypes.count(1, limits.MAX_SAMPLES), default=20, help="samples per prompt for --method sampling")
     p.add_argument("--temperature", type=argtypes.finite(positive=True), default=1.0, help="sampling temperature")
-    p.add_argument("--k", type=argtypes.count(0, limits.MAX_PROMPT_EXAMPLES), default=10, help="examples per few-shot prompt (paper: 10)")
+    p.add_argument("--k", type=argtypes.count(0, limits.MAX_PROMPT_EXAMPLES), default=EXAMPLES_PER_PROMPT, help=f"examples per few-shot prompt (paper: {EXAMPLES_PER_PROMPT})")
     p.add_argument("--seed", type=argtypes.seed, default=0, help="seed of the test sentences and prompts")
     p.add_argument("--independent-draws", action="store_true",
                    help="few-shot: other example sentences at every ratio (default: the original's "

@@ -15,7 +15,7 @@ import argparse
 from typing import Any
 
 from amp.cli.parse import add_model_arguments, format_steps, run_with_model
-from amp.parser.results import ForcedScore, PairScore
+from amp.parser.core.results import ForcedScore, PairScore
 
 
 def format_scores(scores: list[ForcedScore], pair: PairScore | None) -> list[str]:

@@ -23,11 +23,11 @@ from typing import Any
 
 from amp.cli.common import fail
 from amp.errors import AmpError
-from amp.parser.model_loading import DTYPE_HELP, DTYPES
+from amp.parser.models.loading import DTYPE_HELP, DTYPES
+from amp.serve import launch
 
 
 def run(args: argparse.Namespace) -> int:
-    from amp.serve import launch
 
     token = os.environ.get("AMP_TOKEN") or None
     try:

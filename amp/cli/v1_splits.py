@@ -16,6 +16,7 @@ import subprocess
 from pathlib import Path
 
 from amp.cli.common import fail
+from amp.data.splits import FEWSHOT_RATIOS, v1_folders, write_folder
 from amp.errors import AmpError
 from amp.logic.vocabulary import FORMATS
 
@@ -26,7 +27,6 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    from amp.data.splits import FEWSHOT_RATIOS
 
     parser = subparsers.add_parser(
         "v1-splits",
@@ -50,7 +50,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def parse_ratios(text: str) -> list[int]:
     """``"0,10,50"`` → ``[0, 10, 50]``; each must be one of the released ratios (§5.2)."""
-    from amp.data.splits import FEWSHOT_RATIOS
 
     try:
         ratios = [int(part) for part in text.split(",") if part.strip()]
@@ -100,7 +99,6 @@ def _git_ignores(root: Path, relative: str) -> bool:
 
 
 def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from amp.data.splits import v1_folders, write_folder
 
     try:
         ratios = parse_ratios(args.ratios)

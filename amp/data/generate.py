@@ -32,12 +32,13 @@ from typing import IO
 
 import numpy as np
 
+from amp.data.errors import DataError, RecordError
 from amp.data.templates import engine as _model
 from amp.data.templates import registry as _registry
 from amp.data.templates.engine import Template, fill
-from amp.data.templates.records import Example, RecordError, ambiguity_type, record_type
+from amp.data.templates.records import Example, ambiguity_type, record_type
 from amp.data.types import BUILTIN_TYPES, find_type, type_ids
-from amp.errors import AmpError
+from amp.logic.convert import convert
 from amp.logic.vocabulary import DEFAULT_FORMAT, check_format
 
 __all__ = [
@@ -87,10 +88,6 @@ _SET_ALIASES: dict[str, str] = {
 }
 
 GENDERS: tuple[str, ...] = ("female", "male")
-
-
-class DataError(AmpError, ValueError):
-    """A request for data that cannot be served: unknown pool, bad filter, sample too large."""
 
 
 @dataclass(frozen=True)
@@ -318,7 +315,6 @@ def generate(
 
 def to_lisp(records: Iterable[Example]) -> list[Example]:
     """The records with their ``lf`` converted FOL → Lisp (reference §7.3)."""
-    from amp.logic.convert import convert
 
     return [replace(r, lf=convert(r.lf, src="fol", dst="lisp")) for r in records]
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from amp.errors import AmpError
+from amp.data.errors import SplitError
 from amp.logic.vocabulary import DEFAULT_FORMAT, check_format
 
 __all__ = [
@@ -59,10 +59,6 @@ FEWSHOT_RATIOS: tuple[int, ...] = tuple(range(0, 101, 10))
 
 #: Zero-shot dev/test size per target type (§5.3).
 ZEROSHOT_N = 200
-
-
-class SplitError(AmpError, ValueError):
-    """A split request the original procedure cannot serve (bad ratio, format, or size)."""
 
 
 # --- configs (§5.1 "Config fields", §5.2) ---------------------------------------------------

@@ -11,8 +11,8 @@ from functools import lru_cache
 
 import numpy as np
 
+from amp.data.errors import SplitError
 from amp.data.generate import group_by_surface, pool
-from amp.data.split_configs import SplitError
 from amp.data.templates.records import Example
 
 __all__ = [

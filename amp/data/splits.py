@@ -33,6 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
+from amp.data.errors import SplitError
 from amp.data.generate import pool
 from amp.data.split_configs import (
     FEWSHOT_RATIOS,
@@ -45,7 +46,6 @@ from amp.data.split_configs import (
     ZEROSHOT_N,
     ZEROSHOT_TYPES,
     FewshotConfig,
-    SplitError,
     SplitSpec,
     fewshot_10perc_config,
     fewshot_config,

@@ -41,7 +41,7 @@ def render_ordered(lf: str, fmt: str = DEFAULT_FORMAT) -> str:
     """The ordered, sorted rendering of a FOL ``lf`` as ``fmt`` (``"fol"`` or ``"lisp"``).
 
     This is the string the original wrote into few-shot FOL dev/test files and into every
-    Lisp file (§5.1 step 6, §6.1).  Raises :class:`~amp.errors.LFParseError` where the
+    Lisp file (§5.1 step 6, §6.1).  Raises :class:`~amp.logic.errors.LFParseError` where the
     original failed too (a 4th entity or event variable, an unbound variable).
     """
     if check_format(fmt) == "fol":

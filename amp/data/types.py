@@ -22,8 +22,9 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
-from amp.data import lexicon
-from amp.errors import AmpError, PromptError
+from amp.data.errors import AmbiguityTypeError, UnknownTypeError
+from amp.errors import PromptError
+from amp.logic import lexicon
 
 if TYPE_CHECKING:
     import numpy as np
@@ -53,14 +54,6 @@ Ingredients = Callable[[str, Mapping[str, str], "np.random.Generator"], list[str
 
 #: Stable colours for types registered without one (none is a built-in type's colour or an LF's).
 _EXTRA_COLORS = ("#E6AB02", "#666666", "#17BECF", "#8C564B", "#BCBD22")
-
-
-class AmbiguityTypeError(AmpError, ValueError):
-    """An ambiguity type declaration or registration that cannot be used (the message says why)."""
-
-
-class UnknownTypeError(AmbiguityTypeError):
-    """An ambiguity type name that is neither a registered id nor an alias of one."""
 
 
 @dataclass(frozen=True)

@@ -8,16 +8,16 @@ prefix it ends.  :func:`compress` merges chains of single-child nodes into one s
 60-token LF with 5 beams reads as a handful of segments whose ends are where the beams part.
 
 **Probabilities.**  A node's probability is ``p(token | prompt, prefix)``, raw (softmax over the
-vocabulary) and renormalised over the grammar (:class:`~amp.parser.results.TokenStep`).  Beams
+vocabulary) and renormalised over the grammar (:class:`~amp.parser.core.results.TokenStep`).  Beams
 through one node share its whole prefix, so their forced passes give it the same probability
 (up to floating-point noise of separate passes): the tree takes it **from the first beam (best
 rank) through the node**.  ``cum_logprob`` is the natural-log probability of the node's whole
 prefix, the sum of the log-probabilities from the root; at a beam's end it is the sum of that
-beam's step log-probabilities (its :attr:`~amp.parser.results.Beam.logprob`).
+beam's step log-probabilities (its :attr:`~amp.parser.core.results.Beam.logprob`).
 
 **Ranks** are 1-based, as in the beam table (:func:`amp.reporting.beam_table.beam_table`): rank
 ``r`` is ``beams[r - 1]`` and its label ``labels[r - 1]``.  A tree holds at most
-:data:`~amp.parser.limits.MAX_BEAMS` beams (one parse); nodes are in depth-first pre-order with
+:data:`~amp.parser.core.limits.MAX_BEAMS` beams (one parse); nodes are in depth-first pre-order with
 children ordered by their best rank, so the best beam's path comes first and ``nodes[i].id == i``.
 """
 
@@ -28,11 +28,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from amp.errors import AmpError
+from amp.evaluation.errors import BeamTreeError
 from amp.evaluation.matching import MATCHES
 from amp.logic.own_words import NO_WORDS, OwnWords
-from amp.parser.limits import MAX_BEAMS, RequestTooLarge
-from amp.parser.results import Beam, TokenStep
+from amp.parser.core.errors import RequestTooLarge
+from amp.parser.core.limits import MAX_BEAMS
+from amp.parser.core.results import Beam, TokenStep
 from amp.records import JsonFloat, JsonRecord
 
 if TYPE_CHECKING:
@@ -41,10 +42,6 @@ if TYPE_CHECKING:
 
 __all__ = ["BEAM_TREE_COLUMNS", "BeamEnd", "BeamTree", "BeamTreeError", "TreeNode", "beam_tree", "beam_tree_of",
            "compress", "tree_rows"]
-
-
-class BeamTreeError(AmpError, ValueError):
-    """Beams, steps and labels that do not fit together (counts, lengths or token ids differ)."""
 
 
 @dataclass(frozen=True)
@@ -201,7 +198,7 @@ def beam_tree(beams: Sequence[Beam], steps_per_beam: Sequence[Sequence[TokenStep
     one per token id; ``labels[i]`` its :func:`~amp.evaluation.matching.match_lf` label.  Identical
     beams end at one node (both listed in its ``ends``); a beam that is a prefix of another ends
     at an inner node; a beam without tokens ends at the root.  Raises :class:`BeamTreeError` when
-    the three do not fit together, :class:`~amp.parser.limits.RequestTooLarge` over ``MAX_BEAMS``.
+    the three do not fit together, :class:`~amp.parser.core.errors.RequestTooLarge` over ``MAX_BEAMS``.
     """
     _check(beams, steps_per_beam, labels)
     trie = _trie(beams, steps_per_beam)

@@ -44,7 +44,7 @@ from typing import Literal
 import pandas as pd
 
 from amp.data.types import order_types
-from amp.errors import AmpError
+from amp.evaluation.errors import CalibrationError
 from amp.evaluation.sweep_run import SweepRecord
 from amp.records import JsonRecord
 
@@ -79,10 +79,6 @@ MAX_BINS = 50
 MAX_POLL_POINTS = 50_000
 
 GroupBy = Literal["all", "type", "ratio"]
-
-
-class CalibrationError(AmpError, ValueError):
-    """Calibration input that is malformed: bins out of range, a P(LF0) outside [0, 1], not a record."""
 
 
 @dataclass(frozen=True)

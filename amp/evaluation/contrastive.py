@@ -1,7 +1,7 @@
 """LF0 against LF1, token by token: where they part and how strongly each position prefers one
 (issue #15 point 2).
 
-Both readings are force-decoded after the same prompt (paper §2, :class:`~amp.parser.results.PairScore`).
+Both readings are force-decoded after the same prompt (paper §2, :class:`~amp.parser.core.results.PairScore`).
 Their token sequences share a prefix and then part at the **divergence** position ``d``: there
 the two tokens compete under the same context, so ``log p(LF0 token) − log p(LF1 token)`` is the
 model's log-odds between the readings at the point where it must choose (positive: it prefers
@@ -23,17 +23,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from amp.errors import AmpError
-from amp.parser.results import PairScore, TokenAlternative, TokenStep
+from amp.evaluation.errors import ContrastError
+from amp.parser.core.results import PairScore, TokenAlternative, TokenStep
 from amp.records import JsonRecord, OptJsonFloat
 
 __all__ = ["Contrast", "ContrastColumn", "ContrastError", "contrast"]
 
 Prob = Literal["raw", "grammar"]
-
-
-class ContrastError(AmpError, ValueError):
-    """A pair score that cannot be contrasted (no steps, an unknown probability kind)."""
 
 
 @dataclass(frozen=True)

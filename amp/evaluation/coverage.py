@@ -45,7 +45,7 @@ from amp.evaluation import metrics
 from amp.evaluation.interpretations import distinct_from_beams
 from amp.evaluation.matching import gold_key
 from amp.logic.vocabulary import DEFAULT_FORMAT, DEFAULT_MODE, MODES
-from amp.parser.limits import MAX_WIDTH
+from amp.parser.core.limits import MAX_WIDTH
 from amp.records import JsonRecord, NanAsNull
 
 __all__ = [

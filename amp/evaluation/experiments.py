@@ -24,9 +24,9 @@ Differences from the original, on purpose:
 
 from __future__ import annotations
 
+from amp.evaluation.errors import ExperimentError
 from amp.evaluation.sweep_plan import (
     DEFAULT_RATIOS,
-    ExperimentError,
     FewShotConfig,
     SweepItem,
     SweepSentence,

@@ -12,7 +12,7 @@ attributions of inseq's contrastive mode.
 All ``2k + 1`` pair scores go through :meth:`amp.parser.Parser.score_pairs` in chunks (cached
 under the parser's keys, so a second look is instant and a demo pack can carry them); between
 chunks the computation reports progress and honours the caller's cancel check
-(:func:`amp.parser.cancel.cancel_scope`).
+(:func:`amp.parser.search.cancel.cancel_scope`).
 """
 
 from __future__ import annotations
@@ -23,15 +23,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
-from amp.errors import AmpError
+from amp.evaluation.errors import InfluenceError
 from amp.logic.own_words import NO_WORDS, OwnWords
-from amp.parser.cancel import SearchCancelled, current_check
+from amp.parser.core.errors import SearchCancelled
+from amp.parser.search.cancel import current_check
 from amp.prompts import Prompt
 from amp.records import JsonRecord, OptJsonFloat
 
 if TYPE_CHECKING:
+    from amp.parser.core.results import PairScore
     from amp.parser.parser import Parser
-    from amp.parser.results import PairScore
 
 __all__ = [
     "CHUNK",
@@ -50,10 +51,6 @@ CHUNK = 4
 
 Version = Literal["min", "total"]
 Change = Literal["removed", "flipped"]
-
-
-class InfluenceError(AmpError, ValueError):
-    """A prompt whose examples' influence cannot be computed (no examples, no gold readings)."""
 
 
 def _num(value: float | None) -> float | None:
@@ -221,8 +218,8 @@ def example_influence(
 
     ``lf0``/``lf1`` default to the prompt's gold readings, ``words`` to the prompt's own words.
     ``progress(done, total)`` is called after each chunk of pair scores; a cancel check
-    installed with :func:`amp.parser.cancel.cancel_scope` is honoured between chunks (and
-    inside the model's work) with :class:`~amp.parser.cancel.SearchCancelled`.
+    installed with :func:`amp.parser.search.cancel.cancel_scope` is honoured between chunks (and
+    inside the model's work) with :class:`~amp.parser.core.errors.SearchCancelled`.
     """
     lf0, lf1 = _golds(prompt, lf0, lf1)
     words = prompt.words if words is None else words

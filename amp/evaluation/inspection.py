@@ -14,8 +14,9 @@ from typing import TYPE_CHECKING, Unpack
 from amp.evaluation.matching import Match, match_lf
 from amp.logic.own_words import NO_WORDS, OwnWords
 from amp.logic.vocabulary import DEFAULT_FORMAT, DEFAULT_MODE
-from amp.parser.backend import SearchKeywords, SearchSettings
-from amp.parser.results import Beam, Divergence, PairScore, ParseResult, TokenStep
+from amp.parser.core.results import Beam, Divergence, PairScore, ParseResult, TokenStep
+from amp.parser.search.divergence import divergence
+from amp.parser.search.settings import SearchKeywords, SearchSettings
 from amp.records import JsonRecord
 
 if TYPE_CHECKING:
@@ -78,7 +79,6 @@ def inspect(
 
     ``search``: the search settings (the defaults when None; keywords override its fields).
     ``words``: a teacher's own words the readings use (:mod:`amp.logic.own_words`)."""
-    from amp.parser.divergence import divergence
 
     # One prompt pass for the search, the pair and the top beam's steps (issue #16).
     ((result, pair),) = parser.parse_and_score_many([(prompt, lf0, lf1)], fmt=fmt, words=words,

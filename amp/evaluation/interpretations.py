@@ -7,7 +7,7 @@ differently (variable names, conjunct order).  Two complements, both grammar-con
   canonical form (:func:`amp.logic.canonical.canonical` in ``mode``); unparseable beams are
   dropped; the first ``k`` distinct interpretations are kept, best first.
 * :func:`sample_interpretations` — ``n`` grammar-constrained samples
-  (:func:`amp.parser.sampling.sample_texts`, through :meth:`amp.parser.Parser.sample`), seeded
+  (:func:`amp.parser.search.sampling.sample_texts`, through :meth:`amp.parser.Parser.sample`), seeded
   with ``torch.manual_seed``; the estimated distribution over canonical interpretations is
   count / n, with P(LF0), P(LF1) and P(other) (unparseable/unfinished samples count as other).
 
@@ -26,10 +26,10 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from amp.errors import AmpError
+from amp.evaluation.errors import InterpretationError
 from amp.evaluation.matching import gold_key, prediction_key
 from amp.logic.vocabulary import DEFAULT_FORMAT, DEFAULT_MODE, check_mode
-from amp.parser.backend import DEFAULT_SEARCH
+from amp.parser.search.settings import DEFAULT_SEARCH
 from amp.records import JsonRecord, NanAsNull
 
 if TYPE_CHECKING:
@@ -50,10 +50,6 @@ __all__ = [
 
 #: Ways of turning a prompt into a ranked list of LFs (what ``--method`` chooses).
 METHODS: tuple[str, ...] = ("beam", "distinct", "sampling")
-
-
-class InterpretationError(AmpError, ValueError):
-    """Bad settings for an interpretation-level call."""
 
 
 @dataclass(frozen=True)
@@ -125,7 +121,7 @@ class SampledInterpretations(JsonRecord):
 def distinct_from_beams(beams: Any, k: int, mode: str = DEFAULT_MODE, fmt: str = DEFAULT_FORMAT) -> list[Interpretation]:
     """The first ``k`` beams with distinct canonical forms (unparseable ones dropped), best first.
 
-    ``beams`` are :class:`~amp.parser.results.Beam` objects (``text``, ``score``) or strings.
+    ``beams`` are :class:`~amp.parser.core.results.Beam` objects (``text``, ``score``) or strings.
     """
     seen: dict[str, int] = {}
     out: list[Interpretation] = []

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from amp.errors import LFParseError, MetricError
+from amp.errors import MetricError
 from amp.logic.canonical import canonical, canonical_or_none
+from amp.logic.errors import LFParseError
 from amp.logic.vocabulary import DEFAULT_FORMAT, DEFAULT_MODE
 
 Match = Literal["lf0", "lf1", "both", "neither", "unparseable"]

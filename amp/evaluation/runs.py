@@ -26,6 +26,7 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from amp.evaluation.errors import ReportError
 from amp.evaluation.interpretations import (
     METHODS,
     Interpretation,
@@ -33,13 +34,14 @@ from amp.evaluation.interpretations import (
     sample_interpretations,
     samples_cached,
 )
-from amp.evaluation.sweep_plan import ExperimentError, FewShotConfig, SweepItem, ZeroShotConfig, config_to_dict
+from amp.evaluation.sweep_plan import FewShotConfig, SweepItem, ZeroShotConfig, config_to_dict
 from amp.evaluation.sweep_run import SweepRecord, record_from_result, run_items
 from amp.logic.vocabulary import DEFAULT_MODE
-from amp.parser.backend import DEFAULT_SEARCH
-from amp.parser.batch import BatchItemResult
-from amp.parser.model_loading import EXACT_DTYPE
-from amp.parser.results import Beam, ParseResult
+from amp.parser.core import limits
+from amp.parser.core.results import BatchItemResult, Beam, ParseResult
+from amp.parser.models.loading import EXACT_DTYPE
+from amp.parser.search.settings import DEFAULT_SEARCH
+from amp.settings import cache_root
 
 if TYPE_CHECKING:
     from amp.parser.parser import Parser
@@ -59,16 +61,12 @@ __all__ = [
 ]
 
 
-class ReportError(ExperimentError):
-    """A run, run manifest or report input that cannot be used."""
-
-
 # --------------------------------------------------------------------------- running
 
 
 @dataclass(frozen=True)
 class _Method:
-    """One method's settings (see :func:`run_method`), checked against :mod:`amp.parser.limits`
+    """One method's settings (see :func:`run_method`), checked against :mod:`amp.parser.core.limits`
     on construction (SettingError / RequestTooLarge): a bad setting would fail every item."""
 
     name: str
@@ -81,7 +79,6 @@ class _Method:
     max_new_tokens: int | None
 
     def __post_init__(self) -> None:
-        from amp.parser import limits
 
         if self.name not in METHODS:
             raise ReportError(f"method must be one of {METHODS}, not {self.name!r}")
@@ -192,7 +189,6 @@ def record_from_dict(d: dict[str, Any]) -> SweepRecord:
 
 def runs_dir() -> Path:
     """``<cache root>/runs`` (``$AMP_CACHE_DIR/runs`` when set); not created here."""
-    from amp.settings import cache_root
 
     return cache_root() / "runs"
 

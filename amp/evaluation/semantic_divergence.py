@@ -1,6 +1,6 @@
 """Where two readings differ in *meaning*: the first quantifier or conjunct without a counterpart.
 
-The token divergence (:func:`amp.parser.divergence.divergence`) is where two token sequences
+The token divergence (:func:`amp.parser.search.divergence.divergence`) is where two token sequences
 part ways, which is often an incidental spot: for "the boy saw the girl with the telescope" the
 LF0 tokens leave LF1 at an extra ``exists e`` before the conjuncts that carry the difference
 (``have(e)`` versus ``instrument(a, z)``).  :func:`semantic_divergence` finds the item that
@@ -37,8 +37,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from amp.errors import LFParseError
 from amp.logic.ast import Atom, Formula, Junction, Quantified, atoms, is_variable, quantifier_prefix
+from amp.logic.errors import LFParseError
 from amp.logic.reader import parse_lf
 from amp.logic.render import render
 from amp.logic.vocabulary import DEFAULT_FORMAT, check_format
@@ -92,7 +92,7 @@ class _Item:
 
 def semantic_divergence(lf_a: str | Formula, lf_b: str | Formula, fmt: str = DEFAULT_FORMAT) -> SemanticDivergence | None:
     """Where ``lf_a`` and ``lf_b`` first differ in meaning (module docstring); ``None`` when no
-    item of either lacks a counterpart.  Raises :class:`~amp.errors.LFParseError` for text that
+    item of either lacks a counterpart.  Raises :class:`~amp.logic.errors.LFParseError` for text that
     does not parse in ``fmt``.
     """
     check_format(fmt)

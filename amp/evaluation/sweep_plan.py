@@ -19,10 +19,11 @@ from typing import Any
 
 from amp.data.generate import AMBIGUOUS_TYPES, sample_pairs
 from amp.data.types import find_type, get_type, type_ids
-from amp.errors import AmpError, RatioError
+from amp.errors import RatioError
+from amp.evaluation.errors import ExperimentError
 from amp.logic.vocabulary import DEFAULT_FORMAT, DEFAULT_MODE, check_format, check_mode
-from amp.parser.backend import DEFAULT_SEARCH
-from amp.prompts import Prompt, check_ratio, mixed_prompt, zero_shot_prompt
+from amp.parser.search.settings import DEFAULT_SEARCH
+from amp.prompts import EXAMPLES_PER_PROMPT, Prompt, check_ratio, mixed_prompt, zero_shot_prompt
 
 __all__ = [
     "DEFAULT_RATIOS",
@@ -37,10 +38,6 @@ __all__ = [
     "plan_fewshot",
     "plan_zeroshot",
 ]
-
-
-class ExperimentError(AmpError, ValueError):
-    """A sweep configuration or sweep input that cannot be used; the message says what to change."""
 
 
 #: The paper's 11 LF0 ratios r = 0, 0.1, …, 1 (§0.6).
@@ -96,7 +93,7 @@ class FewShotConfig:
     ratios: tuple[float, ...] = DEFAULT_RATIOS
     n_per_ratio: int = 5
     seed: int = 0
-    k: int = 10
+    k: int = EXAMPLES_PER_PROMPT
     fmt: str = DEFAULT_FORMAT
     beams: int = DEFAULT_SEARCH.beams
     mode: str = DEFAULT_MODE

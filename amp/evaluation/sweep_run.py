@@ -15,13 +15,16 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, fields, replace
 from typing import TYPE_CHECKING, Any, Literal
 
+from amp.evaluation.errors import ExperimentError
 from amp.evaluation.matching import MATCHES, Match, match_lf
-from amp.evaluation.sweep_plan import ExperimentError, FewShotConfig, SweepItem, SweepSentence, ZeroShotConfig, plan
+from amp.evaluation.sweep_plan import FewShotConfig, SweepItem, SweepSentence, ZeroShotConfig, plan
 from amp.logic.vocabulary import DEFAULT_FORMAT, DEFAULT_MODE, check_mode
-from amp.parser.backend import DEFAULT_SEARCH
+from amp.parser.batch import run_batch
+from amp.parser.core.results import BatchItem
+from amp.parser.search.settings import DEFAULT_SEARCH
 
 if TYPE_CHECKING:
-    from amp.parser.batch import BatchItemResult
+    from amp.parser.core.results import BatchItemResult
     from amp.parser.parser import Parser
 
 __all__ = [
@@ -102,7 +105,7 @@ def optional_float(value: Any) -> float | None:
 
 
 def record_from_result(item: SweepItem, result: BatchItemResult, *, mode: str = DEFAULT_MODE) -> SweepRecord:
-    """Turn one :class:`~amp.parser.batch.BatchItemResult` into a :class:`SweepRecord`.
+    """Turn one :class:`~amp.parser.core.results.BatchItemResult` into a :class:`SweepRecord`.
 
     ``result.parse`` (a ParseResult or None) gives the beams; ``result.pair`` (a PairScore or
     None) gives P(LF0) and the minimum token probabilities (NaN → None); ``result.error`` passes through.
@@ -200,9 +203,6 @@ def _stream(
     label: str = "",
     meta: dict[str, Any] | None = None,
 ) -> Iterator[SweepRecord]:
-    # Imported here so that planning and summaries never import the parser stack.
-    from amp.parser.batch import BatchItem, run_batch
-
     total = len(planned)
     if total == 0 or _cancelled(cancel):
         return

@@ -21,7 +21,7 @@ import pandas as pd
 
 from amp.data.types import order_types
 from amp.evaluation import metrics
-from amp.evaluation.sweep_plan import ExperimentError
+from amp.evaluation.errors import ExperimentError
 from amp.evaluation.sweep_run import RECORD_COLUMNS, SweepRecord
 from amp.logic.vocabulary import DEFAULT_FORMAT, FORMATS, MODES
 

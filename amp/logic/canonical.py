@@ -29,7 +29,7 @@ original canonicaliser's string algorithm step by step (:mod:`amp.logic.original
 an extra unused quantifier makes a prediction differ), flattening, the §8.1 step 7 sort-key
 amendment and positional operator keys, Lisp input neither flattened nor amended.  What the
 original could not read (nested quantifiers, ``( man(x) )``, a lone two-place atom, …) raises
-:class:`~amp.errors.LFParseError`, i.e. never matches.  The remaining deliberate differences
+:class:`~amp.logic.errors.LFParseError`, i.e. never matches.  The remaining deliberate differences
 are listed in ``docs/canonical-forms.md``.  :func:`ordered_form` gives the original's *ordered*
 rendering (x/y/z/a/e/i names, §8.3), the one its pipeline applied to beam outputs first.
 """
@@ -38,11 +38,11 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from amp.errors import LFParseError
 from amp.logic.ast import Atom, Formula, Junction, Quantified
+from amp.logic.errors import LFParseError, OriginalError
 from amp.logic.logical_form import logical_form
 from amp.logic.ordered_form import ordered_form, unbound_error
-from amp.logic.original import OriginalError, original_canonical
+from amp.logic.original import original_canonical
 from amp.logic.reader import parse_lf
 from amp.logic.render import render
 from amp.logic.vocabulary import DEFAULT_FORMAT, DEFAULT_MODE, check_format, check_mode
@@ -59,7 +59,7 @@ def canonical(lf: str | Formula, mode: str = DEFAULT_MODE, fmt: str = DEFAULT_FO
     ``mode`` is ``"logical"`` or ``"paper"`` (module docstring).  ``fmt`` is the format of the
     text; in ``paper`` mode ``"lisp"`` also switches to the original's Lisp path (no flattening,
     no sort-key amendment, §8.2 step 5), for ASTs too.  Raises
-    :class:`~amp.errors.LFParseError` when the text does not parse (and, in ``paper`` mode,
+    :class:`~amp.logic.errors.LFParseError` when the text does not parse (and, in ``paper`` mode,
     when a variable is unbound).  Results for strings are memoised.
     """
     _check(mode, fmt)
@@ -106,7 +106,7 @@ def _paper_text(text: str, fmt: str) -> str:
     """``paper`` mode: the original canonicaliser's string, step for step (:mod:`amp.logic.original`).
 
     Where the original could not read the LF (its metric kept the raw string, which never
-    matches) this raises :class:`~amp.errors.LFParseError`: our parser's error when the text is
+    matches) this raises :class:`~amp.logic.errors.LFParseError`: our parser's error when the text is
     outside our grammar too, else one that says why the original failed.
     """
     try:

@@ -16,7 +16,7 @@ from amp.logic.vocabulary import check_format
 def convert(text: str, src: str = "fol", dst: str = "lisp", *, strict: bool = False) -> str:
     """Parse ``text`` as ``src`` and render it as ``dst`` (each ``"fol"`` or ``"lisp"``).
 
-    Raises :class:`~amp.errors.LFParseError` when ``text`` does not parse.
+    Raises :class:`~amp.logic.errors.LFParseError` when ``text`` does not parse.
     """
     check_format(dst)
     return render(parse_lf(text, src, strict=strict), dst)

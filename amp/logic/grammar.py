@@ -19,7 +19,7 @@ item scopes over everything to its right in the same sequence, so
 ``exists x . man(x) AND exists a . saw(a) AND agent(a, x)`` nests as written.
 
 Vocabulary.  The ``decoding`` grammar is closed: predicates, constants and variables come
-from :mod:`amp.data.lexicon` (a new word there extends it), as in the original CFG (§9), so a
+from :mod:`amp.logic.lexicon` (a new word there extends it), as in the original CFG (§9), so a
 constrained model can only write lexicon LFs.  The ``strict`` and ``lenient`` grammars read
 *any* LF a model writes (an unconstrained model, the paper's GPT-3.5 runs, Table 1's
 ``swam``): words are typed by shape and position — a predicate is a lowercase word
@@ -36,7 +36,7 @@ from typing import Literal
 
 from lark import Lark
 
-from amp.data import lexicon
+from amp.logic import lexicon
 from amp.logic.own_words import NO_WORDS, OwnWords
 from amp.logic.vocabulary import DEFAULT_FORMAT, Format, check_format
 

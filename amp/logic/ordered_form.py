@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import re
 
-from amp.data import lexicon
-from amp.errors import LFParseError
+from amp.logic import lexicon
 from amp.logic.ast import Atom, Formula, Junction, Quantified, has_nested_quantifier, quantifier_prefix
+from amp.logic.errors import LFParseError
 from amp.logic.logical_form import spliced
 from amp.logic.reader import parse_lf
 from amp.logic.vocabulary import DEFAULT_FORMAT, check_format

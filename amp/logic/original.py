@@ -35,20 +35,11 @@ from collections import defaultdict
 from functools import lru_cache
 from typing import Any
 
-from amp.errors import AmpError
+from amp.logic.errors import OriginalError
 from amp.logic.vocabulary import DEFAULT_FORMAT
 
 OPERATORS = ("AND", "OR")
 _ATOM_TOKEN = re.compile(r"\w+\[.*\]")
-
-
-class OriginalError(AmpError, ValueError):
-    """The original canonicaliser could not read this LF (its metric kept the raw string)."""
-
-    def __init__(self, message: str, reason: str = "syntax", found: str = "") -> None:
-        super().__init__(message)
-        self.reason = reason
-        self.found = found
 
 
 class _Graph:

@@ -9,19 +9,17 @@ a two-place atom).  The decoding grammar built with them admits each new predica
 own number of arguments; the grammar's text (and so every cache key that holds it) changes with
 the words, while the lexicon's grammar stays byte for byte what it was when no word is added.
 
-:func:`own_words_of` reads the words of given LFs (the two readings, a prompt's examples) that the
-lexicon does not have; :func:`unknown_words` is what an error message uses to say which word a
-refused LF lacks.  Pure functions, no model.
+Which words of given LFs the lexicon lacks is read by :mod:`amp.logic.unknown_words` (it needs the
+LF reader, which needs this module's record).  Pure functions, no model.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
 from dataclasses import dataclass
 
-from amp.data import lexicon
-from amp.errors import AmpError, LFParseError
+from amp.logic import lexicon
+from amp.logic.errors import OwnWordsError
 from amp.records import JsonRecord
 
 #: At most this many own words in one grammar (each is an alternative of a grammar rule and a
@@ -33,12 +31,6 @@ MAX_WORD_CHARS = 24
 _PREDICATE = re.compile(r"[a-z][a-z0-9_]*")
 _CONSTANT = re.compile(r"[A-Z][A-Za-z0-9_]*")
 _KEYWORDS = frozenset({"exists", "forall", "AND", "OR"})
-#: The one-line hint every "unknown word" message ends with.
-ADD_HINT = "add it as your own word (Own sentences page), or use a lexicon word"
-
-
-class OwnWordsError(AmpError, ValueError):
-    """Own words that cannot extend the grammar (bad shape, a keyword, a clash, too many)."""
 
 
 @dataclass(frozen=True)
@@ -103,47 +95,3 @@ def _check_word(word: str, kind: str) -> None:
     known = lexicon.predicates() if kind == "predicate" else lexicon.constants()
     if word in known:
         raise OwnWordsError(f"{word!r} is already in the lexicon; it needs no own-word entry")
-
-
-def own_words_of(lfs: Iterable[str], fmt: str = "fol") -> OwnWords:
-    """The words of ``lfs`` that the lexicon lacks, typed by how the LFs use them.
-
-    Raises :class:`~amp.errors.LFParseError` for an LF that does not read, and
-    :class:`OwnWordsError` for a word used with two arities or too many words.
-    """
-    from amp.logic.ast import atoms, is_constant
-    from amp.logic.reader import parse_lf
-
-    predicates, names = set(lexicon.predicates()), set(lexicon.constants())
-    unary: set[str] = set()
-    binary: set[str] = set()
-    constants: set[str] = set()
-    for lf in lfs:
-        for atom in atoms(parse_lf(lf, fmt)):
-            if atom.pred not in predicates:
-                (unary if len(atom.args) == 1 else binary).add(atom.pred)
-            constants.update(a for a in atom.args[1:] if is_constant(a) and a not in names)
-    return OwnWords(tuple(unary), tuple(binary), tuple(constants))
-
-
-def unknown_words(lf: str, fmt: str = "fol", words: OwnWords = NO_WORDS) -> tuple[str, ...]:
-    """Predicates and names of ``lf`` that neither the lexicon nor ``words`` has, in text order
-    (empty if the LF does not read: its own parse error says more)."""
-    try:
-        found = own_words_of([lf], fmt)
-    except (LFParseError, OwnWordsError):
-        return ()
-    known = set(words.unary) | set(words.binary) | set(words.constants)
-    new = [w for w in found.unary + found.binary + found.constants if w not in known]
-    return tuple(sorted(new, key=lambda w: lf.find(w)))
-
-
-def unknown_word_message(lf: str, fmt: str = "fol", words: OwnWords = NO_WORDS) -> str | None:
-    """``'duck' is not in the lexicon — add it as your own word …``, or ``None`` if every word is known."""
-    missing = unknown_words(lf, fmt, words)
-    if not missing:
-        return None
-    listed = ", ".join(repr(w) for w in missing)
-    verb = "is" if len(missing) == 1 else "are"
-    hint = ADD_HINT if len(missing) == 1 else ADD_HINT.replace("add it as your own word", "add them as your own words")
-    return f"{listed} {verb} not in the lexicon — {hint}"

@@ -17,7 +17,7 @@ Vocabulary: any LF a model writes is read — predicates, variables and constant
 shape and position (:mod:`amp.logic.grammar`): ``exists w . swam(w)`` parses although neither
 ``w`` nor ``swam`` is in the lexicon.  Only constrained decoding is lexicon-bound.
 
-Errors are :class:`~amp.errors.LFParseError` with the position, the offending text and what the
+Errors are :class:`~amp.logic.errors.LFParseError` with the position, the offending text and what the
 grammar expected there.
 
 Speed: parsing with lark costs a few hundred microseconds per LF.  Because every predicate
@@ -45,15 +45,15 @@ from lark.exceptions import (
 )
 from lark.visitors import Transformer_NonRecursive
 
-from amp.data import lexicon
-from amp.errors import LFParseError
+from amp.logic import lexicon
 from amp.logic.ast import Atom, Formula, Junction, Quantified, is_constant
+from amp.logic.errors import LFParseError
 from amp.logic.grammar import CANONICAL_VARIABLES, lark_parser
 from amp.logic.vocabulary import DEFAULT_FORMAT, check_format
 
 #: Nesting depth of one LF (brackets, quantifiers, connectives): deeper LFs are refused by the
 #: reader, so every recursive function over the AST has room on the stack.  One of the request
-#: bounds that :mod:`amp.parser.limits` lists.
+#: bounds that :mod:`amp.parser.core.limits` lists.
 MAX_LF_DEPTH = 100
 
 # --------------------------------------------------------------------------------------
@@ -156,7 +156,7 @@ def parse_lf(text: str, fmt: str = DEFAULT_FORMAT, *, strict: bool = False) -> F
 
     ``strict=True`` demands the exact whitespace of the AmP data (§7); the default lenient
     grammar ignores whitespace (``agent(a,x)``, ``(exists x (man x))``).  Raises
-    :class:`~amp.errors.LFParseError` for empty input or text outside the grammar.  Any
+    :class:`~amp.logic.errors.LFParseError` for empty input or text outside the grammar.  Any
     predicate, variable or constant word of the right shape is accepted (module docstring).
     """
     check_format(fmt)

@@ -7,17 +7,15 @@ The few names most callers need::
     result = parser.parse(prompt)         # ParseResult: ranked beams
     pair = parser.score_pair(prompt, lf0, lf1)   # PairScore: P(LF0)
 
-The decoding functions themselves (:mod:`amp.parser.decode`, :mod:`amp.parser.scoring`,
-:mod:`amp.parser.divergence`) take ``(model, tokenizer)`` and import torch; importing this
+The decoding functions themselves (:mod:`amp.parser.search.decode`, :mod:`amp.parser.search.scoring`,
+:mod:`amp.parser.search.divergence`) take ``(model, tokenizer)`` and import torch; importing this
 package does not.
 """
 
-from amp.parser.batch import BatchItem, BatchItemResult, BatchRun, run_batch
-from amp.parser.embedded_model import default_model_info
-from amp.parser.model_loading import LoadedModel
-from amp.parser.model_registry import load_model
-from amp.parser.parser import Parser
-from amp.parser.results import (
+from amp.parser.batch import BatchRun, run_batch
+from amp.parser.core.results import (
+    BatchItem,
+    BatchItemResult,
     Beam,
     Divergence,
     ForcedScore,
@@ -25,6 +23,10 @@ from amp.parser.results import (
     ParseResult,
     TokenStep,
 )
+from amp.parser.models.embedded import default_model_info
+from amp.parser.models.loading import LoadedModel
+from amp.parser.models.registry import load_model
+from amp.parser.parser import Parser
 
 __all__ = [
     "BatchItem",

@@ -13,7 +13,7 @@ With ``ordered=True`` results come strictly in input order instead (cached items
 nothing).  A failing item yields a result with ``error`` set and the run goes on (a batched
 call that fails is retried item by item, so one bad LF does not sink its neighbours).
 Cancellation is cooperative: ``cancel`` is checked before every item and every model call, and
-inside the constrained search at every decode step (:func:`amp.parser.cancel.cancel_scope`),
+inside the constrained search at every decode step (:func:`amp.parser.search.cancel.cancel_scope`),
 so a cancel stops the model within one step, not at the end of its batch; the run then stops
 cleanly and :attr:`BatchRun.cancelled`/:attr:`BatchRun.done` say how far it got.
 """
@@ -25,46 +25,16 @@ from collections.abc import Callable, Generator, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Unpack
 
-from amp.errors import AmpError, ModelLoadError
-from amp.logic.vocabulary import DEFAULT_FORMAT
-from amp.parser.backend import SearchKeywords, SearchSettings
-from amp.parser.cancel import SearchCancelled, cancel_scope
-from amp.parser.jobs import run_as_job
+from amp.errors import AmpError
+from amp.parser.core.errors import BackendError, ModelLoadError, SearchCancelled
+from amp.parser.core.results import BatchItem, BatchItemResult, PairScore, ParseResult
+from amp.parser.jobs import follow, run_as_job, search_of
 from amp.parser.parser import Parser
-from amp.parser.results import PairScore, ParseResult
-from amp.records import JsonRecord
+from amp.parser.search.cancel import cancel_scope
+from amp.parser.search.settings import SearchKeywords, SearchSettings
 
 Progress = Callable[[int, int, "BatchItemResult"], None]
 Cancel = threading.Event | Callable[[], bool]
-
-
-@dataclass(frozen=True)
-class BatchItem(JsonRecord):
-    """One unit of work: parse ``prompt`` and/or score ``lf0`` against ``lf1`` after it."""
-
-    id: str
-    prompt: str
-    lf0: str | None = None
-    lf1: str | None = None
-    fmt: str = DEFAULT_FORMAT
-    parse: bool = True
-    score: bool = True
-
-
-@dataclass(frozen=True)
-class BatchItemResult(JsonRecord):
-    """The outcome of one :class:`BatchItem`; ``cached`` if nothing had to be computed."""
-
-    id: str
-    parse: ParseResult | None
-    pair: PairScore | None
-    cached: bool = False
-    error: str | None = None
-
-    @property
-    def ok(self) -> bool:
-        return self.error is None
-
 
 
 def default_batch_size(parser: Parser) -> int:
@@ -201,7 +171,8 @@ def _cached_first(plan: _Plan, run: BatchRun) -> Iterator[BatchItemResult]:
             yield hit
     if plan.parser.backend.jobs is not None and misses:  # the service computes them, as one job
         yield from run_as_job(plan.parser, [plan.items[k] for k in misses], plan.search, batch_size=plan.size,
-                              cancelled=plan.cancelled, run=run, label=plan.label, meta=plan.meta)
+                              cancelled=plan.cancelled, on_submit=lambda job_id: setattr(run, "job_id", job_id),
+                              label=plan.label, meta=plan.meta)
         return
     for start in range(0, len(misses), plan.size):
         if plan.cancelled():
@@ -334,3 +305,21 @@ def _batched(parser: Parser, chunk: list[BatchItem], search: SearchSettings) -> 
     except Exception:  # noqa: BLE001 - retried item by item to find the culprit
         return None
     return [BatchItemResult(item.id, parses.get(k), pairs.get(k), cached=False) for k, item in enumerate(chunk)]
+
+
+def attach(parser: Parser, job_id: str, *, cancel: Callable[[], bool] | None = None,
+           on_progress: Callable[[int, int, BatchItemResult], None] | None = None) -> BatchRun:
+    """Reattach to a job by id: a :class:`~amp.parser.batch.BatchRun` over its results in order."""
+    jobs = parser.backend.jobs
+    if jobs is None:
+        raise BackendError("this model runs in-process: there are no server jobs to attach to", kind="refused")
+    status = jobs.status(job_id)
+    stop = cancel or (lambda: False)
+
+    def generate(run: BatchRun) -> Generator[BatchItemResult]:
+        run.job_id = job_id
+        for result in follow(parser, jobs, job_id, search_of(status), stop):
+            yield run.record(result, on_progress)
+        run.cancelled = run.done < run.total
+
+    return BatchRun(generate, status.total)

@@ -1,96 +1,30 @@
-"""Sweeps as jobs of the parser service: records, the client interface, and the client-side run.
+"""Sweeps as jobs of the parser service: the client-side run (records in :mod:`amp.parser.core.results`).
 
-A backend that runs sweeps itself (:class:`amp.parser.remote.RemoteBackend`) exposes a
+A backend that runs sweeps itself (:class:`amp.parser.backends.remote.RemoteBackend`) exposes a
 :class:`JobClient`.  :func:`amp.parser.batch.run_batch` then answers the items cached on this
 machine at once and submits the rest as **one job** (:func:`run_as_job`): the service spreads
 its items over its replicas, stores every result in its cache as it finishes, and keeps going
 when the client goes away.  The client polls, yields results **in input order** (so output is
 deterministic whatever the number of workers), stores them in its own cache, and cancels the
-job when the run is cancelled.  :func:`attach` reattaches to a job by id (a reopened page).
+job when the run is cancelled.  :func:`amp.parser.batch.attach` reattaches to a job by id (a
+reopened page).
 """
 
 from __future__ import annotations
 
 import builtins
 import time
-from collections.abc import Callable, Generator, Iterator, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Annotated, Any, Protocol
+from collections.abc import Callable, Iterator
+from typing import Any
 
-from pydantic import AfterValidator
-
-from amp.parser.backend import BackendError, SearchSettings
-from amp.parser.results import PairScore, ParseResult
-from amp.records import JsonObject, JsonRecord
-
-if TYPE_CHECKING:
-    from amp.parser.batch import BatchItem, BatchItemResult, BatchRun
-    from amp.parser.parser import Parser
-
-#: Job states: queued → running → done | cancelled | failed; interrupted = the service restarted
-#: mid-run (it resumes such jobs by itself, recomputing nothing already cached).
-STATES = ("queued", "running", "done", "cancelled", "failed", "interrupted")
-FINAL = frozenset({"done", "cancelled", "failed"})
-
-def _known_state(state: str) -> str:
-    if state not in STATES:
-        raise ValueError(f"unknown job state {state!r}")
-    return state
-
+from amp.parser.backend import JobClient
+from amp.parser.core.errors import BackendError
+from amp.parser.core.results import BatchItem, BatchItemResult, JobStatus, PairScore, ParseResult
+from amp.parser.parser import Parser
+from amp.parser.search.settings import SearchSettings
 
 #: Seconds between two polls of a running job.
 POLL_S = 0.5
-
-
-@dataclass(frozen=True)
-class JobStatus(JsonRecord):
-    """Where a job stands: ``done`` of ``total`` items (``cached`` answered from the server's
-    cache, ``errors`` failed), times in seconds since the epoch, ``eta_s`` the estimated time
-    left (None until an item was computed), ``meta`` what the submitter attached (e.g. the
-    sweep's settings, so a page can rebuild its plan when it reattaches)."""
-
-    id: str
-    label: str
-    state: Annotated[str, AfterValidator(_known_state)]
-    total: int
-    done: int = 0
-    cached: int = 0
-    errors: int = 0
-    created: float = 0.0
-    started: float | None = None
-    finished: float | None = None
-    eta_s: float | None = None
-    error: str | None = None
-    meta: JsonObject = field(default_factory=dict)
-
-    @property
-    def final(self) -> bool:
-        return self.state in FINAL
-
-
-
-@dataclass(frozen=True)
-class JobResult:
-    """One finished item of a job: its position, the item, and its result."""
-
-    index: int
-    item: BatchItem
-    result: BatchItemResult
-
-
-class JobClient(Protocol):
-    """What a backend that runs sweeps offers (see :class:`amp.parser.remote.RemoteJobs`)."""
-
-    def submit(self, items: Sequence[BatchItem], search: SearchSettings, *, top_n: int, batch_size: int,
-               label: str = "", meta: dict[str, Any] | None = None) -> JobStatus: ...
-
-    def status(self, job_id: str) -> JobStatus: ...
-
-    def list(self) -> list[JobStatus]: ...
-
-    def results(self, job_id: str, start: int = 0) -> builtins.list[JobResult]: ...
-
-    def cancel(self, job_id: str) -> JobStatus: ...
 
 
 def store_result(parser: Parser, item: BatchItem, result: BatchItemResult, search: SearchSettings) -> None:
@@ -153,32 +87,12 @@ def search_of(status: JobStatus) -> SearchSettings | None:
 
 
 def run_as_job(parser: Parser, misses: builtins.list[BatchItem], search: SearchSettings, *, batch_size: int,
-               cancelled: Callable[[], bool], run: BatchRun, label: str = "",
+               cancelled: Callable[[], bool], on_submit: Callable[[str], None], label: str = "",
                meta: dict[str, Any] | None = None) -> Iterator[BatchItemResult]:
     """Submit ``misses`` as one job and yield their results in input order (see the module doc)."""
     jobs = parser.backend.jobs
     assert jobs is not None
     status = jobs.submit(misses, search, top_n=parser.top_n, batch_size=batch_size, label=label,
                          meta={**(meta or {}), "search": search.as_dict()})
-    run.job_id = status.id
+    on_submit(status.id)
     yield from follow(parser, jobs, status.id, search, cancelled)
-
-
-def attach(parser: Parser, job_id: str, *, cancel: Callable[[], bool] | None = None,
-           on_progress: Callable[[int, int, BatchItemResult], None] | None = None) -> BatchRun:
-    """Reattach to a job by id: a :class:`~amp.parser.batch.BatchRun` over its results in order."""
-    from amp.parser.batch import BatchRun
-
-    jobs = parser.backend.jobs
-    if jobs is None:
-        raise BackendError("this model runs in-process: there are no server jobs to attach to", kind="refused")
-    status = jobs.status(job_id)
-    stop = cancel or (lambda: False)
-
-    def generate(run: BatchRun) -> Generator[BatchItemResult]:
-        run.job_id = job_id
-        for result in follow(parser, jobs, job_id, search_of(status), stop):
-            yield run.record(result, on_progress)
-        run.cancelled = run.done < run.total
-
-    return BatchRun(generate, status.total)

@@ -1,8 +1,8 @@
 """The parser facade: one object that loads a model lazily and answers through the result cache.
 
 ``Parser("default").parse(prompt)`` runs grammar-constrained beam search
-(:func:`amp.parser.decode.beam_search`), ``score``/``score_pair`` run forced decoding
-(:mod:`amp.parser.scoring`); :func:`amp.evaluation.inspection.inspect` puts both together with
+(:func:`amp.parser.search.decode.beam_search`), ``score``/``score_pair`` run forced decoding
+(:mod:`amp.parser.search.scoring`); :func:`amp.evaluation.inspection.inspect` puts both together with
 the first token where the predicted parse and the other reading diverge (paper Fig. 4).
 
 Every result goes through :class:`amp.cache.ResultCache` as JSON, keyed by everything it
@@ -20,32 +20,29 @@ from collections.abc import Callable, Sequence
 from functools import lru_cache
 from typing import Any, TypeVar, Unpack
 
-from amp.cache import CacheWarning, ResultCache
-from amp.errors import CacheError
+from amp.cache import ResultCache
+from amp.errors import CacheError, CacheWarning
+from amp.logic.grammar import grammar_text
 from amp.logic.own_words import NO_WORDS, OwnWords
 from amp.logic.vocabulary import DEFAULT_FORMAT
-from amp.parser import limits
-from amp.parser.backend import (
-    DEFAULT_TOP_N,
-    MAX_TOP_N,
-    Ask,
-    Backend,
-    BackendError,
-    Runtime,
-    SearchKeywords,
-    SearchSettings,
-)
-from amp.parser.model_loading import LoadedModel
-from amp.parser.model_spec import DEFAULT_SPEC
-from amp.parser.results import (
+from amp.parser.backend import Backend
+from amp.parser.backends.local import InProcessBackend
+from amp.parser.backends.remote import RemoteBackend
+from amp.parser.core import limits
+from amp.parser.core.errors import BackendError
+from amp.parser.core.results import (
     Beam,
     ForcedScore,
     PairScore,
     ParseResult,
+    Runtime,
     SamplesValue,
     StepsValue,
     TokenStep,
 )
+from amp.parser.models.loading import LoadedModel
+from amp.parser.models.spec import DEFAULT_SPEC
+from amp.parser.search.settings import DEFAULT_TOP_N, MAX_TOP_N, Ask, SearchKeywords, SearchSettings
 
 T = TypeVar("T")
 
@@ -53,15 +50,15 @@ class Parser:
     """Cached access to one language model for parsing and scoring, through a :class:`Backend`.
 
     ``spec``/``device``/``dtype``/``trust_remote_code``/``gguf_file`` build the default
-    :class:`~amp.parser.local.InProcessBackend` (as in :func:`amp.parser.model_registry.load_model`);
-    ``backend`` replaces it (e.g. :class:`~amp.parser.remote.RemoteBackend`, see
+    :class:`~amp.parser.backends.local.InProcessBackend` (as in :func:`amp.parser.models.registry.load_model`);
+    ``backend`` replaces it (e.g. :class:`~amp.parser.backends.remote.RemoteBackend`, see
     :meth:`Parser.remote`).  ``cache``: ``True`` for the default :class:`ResultCache`
     (``cache/results``), a ``ResultCache`` to share one, or ``None``/``False`` for none.  If the
-    default cache cannot be opened, a :class:`~amp.cache.CacheWarning` is emitted and the parser
+    default cache cannot be opened, a :class:`~amp.errors.CacheWarning` is emitted and the parser
     runs uncached.  ``top_n`` is the number of alternative tokens recorded per position.
 
     Every result is looked up in the cache first (keys from :meth:`cache_key`: the call's parts
-    plus the backend's :class:`~amp.parser.backend.Runtime`), so a warm call needs no model and
+    plus the backend's :class:`~amp.parser.core.results.Runtime`), so a warm call needs no model and
     no server.
     """
 
@@ -79,7 +76,6 @@ class Parser:
     ) -> None:
         limits.check_count(top_n, "top_n", MAX_TOP_N, minimum=0)
         if backend is None:
-            from amp.parser.local import InProcessBackend
 
             backend = InProcessBackend(spec, device=device, dtype=dtype, trust_remote_code=trust_remote_code,
                                        gguf_file=gguf_file)
@@ -97,7 +93,6 @@ class Parser:
         Contacts the server once to learn its model and runtime (:class:`BackendError` if it is
         unreachable, refuses the token or runs another version); ``top_n`` is the server's.
         """
-        from amp.parser.remote import RemoteBackend
 
         opened = _open_cache(cache)
         backend = RemoteBackend(url, token=token, timeout_s=timeout_s, info_cache=opened)
@@ -118,7 +113,7 @@ class Parser:
 
     @property
     def identity(self) -> str:
-        """The model identity used in cache keys (see :func:`amp.parser.model_spec.identities`)."""
+        """The model identity used in cache keys (see :func:`amp.parser.models.spec.identities`)."""
         return self.runtime().model
 
     @property
@@ -145,7 +140,6 @@ class Parser:
         Returns the :class:`~amp.parser.LoadedModel` of an in-process backend, else None.
         """
         self.backend.load()
-        from amp.parser.local import InProcessBackend
 
         return self.backend.loaded_model() if isinstance(self.backend, InProcessBackend) else None
 
@@ -179,7 +173,7 @@ class Parser:
         """:meth:`parse` of each ``(prompt, lf0, lf1)`` and its :meth:`score_pair` (None without LFs).
 
         What a sweep item needs, computed with **one prompt pass per item** (the search and the
-        forced scoring share it, :func:`amp.parser.decode.parse_and_score_batch`) and the
+        forced scoring share it, :func:`amp.parser.search.decode.parse_and_score_batch`) and the
         uncached items in one batch.  Results are read from and stored under the same cache keys
         as :meth:`parse` and :meth:`score_pair`, so either call finds them later.
         """
@@ -394,7 +388,7 @@ class Parser:
 
 
 def _check_asks(items: Sequence[tuple[str, str | None, str | None]], *, batch: bool = True) -> None:
-    """The request bounds of :mod:`amp.parser.limits`, before any tokenising or model work."""
+    """The request bounds of :mod:`amp.parser.core.limits`, before any tokenising or model work."""
     if batch:
         limits.check_items(items)
     for prompt, lf0, lf1 in items:
@@ -429,6 +423,5 @@ def _pair_parts(prompt: str, lf0: str | None, lf1: str | None, fmt: str, words: 
 
 @lru_cache(maxsize=32)
 def _grammar(fmt: str, words: OwnWords = NO_WORDS) -> str:
-    from amp.logic.grammar import grammar_text
 
     return grammar_text(fmt, "decoding", words=words)  # type: ignore[arg-type]

@@ -9,7 +9,7 @@ import pandas as pd
 from amp.evaluation.matching import Match, match_lf
 from amp.evaluation.sweep_run import optional_float
 from amp.logic.vocabulary import DEFAULT_FORMAT, DEFAULT_MODE
-from amp.parser.results import Beam, ParseResult
+from amp.parser.core.results import Beam, ParseResult
 
 __all__ = ["BEAM_TABLE_COLUMNS", "MATCH_NAMES", "beam_table"]
 
@@ -23,7 +23,7 @@ MATCH_NAMES: dict[Match, str] = {
 
 def beam_table(parse_result: ParseResult | Sequence[Beam], lf0: str | None, lf1: str | None, mode: str = DEFAULT_MODE,
                *, fmt: str = DEFAULT_FORMAT) -> pd.DataFrame:
-    """The beams of one :class:`~amp.parser.results.ParseResult` as a table for the app.
+    """The beams of one :class:`~amp.parser.core.results.ParseResult` as a table for the app.
 
     Columns: ``rank`` (1 = best), ``LF`` (the beam's text), ``score`` (length-normalised, what
     the beam search ranks by), ``log-prob`` (summed token log-probability), ``finished``,

@@ -1,7 +1,7 @@
 """Plotly figures of AmP results: pure functions of result objects and summary frames.
 
 This is the visualisation layer of the inseq-like split (``docs/style.md``): the parser returns
-plain result objects (:class:`~amp.parser.results.ForcedScore`, :class:`~amp.parser.results.ParseResult`),
+plain result objects (:class:`~amp.parser.core.results.ForcedScore`, :class:`~amp.parser.core.results.ParseResult`),
 :mod:`amp.evaluation.experiments` turns sweeps into records and summary frames, and the reporting
 modules turn those into figures.  Pages only place figures, so the same figure serves the app, the
 CLI report and a notebook, and a test can read a figure's spec (``fig.to_dict()``) instead of

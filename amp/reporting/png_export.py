@@ -8,9 +8,12 @@ PNGs it could write and one line saying why the rest are missing, so a report ca
 
 from __future__ import annotations
 
+import asyncio
 import importlib.util
 import os
 import shutil
+import signal
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -38,7 +41,9 @@ def find_browser() -> str | None:
         if found := shutil.which(name):
             return found
     try:
-        from choreographer.browsers.chromium import Chromium
+        from choreographer.browsers.chromium import (  # late: optional dependency (kaleido's browser driver, the app extra)
+            Chromium,  # late: optional dependency (kaleido's browser driver, the app extra)
+        )
 
         found = Chromium.find_browser(skip_local=False)
     except Exception:  # noqa: BLE001 — best effort: no choreographer, or an odd platform
@@ -67,7 +72,6 @@ def _is_png(path: Path) -> bool:
 
 def _kill_group(proc: Any) -> None:
     """SIGKILL choreographer's browser wrapper and its browser (it starts them in a new session)."""
-    import signal
 
     try:
         if hasattr(os, "killpg"):
@@ -81,9 +85,8 @@ def _kill_group(proc: Any) -> None:
 
 async def _render_session(specs: list[dict[str, Any]], browser: str, timeout: float) -> Sequence[BaseException]:
     """One kaleido browser session writing every spec; a browser that hangs is killed after ``timeout`` s."""
-    import asyncio
 
-    import kaleido
+    import kaleido  # late: optional dependency (kaleido, the app extra)
 
     # mathjax=False: no CDN script (our figures have no LaTeX, and there may be no network)
     k = kaleido.Kaleido(path=browser, mathjax=False, timeout=timeout)
@@ -135,14 +138,12 @@ def write_pngs(jobs: Sequence[tuple[Any, Path]], *, timeout: float = 120) -> tup
     result: list[Any] = []
 
     def run() -> None:  # its own thread and event loop: the caller may be inside one (Streamlit, Jupyter)
-        import asyncio
 
         try:
             result.append(asyncio.run(_render_session(specs, browser, timeout)))
         except BaseException as exc:  # noqa: BLE001 — reported, not raised
             result.append((exc,))
 
-    import threading
 
     thread = threading.Thread(target=run, name="amp-png-export", daemon=True)
     thread.start()

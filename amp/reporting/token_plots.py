@@ -123,8 +123,8 @@ def token_heatmap(
 ) -> go.Figure:
     """Per-token probability heatmap of one parse, or two parses one above the other.
 
-    ``pred`` and ``alt`` are :class:`~amp.parser.results.ForcedScore` objects (or beams, or any
-    object with ``.steps``), or plain sequences of :class:`~amp.parser.results.TokenStep`.  Each
+    ``pred`` and ``alt`` are :class:`~amp.parser.core.results.ForcedScore` objects (or beams, or any
+    object with ``.steps``), or plain sequences of :class:`~amp.parser.core.results.TokenStep`.  Each
     parse is one row (``pred`` on top, ``alt`` below), each token one cell; the colour is the
     token's probability on a fixed 0–1 scale (``prob="raw"``: the model's softmax probability, as
     in the paper's forced decode, §12 of the reference; ``prob="grammar"``: renormalised over the
@@ -135,7 +135,7 @@ def token_heatmap(
     Cells are as wide as the longest text shown (``layout.meta["cell_px"]``, the figure's
     ``width`` fits them), so no text overlaps its cell; show it at that width.
 
-    **Marks.**  ``divergence`` (a :class:`~amp.parser.results.Divergence`, anything with
+    **Marks.**  ``divergence`` (a :class:`~amp.parser.core.results.Divergence`, anything with
     ``.index``, or an int) is the first token where the parses differ: with ``mark="token"`` (or
     ``"both"``) a solid black box on both rows and a "diverges here" note (paper Fig. 4).
     ``semantic`` (:class:`~amp.evaluation.semantic_divergence.SemanticDivergence` of the two

@@ -7,6 +7,6 @@
 * :mod:`amp.serve.api` — ``Api``, the HTTP ingress: token check, body limit, JSON errors;
 * :mod:`amp.serve.launch` — starting or joining a Ray cluster and deploying the three.
 
-Clients use :class:`amp.parser.remote.RemoteBackend` (``Parser.remote(url)``).  Importing this
+Clients use :class:`amp.parser.backends.remote.RemoteBackend` (``Parser.remote(url)``).  Importing this
 package does not import Ray.
 """

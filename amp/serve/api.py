@@ -10,7 +10,7 @@ Routes (JSON; schema and examples at ``/docs`` and ``/openapi.json``):
 Every refusal is a 4xx JSON body ``{"error": {"type", "message", "status"}}``: 401 without
 the right bearer token (compared in constant time; required whenever the service was started
 with ``AMP_TOKEN``, which it must be when it listens beyond loopback), 411/413 for a body
-without a length or over :data:`amp.parser.limits.MAX_BODY_BYTES`, 422 for a body outside
+without a length or over :data:`amp.parser.core.limits.MAX_BODY_BYTES`, 422 for a body outside
 the schema or its bounds, 400 for input the parser refuses (an LF outside the grammar, a
 prompt over the model's context), 404 for an unknown job; 503 if the model cannot load.
 """
@@ -25,8 +25,8 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from ray import serve
 
-from amp.parser import limits
-from amp.parser.remote import API_VERSION
+from amp.parser.backends.remote import API_VERSION
+from amp.parser.core import limits
 from amp.serve import schema
 
 #: Paths answered without a token: liveness and the API's own description.

@@ -1,6 +1,6 @@
 """Sweeps as jobs of the parser service: ``JobManager`` (a Ray Serve deployment) and its store.
 
-A job is a list of sweep items (:class:`amp.parser.batch.BatchItem` as JSON) with search
+A job is a list of sweep items (:class:`amp.parser.core.results.BatchItem` as JSON) with search
 settings.  The manager cuts it into chunks of ``batch_size`` items **by input position** (so
 the batches, and with them the numbers, do not depend on how many replicas there are) and
 sends up to two chunks per replica at once to ``ParserWorker.chunk``, where each item is
@@ -28,7 +28,8 @@ from typing import Any
 
 from ray import serve
 
-from amp.parser.jobs import FINAL, JobStatus
+from amp.parser.core.results import FINAL, JobStatus
+from amp.settings import cache_root
 
 #: Attempts per chunk before its items are recorded as failed.
 ATTEMPTS = 5
@@ -37,7 +38,6 @@ PAGE = 500
 
 
 def jobs_dir() -> Path:
-    from amp.settings import cache_root
 
     return cache_root() / "jobs"
 

@@ -11,18 +11,16 @@ import ipaddress
 import os
 from typing import Any, cast
 
-from amp.errors import AmpError
-from amp.parser.backend import DEFAULT_TOP_N
+import amp
+from amp.parser.search.settings import DEFAULT_TOP_N
+from amp.serve.errors import ServeError
 from amp.serve.work import ServeConfig
+from amp.settings import REPO_ROOT, cache_root
 
 #: Environment variables the replicas inherit from the process that starts the service.
 PASSED_ENV = ("AMP_CACHE_DIR", "AMP_MODELS_DIR", "HF_HOME", "HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
 #: Serve application name and HTTP route prefix.
 APP_NAME = "amp"
-
-
-class ServeError(AmpError, ValueError):
-    """A service that cannot start as asked (bad option, no token beyond loopback, no GPU)."""
 
 
 def is_loopback(host: str) -> bool:
@@ -53,7 +51,7 @@ def config_from_args(*, spec: str, device: str | None, dtype: str | None, replic
     gpu = (device or "").startswith("cuda")
     n = replicas or 1
     if gpu:
-        import torch
+        import torch  # late: start-up cost (torch)
 
         if not torch.cuda.is_available():
             raise ServeError("--device cuda asked, but this machine has no CUDA device (or torch is a CPU build)")
@@ -65,12 +63,10 @@ def config_from_args(*, spec: str, device: str | None, dtype: str | None, replic
 
 
 def _runtime_env(config: ServeConfig) -> dict[str, Any]:
-    from amp.settings import REPO_ROOT, cache_root
 
     env = {name: os.environ[name] for name in PASSED_ENV if os.environ.get(name)}
     env["AMP_CACHE_DIR"] = config.cache_dir or env.get("AMP_CACHE_DIR") or str(cache_root())
     if config.address:  # another machine's workers get the package itself
-        import amp
 
         return {"env_vars": env, "py_modules": [os.path.dirname(amp.__file__)]}
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO_ROOT), os.environ.get("PYTHONPATH", "")) if p)
@@ -79,12 +75,12 @@ def _runtime_env(config: ServeConfig) -> dict[str, Any]:
 
 def start(config: ServeConfig, token: str | None) -> str:
     """Start (or join) Ray, deploy the service, wait until it answers; its base URL."""
-    import ray
-    from ray import serve
+    import ray  # late: optional dependency (ray, the serve extra)
+    from ray import serve  # late: optional dependency (ray, the serve extra)
 
-    from amp.serve.api import Api
-    from amp.serve.jobs import JobManager
-    from amp.serve.worker import ParserWorker
+    from amp.serve.api import Api  # late: optional dependency (fastapi, the serve extra; ray, the serve extra)
+    from amp.serve.jobs import JobManager  # late: optional dependency (ray, the serve extra)
+    from amp.serve.worker import ParserWorker  # late: optional dependency (ray, the serve extra)
 
     runtime_env = _runtime_env(config)
     if not ray.is_initialized():
@@ -101,7 +97,7 @@ def start(config: ServeConfig, token: str | None) -> str:
     worker = cast(Any, ParserWorker).options(num_replicas=config.replicas, ray_actor_options=actor).bind(config.to_dict())
     jobs = cast(Any, JobManager).options(ray_actor_options={"num_cpus": 0, "runtime_env": runtime_env}).bind(
         worker, config.to_dict())
-    from amp.serve.api import TOKEN_VAR
+    from amp.serve.api import TOKEN_VAR  # late: optional dependency (fastapi, the serve extra; ray, the serve extra)
 
     ingress_env = {**runtime_env, "env_vars": {**runtime_env["env_vars"], TOKEN_VAR: token or ""}}
     api = cast(Any, Api).options(ray_actor_options={"num_cpus": 0, "runtime_env": ingress_env}).bind(worker, jobs)
@@ -112,8 +108,8 @@ def start(config: ServeConfig, token: str | None) -> str:
 
 def stop() -> None:
     """Shut the service down and leave Ray (a cluster started here stops with it)."""
-    import ray
-    from ray import serve
+    import ray  # late: optional dependency (ray, the serve extra)
+    from ray import serve  # late: optional dependency (ray, the serve extra)
 
     try:
         serve.shutdown()

@@ -1,7 +1,7 @@
 """JSON bodies of the parser service, validated and bounded with pydantic (FastAPI's OpenAPI).
 
-Bounds come from :mod:`amp.parser.limits`, the same ones the library applies.  Result records
-travel as the ``to_dict()`` JSON of :mod:`amp.parser.results` (non-finite floats as strings).
+Bounds come from :mod:`amp.parser.core.limits`, the same ones the library applies.  Result records
+travel as the ``to_dict()`` JSON of :mod:`amp.parser.core.results` (non-finite floats as strings).
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from amp.logic.own_words import MAX_OWN_WORDS, MAX_WORD_CHARS
 from amp.logic.vocabulary import DEFAULT_FORMAT
 from amp.logic.vocabulary import Format as Fmt
-from amp.parser import limits
-from amp.parser.backend import DEFAULT_SEARCH as _DEFAULT
-from amp.parser.backend import DEFAULT_TOP_N, MAX_TOP_N
+from amp.parser.core import limits
+from amp.parser.search.settings import DEFAULT_SEARCH as _DEFAULT
+from amp.parser.search.settings import DEFAULT_TOP_N, MAX_TOP_N
 
 Prompt = Annotated[str, Field(min_length=1, max_length=limits.MAX_PROMPT_CHARS)]
 LF = Annotated[str, Field(min_length=1, max_length=limits.MAX_LF_CHARS)]
@@ -39,7 +39,7 @@ class Words(Strict):
 
 
 class Search(Strict):
-    """Beam-search settings: the fields of :class:`amp.parser.backend.SearchSettings`, its defaults."""
+    """Beam-search settings: the fields of :class:`amp.parser.search.settings.SearchSettings`, its defaults."""
 
     beams: int = Field(_DEFAULT.beams, ge=1, le=limits.MAX_BEAMS)
     alpha: float = Field(_DEFAULT.alpha, ge=0.0, le=10.0, allow_inf_nan=False)
@@ -87,7 +87,7 @@ class PairsRequest(Strict):
 
 
 class StepsRequest(Strict):
-    """Per-token detail of one beam (a :class:`~amp.parser.results.Beam` as JSON)."""
+    """Per-token detail of one beam (a :class:`~amp.parser.core.results.Beam` as JSON)."""
 
     prompt: Prompt
     beam: dict[str, Any]
@@ -110,7 +110,7 @@ class SampleRequest(Strict):
 
 
 class JobItem(Strict):
-    """One sweep item (:class:`amp.parser.batch.BatchItem`)."""
+    """One sweep item (:class:`amp.parser.core.results.BatchItem`)."""
 
     id: str = Field(min_length=1, max_length=300)
     prompt: Prompt

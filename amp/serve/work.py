@@ -2,7 +2,7 @@
 
 :class:`Work` is the plain core of :class:`amp.serve.worker.ParserWorker` (so it is testable
 without a cluster).  Each call is a JSON dict and each answer a JSON dict: results as the
-``to_dict()`` JSON of :mod:`amp.parser.results`, or ``{"error": {type, message, status}}`` —
+``to_dict()`` JSON of :mod:`amp.parser.core.results`, or ``{"error": {type, message, status}}`` —
 a bad LF, a prompt over the context or a model that cannot load becomes an error *answer*, never
 an exception, so the replica keeps serving.
 
@@ -20,10 +20,18 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from amp.errors import AmpError, ModelLoadError
+from amp.cache import ResultCache
+from amp.errors import AmpError
 from amp.logic.own_words import NO_WORDS, OwnWords
 from amp.logic.vocabulary import DEFAULT_FORMAT
-from amp.parser.backend import DEFAULT_TOP_N, SearchSettings
+from amp.parser.backends.local import InProcessBackend
+from amp.parser.backends.remote import API_VERSION, code_version
+from amp.parser.batch import run_batch
+from amp.parser.core import limits
+from amp.parser.core.errors import ModelLoadError
+from amp.parser.core.results import BatchItem, Beam
+from amp.parser.parser import Parser
+from amp.parser.search.settings import DEFAULT_TOP_N, SearchSettings
 from amp.records import JsonRecord
 
 
@@ -79,8 +87,6 @@ class Work:
     """A cached in-process parser answering the service's calls (see the module docstring)."""
 
     def __init__(self, config: ServeConfig) -> None:
-        from amp.cache import ResultCache
-        from amp.parser.local import InProcessBackend
 
         self.config = config
         self.backend = InProcessBackend(config.spec, device=config.device, dtype=config.dtype,
@@ -92,7 +98,6 @@ class Work:
 
     def parser(self, top_n: int) -> Any:
         """The facade for ``top_n`` (one per value; all share one backend and one cache)."""
-        from amp.parser.parser import Parser
 
         if top_n not in self._parsers:
             self._parsers[top_n] = Parser(backend=self.backend, cache=self.cache, top_n=top_n)
@@ -103,8 +108,6 @@ class Work:
         return _safe(self._info)
 
     def _info(self) -> dict[str, Any]:
-        from amp.parser import limits
-        from amp.parser.remote import API_VERSION, code_version
 
         return {"api": API_VERSION, "code": code_version(), "spec": self.backend.spec,
                 "runtime": self.backend.runtime().to_dict(), "top_n": self.config.top_n,
@@ -182,7 +185,6 @@ class Work:
             [tuple(i) for i in call["items"]], fmt=call["fmt"], words=_words(call))]})
 
     def steps(self, call: dict[str, Any]) -> dict[str, Any]:
-        from amp.parser.results import Beam
 
         def go() -> dict[str, Any]:
             beam = Beam.from_dict(call["beam"])
@@ -199,7 +201,6 @@ class Work:
 
     def chunk(self, call: dict[str, Any]) -> dict[str, Any]:
         """Part of a job: its items, in order, through :func:`~amp.parser.batch.run_batch`."""
-        from amp.parser.batch import BatchItem, run_batch
 
         def go() -> dict[str, Any]:
             items = [BatchItem.from_dict(d) for d in call["items"]]

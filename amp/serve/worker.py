@@ -27,7 +27,7 @@ BATCH_WAIT_S = 0.02
 class ParserWorker:
     def __init__(self, config: dict[str, Any]) -> None:
         cfg = ServeConfig.from_dict(config)
-        import torch
+        import torch  # late: start-up cost (torch)
 
         torch.set_num_threads(max(1, cfg.threads))
         self.work = Work(cfg)

@@ -20,12 +20,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from amp.data.generate import AmbiguousPair, find_pair
-from amp.errors import AmpError
 from amp.evaluation.inspection import inspect
 from amp.parser.parser import Parser
-from amp.prompts import zero_shot_prompt
+from amp.prompts import EXAMPLES_PER_PROMPT, zero_shot_prompt
 from amp.teaching.demo_pack import PackInfo, export_pack
-from amp.teaching.lesson import MIXED_K, sentence_prompt
+from amp.teaching.errors import ClassicsError
+from amp.teaching.lesson import sentence_prompt
 from amp.teaching.own_sentences import OwnSentence
 
 __all__ = ["CLASSIC_SENTENCES", "ClassicsError", "PackRecipe", "build_classic_pack", "classic_pairs"]
@@ -40,9 +40,6 @@ CLASSIC_SENTENCES: tuple[str, ...] = (
     "the bird ate and drank or slept",
 )
 
-class ClassicsError(AmpError, ValueError):
-    """A sentence of the recipe that is in no pool (the message names it)."""
-
 
 @dataclass(frozen=True)
 class PackRecipe:
@@ -52,7 +49,7 @@ class PackRecipe:
 
     sentences: tuple[str, ...] = CLASSIC_SENTENCES
     mixed: bool = True
-    k: int = MIXED_K
+    k: int = EXAMPLES_PER_PROMPT
     own: tuple[OwnSentence, ...] = ()
 
 

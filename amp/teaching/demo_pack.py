@@ -47,7 +47,8 @@ from typing import Any
 
 from amp.cache import SIZE_LIMIT_BYTES, ResultCache, canonical_json
 from amp.errors import AmpError, CacheError
-from amp.teaching.own_library import MAX_LIBRARY_BYTES, MAX_SENTENCES, OwnLibrary, OwnLibraryError, library_json
+from amp.teaching.errors import DemoPackError, OwnLibraryError
+from amp.teaching.own_library import MAX_LIBRARY_BYTES, MAX_SENTENCES, OwnLibrary, library_json
 from amp.teaching.own_sentences import OwnSentence
 from amp.teaching.pack_format import (
     FORMAT,
@@ -56,7 +57,6 @@ from amp.teaching.pack_format import (
     MAX_NOTE,
     OWN_NAME,
     SCHEMA_VERSION,
-    DemoPackError,
     PackLimits,
     read_pack,
     refused,

@@ -90,7 +90,7 @@ def qr_png(url: str, *, scale: int = 10) -> bytes:
     """The QR code of ``url`` as a PNG (error correction M, a 4-module quiet zone), rendered
     locally; ``scale`` pixels per module (10 gives ~330 px for a typical poll link: readable
     from the back of a room when shown at full width on a projector)."""
-    import segno  # the app extra; imported here so that the library does not need it
+    import segno  # late: optional dependency (segno, the app extra; the library does not need it)
 
     buffer = io.BytesIO()
     segno.make(url, error="m", micro=False).save(buffer, kind="png", scale=scale, border=4)

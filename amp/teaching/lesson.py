@@ -18,7 +18,9 @@ from amp.data.generate import AmbiguousPair, find_pair
 from amp.errors import AmpError
 from amp.evaluation.matching import match_lf
 from amp.logic.vocabulary import DEFAULT_FORMAT
-from amp.prompts import mixed_prompt, zero_shot_prompt
+from amp.prompts import DEFAULT_MIXED_RATIO, DEFAULT_MIXED_SEED, EXAMPLES_PER_PROMPT, mixed_prompt, zero_shot_prompt
+from amp.teaching.errors import PackSelectionEmpty
+from amp.teaching.own_library import find_own
 from amp.teaching.paraphrase import interpretation_label, paraphrases, verbalise_lf
 from amp.teaching.poll_records import PollItem
 
@@ -28,9 +30,6 @@ if TYPE_CHECKING:
     from amp.teaching.own_sentences import OwnSentence
 
 __all__ = [
-    "MIXED_K",
-    "MIXED_RATIO",
-    "MIXED_SEED",
     "PackSelectionEmpty",
     "SentenceKeys",
     "explain_parse",
@@ -46,10 +45,6 @@ __all__ = [
     "readings_in_words",
     "sentence_keys",
 ]
-
-
-class PackSelectionEmpty(AmpError):
-    """The chosen sentences have no cached results to export."""
 
 
 # --- a sentence's readings in words ------------------------------------------------------------
@@ -79,7 +74,6 @@ def readings_in_words(pair_or_surface: AmbiguousPair | str) -> tuple[str, str] |
 def own_sentence(surface: str) -> OwnSentence | None:
     """The teacher's own sentence with this surface in the default library (:mod:`amp.teaching.own_library`),
     or ``None`` (not there, or the library cannot be read: the Own sentences page says why)."""
-    from amp.teaching.own_library import find_own  # own sentences import this module: late
 
     try:
         return find_own(surface)
@@ -115,7 +109,7 @@ def reading_name(type_: str, idx: int) -> str:
 
 
 def model_p_lf0(parser: Parser, surface: str) -> float | None:
-    """The model's zero-shot P(LF0) of a pool sentence: :attr:`~amp.parser.results.PairScore.p_lf0`
+    """The model's zero-shot P(LF0) of a pool sentence: :attr:`~amp.parser.core.results.PairScore.p_lf0`
     of the forced decodes of both LFs under the reference §10 zero-shot prompt (paper §2,
     ``m0 / (m0 + m1)`` over the minimum token probabilities); cached by the parser.
 
@@ -148,19 +142,14 @@ def model_choice_text(p_lf0: float | None) -> str:
     return "model P(LF0) unavailable" if choice is None else f"prefers **LF{choice}**"
 
 
-#: The mixed prompt a sentence gets unless the teacher picks another ("Parse this sentence", the
-#: Parse page's default, the classic demo pack): k = 10 same-type examples, 30 % of them with
-#: LF0 (the paper's running 30/70 example), seed 0.
-MIXED_RATIO, MIXED_K, MIXED_SEED = 0.3, 10, 0
-
-
 def sentence_prompt(sentence: str | AmbiguousPair, mode: str = "mixed", *, fmt: str = DEFAULT_FORMAT,
-                    k: int = MIXED_K) -> Prompt:
-    """The default prompt for a pool sentence: mixed (:data:`MIXED_RATIO`, ``k`` examples,
-    :data:`MIXED_SEED`) or ``"zero-shot"`` (its ingredients, seed :data:`MIXED_SEED`, FOL)."""
+                    k: int = EXAMPLES_PER_PROMPT) -> Prompt:
+    """The default prompt for a pool sentence: mixed (:data:`~amp.prompts.DEFAULT_MIXED_RATIO`,
+    ``k`` examples, :data:`~amp.prompts.DEFAULT_MIXED_SEED`) or ``"zero-shot"`` (its ingredients,
+    the same seed, FOL)."""
     if mode == "zero-shot":
-        return zero_shot_prompt(sentence, seed=MIXED_SEED)
-    return mixed_prompt(sentence, MIXED_RATIO, seed=MIXED_SEED, k=k, fmt=fmt)
+        return zero_shot_prompt(sentence, seed=DEFAULT_MIXED_SEED)
+    return mixed_prompt(sentence, DEFAULT_MIXED_RATIO, seed=DEFAULT_MIXED_SEED, k=k, fmt=fmt)
 
 
 def model_reading(paraphrases: tuple[str, str], p_lf0: float | None) -> tuple[int, str] | None:

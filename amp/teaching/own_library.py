@@ -28,9 +28,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from amp.errors import AmpError
 from amp.settings import cache_root
-from amp.teaching.own_sentences import OwnSentence, OwnSentenceError, normalise_text
+from amp.teaching.errors import OwnLibraryError, OwnSentenceError
+from amp.teaching.own_sentences import OwnSentence, normalise_text
 
 #: The environment variable that moves the library file.
 OWN_SENTENCES_ENV_VAR = "AMP_OWN_SENTENCES"
@@ -46,10 +46,6 @@ MAX_LIBRARY_BYTES = 4_000_000
 #: Serialises read-modify-write of library files in this process (the app's sessions are threads
 #: of one process, so two tabs saving at once do not lose one of the saves).
 _WRITE_LOCK = threading.RLock()
-
-
-class OwnLibraryError(AmpError, ValueError):
-    """The library file (or an import) cannot be read, is malformed or is over its bounds."""
 
 
 def default_library_path() -> Path:

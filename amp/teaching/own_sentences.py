@@ -26,18 +26,27 @@ from typing import Any, Self
 
 from pydantic import ValidationError
 
-from amp.data import lexicon
 from amp.data.generate import AmbiguousPair
 from amp.data.templates.records import Example, record_type
 from amp.data.types import type_ids
-from amp.errors import AmpError, LFParseError
+from amp.logic import lexicon
 from amp.logic.ast import Formula, atoms, free_variables, is_constant
 from amp.logic.canonical import canonical
-from amp.logic.own_words import OwnWords, OwnWordsError, own_words_of
+from amp.logic.errors import LFParseError, OwnWordsError
+from amp.logic.own_words import OwnWords
 from amp.logic.reader import parse_lf
 from amp.logic.render import render_fol
-from amp.prompts import Prompt, PromptExample, mixed_prompt
+from amp.logic.unknown_words import own_words_of
+from amp.prompts import (
+    DEFAULT_MIXED_RATIO,
+    DEFAULT_MIXED_SEED,
+    EXAMPLES_PER_PROMPT,
+    Prompt,
+    PromptExample,
+    mixed_prompt,
+)
 from amp.records import JsonRecord, describe
+from amp.teaching.errors import OwnSentenceError
 from amp.teaching.own_types import closest_type
 from amp.teaching.poll_records import PollItem
 
@@ -61,14 +70,6 @@ OWN_TEMPLATE = "own"
 OWN_PROMPT_MODES = ("mixed", "own examples")
 
 _SPACES = re.compile(r"\s+")
-
-
-class OwnSentenceError(AmpError, ValueError):
-    """An own sentence that cannot be used; ``field`` names the field at fault (``"lf0"``, …)."""
-
-    def __init__(self, field: str, message: str) -> None:
-        super().__init__(message)
-        self.field = field
 
 
 def normalise_text(text: object, field: str, limit: int, *, required: bool = True) -> str:
@@ -197,16 +198,14 @@ class OwnSentence(JsonRecord):
         """The prompt to parse this sentence with, carrying its own :attr:`words`.
 
         ``"mixed"``: ``k`` examples of :attr:`type` from its pool, a fraction ``ratio`` with LF0
-        (defaults: the lesson's :data:`~amp.teaching.lesson.MIXED_RATIO`, ``MIXED_K``,
-        ``MIXED_SEED``, as a template sentence gets).  ``"own examples"``: the teacher's examples in
+        (defaults: :data:`~amp.prompts.DEFAULT_MIXED_RATIO`, :data:`~amp.prompts.EXAMPLES_PER_PROMPT`,
+        :data:`~amp.prompts.DEFAULT_MIXED_SEED`, as a template sentence gets).  ``"own examples"``: the teacher's examples in
         their order (``ratio``, ``k`` and ``seed`` do not apply).  FOL only.
         """
-        from amp.teaching import lesson  # lesson may look own sentences up: import it late
-
         if mode == "mixed":
-            built = mixed_prompt(self.pair(), lesson.MIXED_RATIO if ratio is None else ratio,
-                                 seed=lesson.MIXED_SEED if seed is None else seed,
-                                 k=lesson.MIXED_K if k is None else k)
+            built = mixed_prompt(self.pair(), DEFAULT_MIXED_RATIO if ratio is None else ratio,
+                                 seed=DEFAULT_MIXED_SEED if seed is None else seed,
+                                 k=EXAMPLES_PER_PROMPT if k is None else k)
             return replace(built, words=self.words)
         if mode == "own examples":
             if not self.examples:

@@ -38,14 +38,16 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from amp.errors import AmpError, LFParseError
 from amp.logic.ast import free_variables
 from amp.logic.canonical import equivalent
-from amp.logic.own_words import OwnWords, OwnWordsError, own_words_of
+from amp.logic.errors import LFParseError, OwnWordsError
+from amp.logic.own_words import OwnWords
 from amp.logic.reader import parse_lf
 from amp.logic.render import render
-from amp.records import JsonRecord
+from amp.logic.unknown_words import own_words_of
+from amp.records import JsonRecord, describe
 from amp.teaching import own_sentences
+from amp.teaching.errors import OwnTemplateError
 from amp.teaching.own_sentences import decodable_problem
 
 #: At most this many sentences (combinations of the word lists) in one template.
@@ -72,10 +74,6 @@ _JOINER = re.compile(r"[\s-]+")
 _SHOWN_FAILURES = 4
 _PATTERNS = (("sentence", "the sentence pattern"), ("lf0", "LF0"), ("lf1", "LF1"),
              ("paraphrase0", "paraphrase 0"), ("paraphrase1", "paraphrase 1"))
-
-
-class OwnTemplateError(AmpError, ValueError):
-    """An own template that cannot be used; the message names the template and the place."""
 
 
 @dataclass(frozen=True)
@@ -198,7 +196,6 @@ def template_from_dict(data: Any) -> OwnTemplate:
         cause = errors[0].get("ctx", {}).get("error") if errors else None
         if isinstance(cause, OwnTemplateError):
             raise OwnTemplateError(str(cause)) from None
-        from amp.records import describe
         raise OwnTemplateError(f"not an own template: {describe(exc)}") from None
 
 

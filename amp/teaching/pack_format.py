@@ -24,9 +24,10 @@ from typing import Any
 from pydantic import ValidationError
 
 from amp.cache import SIZE_LIMIT_BYTES, canonical_json
-from amp.errors import AmpError
+from amp.parser.core.results import ForcedScore, PairScore, ParseResult, SamplesValue, StepsValue
 from amp.records import JsonRecord, describe
-from amp.teaching.own_library import MAX_LIBRARY_BYTES, OwnLibraryError, parse_library
+from amp.teaching.errors import DemoPackError, OwnLibraryError
+from amp.teaching.own_library import MAX_LIBRARY_BYTES, parse_library
 from amp.teaching.own_sentences import OwnSentence
 
 FORMAT = "amp-demo-pack"
@@ -49,10 +50,6 @@ _ENTRY_FIELDS = frozenset({"key", "file", "sha256", "size", "model"})
 _RECORD_FIELDS = frozenset({"key", "model", "value"})
 MAX_NOTE = 10_000
 _MAX_MODEL_ID = 1_000
-
-
-class DemoPackError(AmpError, ValueError):
-    """A pack that cannot be written or read; the message names the file or entry at fault."""
 
 
 @dataclass(frozen=True)
@@ -303,7 +300,6 @@ def _read_entry(zf: zipfile.ZipFile, entry: dict[str, Any], info: zipfile.ZipInf
 
 def _record_types() -> dict[str, type[JsonRecord]]:
     """Result kind (the key's ``kind:`` prefix) → the record the parser stores under it."""
-    from amp.parser.results import ForcedScore, PairScore, ParseResult, SamplesValue, StepsValue
 
     return {"parse": ParseResult, "forced": ForcedScore, "pair": PairScore, "steps": StepsValue,
             "sample": SamplesValue}

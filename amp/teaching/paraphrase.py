@@ -30,15 +30,17 @@ import re
 import string
 from collections.abc import Mapping
 
-from amp.data import lexicon
+from amp.data.errors import TemplateError
 from amp.data.generate import AmbiguousPair, find_pair
-from amp.data.lexicon import surface_word
 from amp.data.templates import registry as _registry
 from amp.data.types import BUILTIN_TYPES, find_type
-from amp.errors import AmpError, TemplateError
+from amp.errors import AmpError
+from amp.logic import lexicon
 from amp.logic.ast import Atom, Formula, Junction, Quantified, atoms, quantifier_prefix
+from amp.logic.lexicon import surface_word
 from amp.logic.reader import parse_lf
 from amp.logic.vocabulary import DEFAULT_FORMAT
+from amp.teaching.errors import ParaphraseError
 
 __all__ = [
     "PARAPHRASES",
@@ -53,10 +55,6 @@ __all__ = [
     "pronoun",
     "verbalise_lf",
 ]
-
-
-class ParaphraseError(AmpError, ValueError):
-    """A paraphrase that cannot be produced (unknown surface, bad hole, bad reading index)."""
 
 
 # --- labels (Table 1) ------------------------------------------------------------------------
@@ -277,7 +275,7 @@ def verbalise_lf(lf: str, fmt: str = DEFAULT_FORMAT) -> str:
     E.g. ``forall x . exists y . exists a . dog(x) AND cat(y) AND saw(a) AND agent(a, x) AND
     patient(a, y)`` → "for every dog x, there is a cat y such that x saw y".  Event variables
     disappear into clauses ("x saw y using z", "y had z"); nested junctions are bracketed.
-    Raises :class:`~amp.errors.LFParseError` if the LF does not parse.
+    Raises :class:`~amp.logic.errors.LFParseError` if the LF does not parse.
     """
     text = _Verbaliser(parse_lf(lf, fmt)).render(nested=False)
     return text.replace("such that for every", "such that, for every")

@@ -15,6 +15,15 @@ The public names of the three modules that hold it, in one place:
 
 from __future__ import annotations
 
+from amp.teaching.errors import (
+    DuplicateVoteError,
+    InvalidPollError,
+    InvalidVoteError,
+    PollClosedError,
+    PollError,
+    PollNotFoundError,
+    PollStoreError,
+)
 from amp.teaching.poll_records import (
     CODE_ALPHABET,
     CODE_LENGTH,
@@ -22,17 +31,10 @@ from amp.teaching.poll_records import (
     MAX_ITEMS,
     MAX_TEXT,
     MAX_TITLE,
-    DuplicateVoteError,
-    InvalidPollError,
-    InvalidVoteError,
     ItemResult,
     Poll,
-    PollClosedError,
-    PollError,
     PollItem,
-    PollNotFoundError,
     PollResults,
-    PollStoreError,
     Vote,
     check_answer,
     check_vote_fields,

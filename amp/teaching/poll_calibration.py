@@ -35,7 +35,7 @@ def agreement_points(results: Iterable[PollResults]) -> list[tuple[str, float, f
 def stored_agreement(store: PollStore, codes: Sequence[str] | None = None) -> PollAgreement:
     """:func:`~amp.evaluation.calibration.poll_agreement` over stored polls.
 
-    ``codes``: only these polls (each must exist: :class:`~amp.teaching.poll_records.PollNotFoundError`);
+    ``codes``: only these polls (each must exist: :class:`~amp.teaching.errors.PollNotFoundError`);
     ``None``: the :data:`MAX_POLLS` newest polls of the store.
     """
     chosen = list(codes) if codes is not None else [p.code for p in store.list_polls()[:MAX_POLLS]]

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from amp.errors import AmpError
+from amp.teaching.errors import InvalidPollError, InvalidVoteError, PollNotFoundError
+from amp.teaching.paraphrase import interpretation_label, paraphrases
 
 if TYPE_CHECKING:
     from amp.data.generate import AmbiguousPair
@@ -36,34 +38,6 @@ CONFIDENCE_LABELS: dict[int, str] = {1: "not confident", 2: "somewhat confident"
 
 
 # --- errors ------------------------------------------------------------------------------------
-
-
-class PollError(AmpError):
-    """Base class of every poll error."""
-
-
-class PollNotFoundError(PollError, LookupError):
-    """No poll has this code (or the text is not a poll code at all)."""
-
-
-class PollClosedError(PollError):
-    """The poll is closed: its votes stay readable, but it takes no new ones."""
-
-
-class DuplicateVoteError(PollError):
-    """This session already voted on this item (a second or replayed submission)."""
-
-
-class InvalidVoteError(PollError, ValueError):
-    """A vote with a malformed field (type, range, session id)."""
-
-
-class InvalidPollError(PollError, ValueError):
-    """A poll or poll item that cannot be created (no items, bad field, too long)."""
-
-
-class PollStoreError(PollError, RuntimeError):
-    """The poll database cannot be opened, read or written."""
 
 
 # --- records -----------------------------------------------------------------------------------
@@ -113,7 +87,6 @@ class PollItem:
     @classmethod
     def from_pair(cls, pair: AmbiguousPair, model_p_lf0: float | None = None) -> PollItem:
         """An item for a generated ambiguous pair, with :func:`amp.teaching.paraphrase.paraphrases`."""
-        from amp.teaching.paraphrase import paraphrases
 
         p0, p1 = paraphrases(pair)
         return cls(pair.surface, pair.type, pair.lf0.lf, pair.lf1.lf, p0, p1, model_p_lf0)
@@ -126,7 +99,6 @@ class PollItem:
         own = self.name0 if choice == 0 else self.name1
         if own:
             return own
-        from amp.teaching.paraphrase import interpretation_label
 
         try:
             return interpretation_label(self.type, choice)

@@ -11,6 +11,7 @@ import io
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
+from amp.teaching.paraphrase import interpretation_label
 from amp.teaching.poll_records import (
     CONFIDENCE_LABELS,
     ItemResult,
@@ -89,7 +90,7 @@ def summarise(poll: Poll, votes: Sequence[Vote]) -> PollResults:
 
 def results_frame(results: PollResults) -> pd.DataFrame:
     """One row per item: tallies, the class's P(LF0) (A.5) and the model's, and their gap."""
-    import pandas as pd
+    import pandas as pd  # late: start-up cost (pandas)
 
     rows = [
         {
@@ -118,7 +119,6 @@ def results_frame(results: PollResults) -> pd.DataFrame:
 def votes_csv(poll: Poll, votes: Sequence[Vote]) -> str:
     """CSV text, one row per vote, with the chosen reading's label and paraphrase and the
     vote's A.5 P(LF0) (what :meth:`amp.teaching.poll_store.PollStore.export_csv` returns)."""
-    from amp.teaching.paraphrase import interpretation_label
 
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")

@@ -21,20 +21,22 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 from amp.settings import cache_root
+from amp.teaching.errors import (
+    DuplicateVoteError,
+    InvalidPollError,
+    InvalidVoteError,
+    PollClosedError,
+    PollNotFoundError,
+    PollStoreError,
+)
 from amp.teaching.poll_records import (
     CODE_ALPHABET,
     CODE_LENGTH,
     MAX_ITEMS,
     MAX_TITLE,
-    DuplicateVoteError,
-    InvalidPollError,
-    InvalidVoteError,
     Poll,
-    PollClosedError,
     PollItem,
-    PollNotFoundError,
     PollResults,
-    PollStoreError,
     Vote,
     check_vote_fields,
     normalise_code,

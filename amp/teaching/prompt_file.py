@@ -10,9 +10,9 @@ A file may also hold the rendered prompt text (:func:`prompt_from_file`, read ba
 
 An import is checked whole before it is used (:func:`prompt_from_json`): at most
 :data:`MAX_PROMPT_FILE_BYTES` bytes of UTF-8 JSON, one object of the Prompt schema, at most
-:data:`~amp.parser.limits.MAX_PROMPT_EXAMPLES` examples, a known ambiguity type (or none), gold
-LFs that parse and fit :data:`~amp.parser.limits.MAX_LF_CHARS`, and a rendered prompt within
-:data:`~amp.parser.limits.MAX_PROMPT_CHARS`.  Anything else is a :class:`PromptFileError`
+:data:`~amp.parser.core.limits.MAX_PROMPT_EXAMPLES` examples, a known ambiguity type (or none), gold
+LFs that parse and fit :data:`~amp.parser.core.limits.MAX_LF_CHARS`, and a rendered prompt within
+:data:`~amp.parser.core.limits.MAX_PROMPT_CHARS`.  Anything else is a :class:`PromptFileError`
 saying what and where; nothing is half-read.
 """
 
@@ -22,20 +22,17 @@ import json
 from typing import Any
 
 from amp.data.types import find_type, type_ids
-from amp.errors import AmpError, PromptError
+from amp.errors import AmpError
 from amp.logic.reader import parse_lf
-from amp.parser import limits
+from amp.parser.core import limits
 from amp.prompts import Prompt, prompt_from_text
+from amp.teaching.errors import PromptFileError
 
 __all__ = ["MAX_PROMPT_FILE_BYTES", "PromptFileError", "prompt_from_file", "prompt_from_json", "prompt_json",
            "prompt_text"]
 
 #: The largest prompt file read (1 MB: a prompt at MAX_PROMPT_CHARS, with its JSON around it).
 MAX_PROMPT_FILE_BYTES = 1_000_000
-
-
-class PromptFileError(PromptError):
-    """A prompt file that cannot be imported; the message says what is wrong and where."""
 
 
 def prompt_text(prompt: Prompt) -> str:

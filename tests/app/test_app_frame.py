@@ -99,13 +99,13 @@ def test_the_int8_precision_parses_on_the_int8_path_and_is_cached_apart(at) -> N
 
 def test_an_int8_load_that_fails_offers_the_exact_precision(at, monkeypatch) -> None:
     """A model whose output layer int8 cannot take: an error box, and one click back to float32."""
-    import amp.parser.model_loading as loading
-    from amp.errors import ModelLoadError
+    import amp.parser.models.loading as loading
+    from amp.parser.core.errors import ModelLoadError
 
     def refuse(model):
         raise ModelLoadError("--dtype int8 needs a linear output layer; this model's is Conv1D: use --dtype float32")
 
-    from amp.parser.model_registry import unload_models
+    from amp.parser.models.registry import unload_models
 
     monkeypatch.setattr(loading, "quantize_output_layer", refuse)
     unload_models()  # an int8 model another test loaded would be reused, not reloaded

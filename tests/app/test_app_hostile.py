@@ -183,7 +183,7 @@ def test_parse_inspect_score_your_own_lf_table(at, lf: str, message: str) -> Non
 
 
 def test_lf_inputs_are_length_capped(at) -> None:
-    from amp.parser.limits import MAX_LF_CHARS
+    from amp.parser.core.limits import MAX_LF_CHARS
 
     goto(at, "prompt_builder")
     at.radio(key="pb_test_source").set_value("typed").run()

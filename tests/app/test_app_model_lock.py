@@ -54,7 +54,7 @@ def test_using_waits_for_a_busy_model_and_installs_the_cancel_check() -> None:
     import threading
     import time
 
-    from amp.parser.cancel import current_check
+    from amp.parser.search.cancel import current_check
     from ui import model_picker as ui_model
 
     parser = object()
@@ -82,7 +82,7 @@ def test_using_waits_for_a_busy_model_and_installs_the_cancel_check() -> None:
 def _compare_failure_script() -> None:
     import streamlit as st
 
-    from amp.errors import ModelLoadError
+    from amp.parser.core.errors import ModelLoadError
     from ui import model_picker as ui_model
 
     class ModelB:  # a second model, as the Compare page holds it next to the sidebar's

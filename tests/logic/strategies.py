@@ -6,7 +6,7 @@ import random
 
 from hypothesis import strategies as st
 
-from amp.data import lexicon
+from amp.logic import lexicon
 from amp.logic.ast import Atom, Formula, Junction, Quantified, free_variables
 
 UNARY = ("man", "boy", "dog", "saw", "ate", "telescope", "have", "picked_up")

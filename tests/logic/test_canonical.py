@@ -10,9 +10,9 @@ import pytest
 from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
-from amp.errors import LFParseError
 from amp.logic.ast import Atom, Formula, Junction, Quantified, free_variables
 from amp.logic.canonical import canonical, canonical_or_none, equivalent, ordered_form
+from amp.logic.errors import LFParseError
 from amp.logic.reader import parse_lf
 from amp.logic.render import render_fol, render_lisp
 

@@ -5,16 +5,10 @@ from __future__ import annotations
 import pytest
 from lark.exceptions import UnexpectedInput
 
+from amp.logic.errors import OwnWordsError
 from amp.logic.grammar import grammar_text, lark_parser
-from amp.logic.own_words import (
-    MAX_OWN_WORDS,
-    NO_WORDS,
-    OwnWords,
-    OwnWordsError,
-    own_words_of,
-    unknown_word_message,
-    unknown_words,
-)
+from amp.logic.own_words import MAX_OWN_WORDS, NO_WORDS, OwnWords
+from amp.logic.unknown_words import own_words_of, unknown_word_message, unknown_words
 from amp.prompts import Prompt, mixed_prompt
 
 DUCK0 = "exists a . exists e . saw(a) AND agent(a, Me) AND duck(e) AND agent(e, Her) AND patient(a, e)"

@@ -7,7 +7,6 @@ import re
 import pytest
 from hypothesis import given, settings
 
-from amp.errors import LFParseError
 from amp.logic.ast import (
     Atom,
     Junction,
@@ -20,6 +19,7 @@ from amp.logic.ast import (
     quantifier_prefix,
     with_prefix,
 )
+from amp.logic.errors import LFParseError
 from amp.logic.reader import parse_lf, parse_lf_uncached
 from amp.logic.render import render_fol, render_lisp
 

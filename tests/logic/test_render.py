@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 
-from amp.data import lexicon
+from amp.logic import lexicon
 from amp.logic.ast import Atom, Junction, Quantified
 from amp.logic.convert import convert, fol_to_lisp, lisp_to_fol
 from amp.logic.reader import parse_lf

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from amp.data.generate import DataError
+from amp.data.errors import DataError
 from amp.errors import AmpError, PromptError, SettingError
 from amp.logic import vocabulary
 from amp.logic.vocabulary import FORMATS, MODES, check_format, check_mode

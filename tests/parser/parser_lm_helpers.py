@@ -16,7 +16,7 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
-from amp.data import lexicon
+from amp.logic import lexicon
 
 HEADER = "Let's translate what a human user says into what a computer might say."
 

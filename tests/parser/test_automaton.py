@@ -10,9 +10,9 @@ from lark import Lark
 from lark.exceptions import LarkError
 from parser_lm_helpers import amp_examples
 
-from amp.errors import DecodingError
 from amp.logic.grammar import lark_parser
-from amp.parser.automaton import DEAD, GrammarAutomaton, get_automaton
+from amp.parser.core.errors import DecodingError
+from amp.parser.search.automaton import DEAD, GrammarAutomaton, get_automaton
 
 FOL_LFS = [lf for _s, lf in amp_examples(60, seed=1)]
 LISP_LFS = [

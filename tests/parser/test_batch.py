@@ -7,10 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from amp.cache import CacheWarning, ResultCache
-from amp.errors import ModelLoadError
-from amp.parser import model_registry
-from amp.parser.batch import BatchItem, BatchItemResult, BatchRun, run_batch
+from amp.cache import ResultCache
+from amp.errors import CacheWarning
+from amp.parser.batch import BatchRun, run_batch
+from amp.parser.core.errors import ModelLoadError
+from amp.parser.core.results import BatchItem, BatchItemResult
+from amp.parser.models import registry as model_registry
 from amp.parser.parser import Parser
 
 SUBJECTS = ("boy", "girl", "man", "woman", "dog")

@@ -8,14 +8,15 @@ from typing import Any
 import pytest
 from parser_lm_helpers import amp_examples
 
-from amp.data import generate, lexicon
-from amp.errors import DecodingError
+from amp.data import generate
+from amp.logic import lexicon
 from amp.logic.ast import free_variables
 from amp.logic.convert import convert
 from amp.logic.reader import parse_lf
-from amp.parser.automaton import DEAD, get_automaton
-from amp.parser.scoring import check_lf
-from amp.parser.vocab import VocabMasker, frame_lf
+from amp.parser.core.errors import DecodingError
+from amp.parser.search.automaton import DEAD, get_automaton
+from amp.parser.search.scoring import check_lf
+from amp.parser.search.vocab import VocabMasker, frame_lf
 
 POOLS = ["pp", "scope", "revscope", "bound", "conj", "pp_unambig", "scope_unambig", "bound_unambig"]
 
@@ -136,7 +137,7 @@ def test_binding_violation_positions() -> None:
 
 
 def test_forced_scoring_names_the_free_variable(tiny_lm: Any) -> None:
-    from amp.parser.vocab import get_masker
+    from amp.parser.search.vocab import get_masker
 
     masker = get_masker(tiny_lm.tokenizer, "fol")
     lf = "exists x . man(x) AND telescope(z)"
@@ -179,8 +180,8 @@ def test_masks_equal_brute_force_with_binding(bpe_noregex: Any, fmt: str) -> Non
 
 
 def test_context_length_check(tiny_lm: Any) -> None:
-    from amp.parser.decode import beam_search
-    from amp.parser.scoring import forced_score
+    from amp.parser.search.decode import beam_search
+    from amp.parser.search.scoring import forced_score
 
     limit = tiny_lm.model.config.max_position_embeddings
     prompt = "Human: the man saw\nComputer:" + " man" * (limit + 10)

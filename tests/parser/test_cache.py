@@ -12,9 +12,9 @@ from pathlib import Path
 import diskcache
 import pytest
 
-from amp.cache import CacheWarning, ResultCache
+from amp.cache import ResultCache
 from amp.code_digest import CODE_VERSION
-from amp.errors import CacheError
+from amp.errors import CacheError, CacheWarning
 
 BASE = {
     "model": "m1",

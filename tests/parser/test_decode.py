@@ -11,7 +11,8 @@ import torch
 from parser_lm_helpers import HEADER, simple_prompt
 
 from amp.logic.grammar import lark_parser
-from amp.parser.decode import (
+from amp.parser.core.results import ParseResult
+from amp.parser.search.decode import (
     MAX_NEW_TOKENS,
     MIN_NEW_TOKENS,
     beam_search,
@@ -20,10 +21,9 @@ from amp.parser.decode import (
     default_max_new_tokens,
     gnmt_score,
 )
-from amp.parser.processors import GrammarLogitsProcessor, GrammarStoppingCriteria
-from amp.parser.results import ParseResult
-from amp.parser.scoring import forced_score_ids
-from amp.parser.vocab import encode_output, encode_prompt, frame_lf, get_masker
+from amp.parser.search.processors import GrammarLogitsProcessor, GrammarStoppingCriteria
+from amp.parser.search.scoring import forced_score_ids
+from amp.parser.search.vocab import encode_output, encode_prompt, frame_lf, get_masker
 
 SENTENCES = ["the boy moved", "Galileo saw Mary with the telescope", "every cat held a cup", "the dog ate"]
 

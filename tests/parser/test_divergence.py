@@ -8,9 +8,9 @@ from typing import Any
 
 from parser_lm_helpers import simple_prompt
 
-from amp.parser.divergence import divergence
-from amp.parser.results import Divergence, TokenStep
-from amp.parser.scoring import forced_score
+from amp.parser.core.results import Divergence, TokenStep
+from amp.parser.search.divergence import divergence
+from amp.parser.search.scoring import forced_score
 
 SCOPE_LF0 = "exists x . forall y . exists a . cat(y) AND cup(x) AND held(a) AND agent(a, y) AND patient(a, x)"
 SCOPE_LF1 = "forall x . exists y . exists a . cat(x) AND cup(y) AND held(a) AND agent(a, x) AND patient(a, y)"

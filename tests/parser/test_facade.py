@@ -8,13 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from amp.cache import CacheWarning, ResultCache
-from amp.errors import ModelLoadError
+from amp.cache import ResultCache
+from amp.errors import CacheWarning
 from amp.evaluation.inspection import Inspection, inspect
 from amp.evaluation.matching import MATCHES, match_lf
-from amp.parser import model_registry, model_spec
+from amp.parser.core.errors import ModelLoadError
+from amp.parser.core.results import ForcedScore, PairScore, ParseResult
+from amp.parser.models import registry as model_registry
+from amp.parser.models import spec as model_spec
 from amp.parser.parser import Parser
-from amp.parser.results import ForcedScore, PairScore, ParseResult
 
 PROMPT = "Human: the boy saw a girl\nComputer:"
 LF0 = "exists x . forall y . boy(x) AND girl(y)"

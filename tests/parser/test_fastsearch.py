@@ -1,6 +1,6 @@
 """The fast constrained search (forced-token jumps, early exits) returns the step-by-step search's beams.
 
-The reference is transformers' ``generate`` with the grammar processor (``search="generate"``).
+The reference is transformers' ``generate`` with the grammar processor (``algorithm="generate"``).
 Token sequences must be identical; scores agree to float rounding (a multi-token pass may differ
 from single-token passes in the last bits), so they are compared with a tight tolerance.
 """
@@ -14,10 +14,11 @@ from typing import Any
 import pytest
 from parser_lm_helpers import HEADER, simple_prompt
 
-from amp.parser.cancel import SearchCancelled
-from amp.parser.decode import beam_search_batch, parse_and_score_batch, search_mode
-from amp.parser.fastsearch import SearchStats, supported
-from amp.parser.scoring import forced_score_ids
+from amp.parser.core.errors import SearchCancelled
+from amp.parser.search.decode import beam_search_batch, parse_and_score_batch
+from amp.parser.search.fastsearch import SearchStats, supported
+from amp.parser.search.scoring import forced_score_ids
+from amp.parser.search.settings import SearchAlgorithm, search_algorithm
 
 SENTENCES = ["the boy moved", "Galileo saw Mary with the telescope", "every cat held a cup", "the dog ate",
              "a girl saw the man with the book"]
@@ -47,12 +48,12 @@ def test_fast_search_equals_generate_on_the_tiny_lm(tiny_lm: Any, beams: int, fm
     assert supported(tiny_lm.model)
     build = simple_prompt if fmt == "fol" else _lisp_prompt
     prompts = [build(s) for s in SENTENCES]
-    ref = beam_search_batch(tiny_lm.model, tiny_lm.tokenizer, prompts, fmt=fmt, beams=beams, search="generate",
+    ref = beam_search_batch(tiny_lm.model, tiny_lm.tokenizer, prompts, fmt=fmt, beams=beams, algorithm="generate",
                             steps_for=2)
     stats = SearchStats()
-    fast = beam_search_batch(tiny_lm.model, tiny_lm.tokenizer, prompts, fmt=fmt, beams=beams, search="fast",
+    fast = beam_search_batch(tiny_lm.model, tiny_lm.tokenizer, prompts, fmt=fmt, beams=beams, algorithm="fast",
                              steps_for=2, stats=stats)
-    step = beam_search_batch(tiny_lm.model, tiny_lm.tokenizer, prompts, fmt=fmt, beams=beams, search="stepwise",
+    step = beam_search_batch(tiny_lm.model, tiny_lm.tokenizer, prompts, fmt=fmt, beams=beams, algorithm="stepwise",
                              steps_for=2)
     # With one beam transformers runs greedy search, whose processor sees raw logits, not log-probs:
     # its token choice is the same, its summed "log-prob" is not (compared with forced sums below).
@@ -73,10 +74,10 @@ def test_forced_text_is_fed_ahead_when_few_rows_are_live(tiny_lm: Any, fmt: str)
     the search needs fewer model passes than tokens, and its result is still the reference's."""
     build = simple_prompt if fmt == "fol" else _lisp_prompt
     prompts = [build(SENTENCES[1])]
-    ref = beam_search_batch(tiny_lm.model, tiny_lm.tokenizer, prompts, fmt=fmt, beams=1, search="stepwise",
+    ref = beam_search_batch(tiny_lm.model, tiny_lm.tokenizer, prompts, fmt=fmt, beams=1, algorithm="stepwise",
                             steps_for=1)
     stats = SearchStats()
-    fast = beam_search_batch(tiny_lm.model, tiny_lm.tokenizer, prompts, fmt=fmt, beams=1, search="fast",
+    fast = beam_search_batch(tiny_lm.model, tiny_lm.tokenizer, prompts, fmt=fmt, beams=1, algorithm="fast",
                              steps_for=1, stats=stats)
     _same(ref, fast)
     assert stats.forced_tokens > 0
@@ -87,9 +88,9 @@ def test_forced_text_is_fed_ahead_when_few_rows_are_live(tiny_lm: Any, fmt: str)
 def test_fast_search_equals_generate_when_the_budget_cuts_beams(tiny_lm: Any, budget: int) -> None:
     prompts = [simple_prompt(s) for s in SENTENCES[:3]]
     ref = beam_search_batch(tiny_lm.model, tiny_lm.tokenizer, prompts, beams=5, max_new_tokens=budget,
-                            search="generate", steps_for=0)
+                            algorithm="generate", steps_for=0)
     fast = beam_search_batch(tiny_lm.model, tiny_lm.tokenizer, prompts, beams=5, max_new_tokens=budget,
-                             search="fast", steps_for=0)
+                             algorithm="fast", steps_for=0)
     _same(ref, fast)
 
 
@@ -101,8 +102,8 @@ def test_fast_search_equals_generate_on_an_untrained_model(saved_tiny_model: Pat
     tok = AutoTokenizer.from_pretrained(str(saved_tiny_model), trust_remote_code=False)
     prompts = [HEADER + "\n\n" + simple_prompt(s) for s in SENTENCES[:2]] + [simple_prompt("the dog ate")]
     for beams in (3, 5):
-        ref = beam_search_batch(model, tok, prompts, beams=beams, max_new_tokens=24, search="generate")
-        fast = beam_search_batch(model, tok, prompts, beams=beams, max_new_tokens=24, search="fast")
+        ref = beam_search_batch(model, tok, prompts, beams=beams, max_new_tokens=24, algorithm="generate")
+        fast = beam_search_batch(model, tok, prompts, beams=beams, max_new_tokens=24, algorithm="fast")
         _same(ref, fast)
 
 
@@ -110,8 +111,8 @@ def test_pairs_and_steps_agree_between_searches(tiny_lm: Any) -> None:
     items = [(simple_prompt("the boy moved"), "exists x . exists a . boy(x) AND moved(a) AND agent(a, x)",
               "exists x . exists a . girl(x) AND moved(a) AND agent(a, x)"),
              (simple_prompt("the dog ate"), None, None)]
-    ref = parse_and_score_batch(tiny_lm.model, tiny_lm.tokenizer, items, search="generate")
-    fast = parse_and_score_batch(tiny_lm.model, tiny_lm.tokenizer, items, search="fast")
+    ref = parse_and_score_batch(tiny_lm.model, tiny_lm.tokenizer, items, algorithm="generate")
+    fast = parse_and_score_batch(tiny_lm.model, tiny_lm.tokenizer, items, algorithm="fast")
     _same([p for p, _ in ref], [p for p, _ in fast])
     assert fast[1][1] is None
     assert fast[0][1].p_lf0 == pytest.approx(ref[0][1].p_lf0, abs=1e-6)
@@ -126,22 +127,22 @@ def test_cancel_stops_the_search_between_steps(tiny_lm: Any) -> None:
         return len(calls) > 3
 
     with pytest.raises(SearchCancelled):
-        beam_search_batch(tiny_lm.model, tiny_lm.tokenizer, [simple_prompt("the boy moved")], search="fast",
+        beam_search_batch(tiny_lm.model, tiny_lm.tokenizer, [simple_prompt("the boy moved")], algorithm="fast",
                           cancel=cancel)
     assert len(calls) == 4
 
 
-def test_search_mode_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_search_algorithm_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("AMP_SEARCH", raising=False)
-    assert search_mode() == "fast"
+    assert search_algorithm() is SearchAlgorithm.FAST
     monkeypatch.setenv("AMP_SEARCH", "generate")
-    assert search_mode() == "generate"
-    assert search_mode("stepwise") == "stepwise"
+    assert search_algorithm() is SearchAlgorithm.GENERATE
+    assert search_algorithm("stepwise") is SearchAlgorithm.STEPWISE
     monkeypatch.setenv("AMP_SEARCH", "bogus")
-    from amp.errors import DecodingError
+    from amp.parser.core.errors import DecodingError
 
-    with pytest.raises(DecodingError, match="unknown search"):
-        search_mode()
+    with pytest.raises(DecodingError, match="unknown search algorithm"):
+        search_algorithm()
 
 
 @pytest.mark.slow
@@ -150,16 +151,16 @@ def test_fast_search_equals_generate_on_the_default_model(gemma: Any) -> None:
 
     items = ex.plan_fewshot(ex.FewShotConfig(types=("pp",), ratios=(0.5,), n_per_ratio=2, beams=5))[:2]
     prompts = [it.prompt_text for it in items] + [simple_prompt("the boy saw the girl with the telescope")]
-    ref = beam_search_batch(gemma.model, gemma.tokenizer, prompts, beams=5, search="generate")
-    fast = beam_search_batch(gemma.model, gemma.tokenizer, prompts, beams=5, search="fast")
+    ref = beam_search_batch(gemma.model, gemma.tokenizer, prompts, beams=5, algorithm="generate")
+    fast = beam_search_batch(gemma.model, gemma.tokenizer, prompts, beams=5, algorithm="fast")
     _same(ref, fast)
 
 
 def test_progress_is_reported_per_prompt_as_searches_finish(tiny_lm: Any) -> None:
-    from amp.parser.cancel import progress_scope
+    from amp.parser.search.cancel import progress_scope
 
     seen: list[int] = []
     prompts = [simple_prompt(s) for s in SENTENCES[:3]]
     with progress_scope(seen.append):
-        beam_search_batch(tiny_lm.model, tiny_lm.tokenizer, prompts, search="fast", steps_for=0)
+        beam_search_batch(tiny_lm.model, tiny_lm.tokenizer, prompts, algorithm="fast", steps_for=0)
     assert sum(seen) == len(prompts) and all(n >= 1 for n in seen)

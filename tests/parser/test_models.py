@@ -1,4 +1,4 @@
-"""Model loading (amp/parser/model_spec.py, embedded_model.py, model_loading.py, model_registry.py): specs,
+"""Model loading (amp/parser/models/spec.py, embedded_model.py, model_loading.py, model_registry.py): specs,
 errors, identities, device/dtype, default model."""
 
 from __future__ import annotations
@@ -12,12 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from amp.errors import ModelLoadError
-from amp.parser import embedded_model, model_registry, model_spec
-from amp.parser.embedded_model import default_model_info
-from amp.parser.model_loading import LoadedModel, select_device, select_dtype
-from amp.parser.model_registry import load_model
-from amp.parser.model_spec import identities, resolve_spec
+from amp.parser.core.errors import ModelLoadError
+from amp.parser.models import embedded as embedded_model
+from amp.parser.models import registry as model_registry
+from amp.parser.models import spec as model_spec
+from amp.parser.models.embedded import default_model_info
+from amp.parser.models.loading import LoadedModel, select_device, select_dtype
+from amp.parser.models.registry import load_model
+from amp.parser.models.spec import identities, resolve_spec
 
 
 @pytest.fixture(autouse=True)

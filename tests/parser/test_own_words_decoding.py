@@ -12,14 +12,15 @@ import pytest
 from parser_lm_helpers import simple_prompt
 
 from amp.cache import ResultCache
-from amp.errors import DecodingError
 from amp.evaluation.inspection import inspect
 from amp.logic.grammar import lark_parser
-from amp.logic.own_words import NO_WORDS, OwnWords, own_words_of
-from amp.parser.automaton import get_automaton
-from amp.parser.decode import beam_search
+from amp.logic.own_words import NO_WORDS, OwnWords
+from amp.logic.unknown_words import own_words_of
+from amp.parser.core.errors import DecodingError
 from amp.parser.parser import Parser
-from amp.parser.scoring import forced_score, forced_score_ids, score_pair
+from amp.parser.search.automaton import get_automaton
+from amp.parser.search.decode import beam_search
+from amp.parser.search.scoring import forced_score, forced_score_ids, score_pair
 
 DUCK0 = "exists a . exists e . saw(a) AND agent(a, Me) AND duck(e) AND agent(e, Her) AND patient(a, e)"
 DUCK1 = "exists x . exists a . duck(x) AND have(x, Her) AND saw(a) AND agent(a, Me) AND patient(a, x)"

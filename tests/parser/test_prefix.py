@@ -1,4 +1,4 @@
-"""The shared prompt pass (amp.parser.prefix): one prefill serves the search and forced scoring.
+"""The shared prompt pass (amp.parser.search.prefix): one prefill serves the search and forced scoring.
 
 Checked on the tiny trained GPT-2 and on a tiny random Gemma 3 whose sliding window (6 tokens)
 is shorter than the prompts, so that left padding, position ids and the sliding-window cache
@@ -13,12 +13,12 @@ import pytest
 import torch
 from parser_lm_helpers import TinyLM, simple_prompt
 
-from amp.errors import DecodingError
-from amp.parser import decode
-from amp.parser.decode import beam_search_batch, parse_and_score_batch
-from amp.parser.prefix import PromptPrefix, prefill, prefixed_logprobs
-from amp.parser.scoring import independent_logprobs, score_pair
-from amp.parser.vocab import encode_output, encode_prompt, frame_lf
+from amp.parser.core.errors import DecodingError
+from amp.parser.search import decode
+from amp.parser.search.decode import beam_search_batch, parse_and_score_batch
+from amp.parser.search.prefix import PromptPrefix, prefill, prefixed_logprobs
+from amp.parser.search.scoring import independent_logprobs, score_pair
+from amp.parser.search.vocab import encode_output, encode_prompt, frame_lf
 
 LF0 = "exists x . exists a . man(x) AND saw(a) AND agent(a, Mary) AND patient(a, x)"
 LF1 = "exists x . man(x) AND walked(x)"
@@ -133,7 +133,7 @@ def test_prefix_refuses_bad_requests(tiny_lm: TinyLM) -> None:
 
 def test_reordering_only_the_generated_part_equals_a_full_reorder(lm: TinyLM) -> None:
     """Rows of one prompt share its cached tokens, so moving only the later ones is exact."""
-    from amp.parser.prefix import forward, output_cache, reorder_only_after
+    from amp.parser.search.prefix import forward, output_cache, reorder_only_after
 
     ids = encode_prompt(lm.tokenizer, _prompts()[2])
     prefix = prefill(lm.model, [ids, ids[:-3]], pad_id=0)  # two prompts, one left-padded
@@ -146,7 +146,7 @@ def test_reordering_only_the_generated_part_equals_a_full_reorder(lm: TinyLM) ->
     want = [(layer.keys.index_select(0, torch.tensor([2, 0, 0, 4, 5, 3])),
              layer.values.index_select(0, torch.tensor([2, 0, 0, 4, 5, 3]))) for layer in cache.layers]
     reorder_only_after(cache, prefix.width - 1)
-    with torch.inference_mode():  # as inside generate (amp.parser.decode runs it so)
+    with torch.inference_mode():  # as inside generate (amp.parser.search.decode runs it so)
         cache.reorder_cache(torch.tensor([2, 0, 0, 4, 5, 3]))
     for layer, (k, v) in zip(cache.layers, want, strict=True):
         assert torch.equal(layer.keys, k) and torch.equal(layer.values, v)

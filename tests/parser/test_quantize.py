@@ -15,14 +15,14 @@ import pytest
 import torch
 from parser_lm_helpers import simple_prompt
 
-from amp.errors import ModelLoadError
 from amp.parser import Parser
-from amp.parser.decode import beam_search_batch, parse_and_score_batch
-from amp.parser.fastsearch import supported
-from amp.parser.model_loading import DTYPES, select_dtype
-from amp.parser.model_registry import load_model
-from amp.parser.quantize import INT8, output_rows, quantize_output_layer, scheme
-from amp.parser.scoring import score_pair
+from amp.parser.core.errors import ModelLoadError
+from amp.parser.models.loading import DTYPES, select_dtype
+from amp.parser.models.quantize import INT8, output_rows, quantize_output_layer, scheme
+from amp.parser.models.registry import load_model
+from amp.parser.search.decode import beam_search_batch, parse_and_score_batch
+from amp.parser.search.fastsearch import supported
+from amp.parser.search.scoring import score_pair
 
 SENTENCES = ["the boy moved", "Galileo saw Mary with the telescope", "every cat held a cup"]
 LF0 = "exists x . exists a . boy(x) AND moved(a) AND agent(a, x)"
@@ -71,8 +71,8 @@ def test_int8_logits_are_close_to_float32_but_not_equal(tiny_lm: Any, int8_lm: A
 def test_fast_search_on_int8_equals_the_reference_search_on_int8(int8_lm: Any, fmt: str) -> None:
     assert supported(int8_lm.model)
     prompts = [simple_prompt(s) for s in SENTENCES]
-    ref = beam_search_batch(int8_lm.model, int8_lm.tokenizer, prompts, fmt=fmt, beams=4, search="generate")
-    fast = beam_search_batch(int8_lm.model, int8_lm.tokenizer, prompts, fmt=fmt, beams=4, search="fast")
+    ref = beam_search_batch(int8_lm.model, int8_lm.tokenizer, prompts, fmt=fmt, beams=4, algorithm="generate")
+    fast = beam_search_batch(int8_lm.model, int8_lm.tokenizer, prompts, fmt=fmt, beams=4, algorithm="fast")
     for a, b in zip(ref, fast, strict=True):
         assert [x.token_ids for x in a.beams] == [y.token_ids for y in b.beams]
         for x, y in zip(a.beams, b.beams, strict=True):
@@ -144,7 +144,7 @@ def test_bfloat16_on_the_cpu_runs_the_same_exact_search(tiny_lm: Any) -> None:
     drives it and returns the reference search's beams on the same bf16 model."""
     model = copy.deepcopy(tiny_lm.model).to(torch.bfloat16)
     prompts = [simple_prompt(s) for s in SENTENCES[:2]]
-    ref = beam_search_batch(model, tiny_lm.tokenizer, prompts, beams=3, search="generate")
-    fast = beam_search_batch(model, tiny_lm.tokenizer, prompts, beams=3, search="fast")
+    ref = beam_search_batch(model, tiny_lm.tokenizer, prompts, beams=3, algorithm="generate")
+    fast = beam_search_batch(model, tiny_lm.tokenizer, prompts, beams=3, algorithm="fast")
     assert [[b.token_ids for b in r.beams] for r in ref] == [[b.token_ids for b in f.beams] for f in fast]
     assert all(r.beams[0].steps for r in fast)

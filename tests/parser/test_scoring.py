@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 from parser_lm_helpers import simple_prompt
 
-from amp.errors import DecodingError
-from amp.parser import prefix
-from amp.parser.results import ForcedScore, PairScore
-from amp.parser.scoring import (
+from amp.parser.core.errors import DecodingError
+from amp.parser.core.results import ForcedScore, PairScore
+from amp.parser.search import prefix
+from amp.parser.search.scoring import (
     forced_score,
     forced_score_independent,
     min_prob_ratio,

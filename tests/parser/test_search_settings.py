@@ -7,8 +7,8 @@ import math
 import pytest
 
 from amp.errors import MetricError, PromptError, RatioError, SettingError
-from amp.parser.backend import DEFAULT_SEARCH, SearchSettings
-from amp.parser.limits import RequestTooLarge
+from amp.parser.core.errors import RequestTooLarge
+from amp.parser.search.settings import DEFAULT_SEARCH, SearchSettings
 from amp.prompts import check_ratio
 
 

@@ -10,9 +10,9 @@ from parser_lm_helpers import amp_examples, simple_prompt
 from tokenizers import Tokenizer, normalizers
 from transformers import PreTrainedTokenizerFast
 
-from amp.errors import DecodingError
-from amp.parser.automaton import DEAD, GrammarAutomaton, State, get_automaton
-from amp.parser.vocab import (
+from amp.parser.core.errors import DecodingError
+from amp.parser.search.automaton import DEAD, GrammarAutomaton, State, get_automaton
+from amp.parser.search.vocab import (
     VocabMasker,
     detect_family,
     encode_output,

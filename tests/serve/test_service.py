@@ -19,9 +19,9 @@ import torch
 from amp.cache import ResultCache
 from amp.evaluation.inspection import inspect
 from amp.logic.own_words import OwnWords
-from amp.parser.backend import BackendError
-from amp.parser.batch import BatchItem, run_batch
-from amp.parser.jobs import attach
+from amp.parser.batch import attach, run_batch
+from amp.parser.core.errors import BackendError
+from amp.parser.core.results import BatchItem
 from amp.parser.parser import Parser
 
 PROMPT = "Human: the man saw a girl\nComputer:"
@@ -97,7 +97,7 @@ def test_client_cache_answers_warm_reruns_even_with_the_server_gone(service, tmp
     result = first.parse(PROMPT, **FAST)
     # A new client whose server URL is unreachable, over the same cache: the stored server info
     # gives it the keys, and the result comes from this machine's cache.
-    from amp.parser.remote import RemoteBackend
+    from amp.parser.backends.remote import RemoteBackend
 
     cache = first.cache
     stored = cache.get(first.backend._info_key())
@@ -211,7 +211,7 @@ def test_a_job_outlives_its_client_and_can_be_reattached_or_cancelled(service, t
 
 
 def far_search():
-    from amp.parser.backend import SearchSettings
+    from amp.parser.search.settings import SearchSettings
 
     return SearchSettings(beams=2, max_new_tokens=16)
 

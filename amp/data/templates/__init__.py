@@ -7,6 +7,7 @@
 * :mod:`amp.data.templates.registry` — which templates the pools are built from.
 """
 
+from amp.data.errors import RecordError
 from amp.data.templates.engine import (
     WORD_LISTS,
     Slot,
@@ -18,7 +19,7 @@ from amp.data.templates.engine import (
     register_word_list,
     registry_version,
 )
-from amp.data.templates.records import Example, RecordError, ambiguity_type, record_type
+from amp.data.templates.records import Example, ambiguity_type, record_type
 from amp.data.templates.registry import (
     all_templates,
     get_template,

@@ -25,9 +25,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple, cast
 
-from amp.data import lexicon
+from amp.data.errors import TemplateError
 from amp.data.templates.records import Example
-from amp.errors import TemplateError
+from amp.logic import lexicon
 
 # --- word lists --------------------------------------------------------------------------
 
@@ -41,7 +41,7 @@ _LEXICON_LISTS = (
     "INTRANSITIVE_VPS", "INTRANSITIVE_VPS_FOR_BOUND",
 )
 
-#: Word lists a slot may name: every list of reference §2 (from :mod:`amp.data.lexicon`, source
+#: Word lists a slot may name: every list of reference §2 (from :mod:`amp.logic.lexicon`, source
 #: order) plus ``INTRANSITIVE_AND_BOUND_VPS`` = Int ∪ Bd (14 verbs, used by the basic and
 #: single-conjunction sets, §4.6).  Extend it with :func:`register_word_list`.
 WORD_LISTS: dict[str, tuple[str, ...]] = {name: getattr(lexicon, name) for name in _LEXICON_LISTS}
@@ -306,7 +306,7 @@ _PLURALS = frozenset(lexicon.PLURAL_PHRASES)
 def make_fluent(words: Sequence[str]) -> str:
     """Join slot strings into a fluent surface (reference §3, "Surface fluency").
 
-    1. A plural-list noun (:data:`amp.data.lexicon.PLURAL_PHRASES`) directly after one of the
+    1. A plural-list noun (:data:`amp.logic.lexicon.PLURAL_PHRASES`) directly after one of the
        single-word slots ``a``/``every``/``each``/``the`` becomes its "pair of"/"set of" phrase
        (never after the one-slot ``"with the"``).
     2. The slots are joined with single spaces.

@@ -10,8 +10,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from amp.data.errors import RecordError
 from amp.data.types import find_type
-from amp.errors import AmpError
 
 #: The fields of an original AmP JSONL record, in the original order (reference §3, §6).
 RECORD_FIELDS: tuple[str, ...] = (
@@ -23,17 +23,6 @@ RECORD_FIELDS: tuple[str, ...] = (
     "template_idx",
     "type",
 )
-
-
-class RecordError(AmpError, ValueError):
-    """A record (or a JSONL line) that does not have the AmP field layout.
-
-    ``line`` is the 1-based line number when the record came from a JSONL file, else ``None``.
-    """
-
-    def __init__(self, message: str, *, line: int | None = None) -> None:
-        super().__init__(f"line {line}: {message}" if line is not None else message)
-        self.line = line
 
 
 def ambiguity_type(record_type: str) -> str:

@@ -7,11 +7,11 @@ registration order; so a user extends a pool — or makes a new one — with
 
 from __future__ import annotations
 
+from amp.data.errors import TemplateError
 from amp.data.templates import engine
 from amp.data.templates.ambiguous import AMBIGUOUS_TEMPLATES
 from amp.data.templates.engine import Template
 from amp.data.templates.unambiguous import UNAMBIGUOUS_TEMPLATES
-from amp.errors import TemplateError
 
 _TEMPLATES: dict[str, Template] = {t.id: t for t in AMBIGUOUS_TEMPLATES + UNAMBIGUOUS_TEMPLATES}
 if len(_TEMPLATES) != len(AMBIGUOUS_TEMPLATES) + len(UNAMBIGUOUS_TEMPLATES):  # pragma: no cover

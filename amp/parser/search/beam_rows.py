@@ -1,4 +1,4 @@
-"""The batched KV cache of a beam search's rows, grown in place (for :mod:`amp.parser.fastsearch`).
+"""The batched KV cache of a beam search's rows, grown in place (for :mod:`amp.parser.search.fastsearch`).
 
 Every beam slot of every prompt is one row of one cache.  Rows grow in preallocated buffers
 (no per-step concatenation of the whole cache) and advance by different numbers of tokens, so a
@@ -14,8 +14,8 @@ from typing import Any, cast
 
 import torch
 
-from amp.parser.prefix import PromptPrefix, device_of
-from amp.parser.quantize import compute_dtype
+from amp.parser.models.quantize import compute_dtype
+from amp.parser.search.prefix import PromptPrefix, device_of
 
 
 def mask_layout(model: Any) -> str | None:
@@ -63,7 +63,7 @@ class _GrowLayer:
 
 
 def _cache_class() -> type:
-    from transformers.cache_utils import Cache, DynamicLayer
+    from transformers.cache_utils import Cache, DynamicLayer  # late: start-up cost (transformers)
 
     class GrowLayer(DynamicLayer):
         """A :class:`DynamicLayer` over a :class:`_GrowLayer` (writes in place, returns views)."""

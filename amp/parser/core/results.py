@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Annotated, Any
 
-from amp.records import JsonFloat, JsonRecord, OptJsonFloat
+from pydantic import AfterValidator
+
+from amp.logic.vocabulary import DEFAULT_FORMAT
+from amp.records import JsonFloat, JsonObject, JsonRecord, OptJsonFloat, StrObject
 
 
 def _log(p: float) -> float:
@@ -66,13 +69,13 @@ class Beam(JsonRecord):
     them.  ``logprob`` is the summed raw log-probability of ``token_ids`` (``-inf`` for a filler
     beam that beam search returned without content); in a constrained beam the token that ends
     the LF counts with the total probability of every token ending it the same way (``"\n"``,
-    ``"\n\n"``, …; :func:`amp.parser.processors.merge_end_groups`), exactly as
-    :func:`amp.parser.scoring.forced_score` scores it.  ``score`` is the GNMT length-penalised score
-    (:func:`amp.parser.decode.gnmt_score`).  ``finished`` means the beam ended at the
+    ``"\n\n"``, …; :func:`amp.parser.search.processors.merge_end_groups`), exactly as
+    :func:`amp.parser.search.scoring.forced_score` scores it.  ``score`` is the GNMT length-penalised score
+    (:func:`amp.parser.search.decode.gnmt_score`).  ``finished`` means the beam ended at the
     grammar's final newline (constrained) or at a newline (unconstrained); a beam cut off by the
     length limit has ``finished=False`` and is never a valid LF.  ``parses`` says whether
     ``" " + text + "\\n"`` is in the decoding grammar.  ``steps`` (per-token probabilities and
-    alternatives) may be empty; fill them with :func:`amp.parser.decode.beam_steps`.
+    alternatives) may be empty; fill them with :func:`amp.parser.search.decode.beam_steps`.
     """
 
     rank: int
@@ -194,3 +197,99 @@ class Divergence(JsonRecord):
     window_a: tuple[JsonFloat, ...] = ()
     window_b: tuple[JsonFloat, ...] = ()
     window_start: int = 0
+
+
+@dataclass(frozen=True)
+class Runtime(JsonRecord):
+    """What a backend computes with: everything besides the call's own inputs that a result depends on.
+
+    ``model``/``tokenizer`` are identities (:func:`amp.parser.models.spec.identities`), ``device`` a
+    device *kind* as requested (``cpu``, ``cuda``, ``mps``, ``auto`` stays ``auto``), ``dtype``
+    the weights dtype, ``versions`` the library versions that compute (torch, transformers,
+    tokenizers).  A remote backend reports the *server's* runtime, so a result cached on the
+    client is keyed exactly as the server keyed it.
+    """
+
+    model: str
+    tokenizer: str
+    device: str
+    dtype: str
+    versions: StrObject = field(default_factory=dict)
+
+
+# -- batch items and sweep jobs (what run_batch, the service and its clients exchange) ------------------
+
+
+@dataclass(frozen=True)
+class BatchItem(JsonRecord):
+    """One unit of work: parse ``prompt`` and/or score ``lf0`` against ``lf1`` after it."""
+
+    id: str
+    prompt: str
+    lf0: str | None = None
+    lf1: str | None = None
+    fmt: str = DEFAULT_FORMAT
+    parse: bool = True
+    score: bool = True
+
+
+@dataclass(frozen=True)
+class BatchItemResult(JsonRecord):
+    """The outcome of one :class:`BatchItem`; ``cached`` if nothing had to be computed."""
+
+    id: str
+    parse: ParseResult | None
+    pair: PairScore | None
+    cached: bool = False
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+#: Job states: queued → running → done | cancelled | failed; interrupted = the service restarted
+#: mid-run (it resumes such jobs by itself, recomputing nothing already cached).
+STATES = ("queued", "running", "done", "cancelled", "failed", "interrupted")
+FINAL = frozenset({"done", "cancelled", "failed"})
+
+def _known_state(state: str) -> str:
+    if state not in STATES:
+        raise ValueError(f"unknown job state {state!r}")
+    return state
+
+
+@dataclass(frozen=True)
+class JobStatus(JsonRecord):
+    """Where a job stands: ``done`` of ``total`` items (``cached`` answered from the server's
+    cache, ``errors`` failed), times in seconds since the epoch, ``eta_s`` the estimated time
+    left (None until an item was computed), ``meta`` what the submitter attached (e.g. the
+    sweep's settings, so a page can rebuild its plan when it reattaches)."""
+
+    id: str
+    label: str
+    state: Annotated[str, AfterValidator(_known_state)]
+    total: int
+    done: int = 0
+    cached: int = 0
+    errors: int = 0
+    created: float = 0.0
+    started: float | None = None
+    finished: float | None = None
+    eta_s: float | None = None
+    error: str | None = None
+    meta: JsonObject = field(default_factory=dict)
+
+    @property
+    def final(self) -> bool:
+        return self.state in FINAL
+
+
+
+@dataclass(frozen=True)
+class JobResult:
+    """One finished item of a job: its position, the item, and its result."""
+
+    index: int
+    item: BatchItem
+    result: BatchItemResult

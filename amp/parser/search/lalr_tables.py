@@ -1,4 +1,4 @@
-"""What the constrained decoder reads from a lark LALR parser (for :mod:`amp.parser.automaton`).
+"""What the constrained decoder reads from a lark LALR parser (for :mod:`amp.parser.search.automaton`).
 
 The automaton needs three facts of the ``decoding`` grammar besides its parse table: every
 terminal is a plain literal string (:func:`literal_terminals`, :func:`check_table_terminals`),
@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from lark.parsers.lalr_analysis import Shift
 
-from amp.errors import DecodingError
+from amp.parser.core.errors import DecodingError
 
 if TYPE_CHECKING:
     from lark import Lark

@@ -15,7 +15,7 @@ Prompt and output are tokenized **separately** (:func:`encode_prompt`, :func:`en
 the way generation produces them (design study §5 item 5): the prompt ends with ``Computer:``
 and the LF text as the grammar frames it, ``" " + lf + "\\n"``, is encoded without special
 tokens.  :func:`encode_output` checks that the ids spell the text back exactly; a tokenizer that
-inserts a dummy-prefix space raises :class:`~amp.errors.DecodingError`.
+inserts a dummy-prefix space raises :class:`~amp.parser.core.errors.DecodingError`.
 
 Special tokens (BOS/EOS/PAD/…, ``added_tokens`` marked special) have no text and are never
 allowed by a grammar mask; non-special added tokens (Gemma's ``"\\n"``, ``"\\n\\n"``, tabs,
@@ -39,10 +39,10 @@ from typing import Any, Literal
 
 import torch
 
-from amp.errors import DecodingError
 from amp.logic.own_words import NO_WORDS, OwnWords
 from amp.logic.vocabulary import DEFAULT_FORMAT
-from amp.parser.automaton import DEAD, GrammarAutomaton, State, get_automaton
+from amp.parser.core.errors import DecodingError
+from amp.parser.search.automaton import DEAD, GrammarAutomaton, State, get_automaton
 
 Family = Literal["byte_level", "sentencepiece"]
 
@@ -227,7 +227,7 @@ class VocabMasker:
     in each state, so its cost grows with the number of *allowed* tokens, not with |V|.
     Results are cached per state (LRU, ``cache_size`` entries of index tensors; dense masks
     from :meth:`mask` in a smaller LRU).  Special tokens are never allowed; the caller decides
-    what a dead or final state allows (:mod:`amp.parser.processors` allows only EOS).
+    what a dead or final state allows (:mod:`amp.parser.search.processors` allows only EOS).
     """
 
     def __init__(
@@ -251,7 +251,7 @@ class VocabMasker:
 
     def allowed_ids(self, state: State) -> torch.Tensor:
         """Sorted int64 ids of the tokens whose text keeps ``state`` alive
-        (:meth:`~amp.parser.automaton.GrammarAutomaton.advance_token`)."""
+        (:meth:`~amp.parser.search.automaton.GrammarAutomaton.advance_token`)."""
         with self._lock:
             cached = self._ids.get(state)
             if cached is not None:
@@ -305,8 +305,8 @@ class VocabMasker:
         """Allowed tokens that *end* the sentence, grouped by the text up to its end.
 
         Each group with several members (e.g. Gemma's ``"\n"``, ``"\n\n"``, ``"\n\n\n"``…)
-        is one event, "the LF ends here": :mod:`amp.parser.processors` and
-        :mod:`amp.parser.scoring` give its total probability to the canonical member (the one
+        is one event, "the LF ends here": :mod:`amp.parser.search.processors` and
+        :mod:`amp.parser.search.scoring` give its total probability to the canonical member (the one
         whose text is exactly the ending, else the shortest) and mask the others.  Returns
         ``(canonical id, all member ids)`` pairs; cached per state.
         """
@@ -375,7 +375,7 @@ def get_masker(tokenizer: Any, fmt: str = DEFAULT_FORMAT, *, bound_variables: bo
 
     Cached per tokenizer object and grammar (a lexicon change gives a new grammar text, hence
     a new automaton and masker); masks are reused across calls and prompts.
-    ``bound_variables``: see :func:`~amp.parser.automaton.get_automaton` (on by default).
+    ``bound_variables``: see :func:`~amp.parser.search.automaton.get_automaton` (on by default).
     """
     automaton = get_automaton(fmt, bound_variables=bound_variables, words=words)
     _vocab, maskers = _entry(tokenizer)

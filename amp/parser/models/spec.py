@@ -1,6 +1,6 @@
 """Model specs and their identities: what a spec names and the strings that identify it in cache keys.
 
-A *spec* is ``"default"`` (the embedded Gemma 3 270M, :mod:`amp.parser.embedded_model`), a
+A *spec* is ``"default"`` (the embedded Gemma 3 270M, :mod:`amp.parser.models.embedded`), a
 local folder saved with ``save_pretrained`` (or holding exactly one ``.gguf`` file), a ``.gguf``
 file, or a Hugging Face id ``org/name`` or ``org/name@revision``.  :func:`resolve_spec` decides
 which without loading anything; :func:`identities` computes the model and tokenizer identities
@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from amp.errors import ModelLoadError
-from amp.parser.embedded_model import (
+from amp.parser.core.errors import ModelLoadError
+from amp.parser.models.embedded import (
     CONVERSION_VERSION,
     DEFAULT_DISTRIBUTION,
     DEFAULT_FOLDER,
@@ -121,7 +121,7 @@ def _hub_commit(repo_id: str, revision: str | None) -> str | None:
     if revision and re.fullmatch(r"[0-9a-f]{40}", revision):
         return revision
     try:
-        from huggingface_hub import try_to_load_from_cache
+        from huggingface_hub import try_to_load_from_cache  # late: start-up cost (huggingface_hub)
 
         found = try_to_load_from_cache(repo_id, "config.json", revision=revision)
     except Exception:  # noqa: BLE001 - an unreadable HF cache just means "unknown"

@@ -1,7 +1,7 @@
 """Forced decoding: per-token probabilities of given LFs after a prompt (reference §12).
 
 The LF is framed as the decoding grammar produces it, ``" " + lf + "\\n"`` (reference §9), and
-tokenized **separately** from the prompt (:func:`amp.parser.vocab.encode_output`), exactly as
+tokenized **separately** from the prompt (:func:`amp.parser.search.vocab.encode_output`), exactly as
 generation produces it.  Unlike the original script (reference §12, "Alignment quirk") every
 LF token is scored, and the token carrying the final newline counts as the LF's end (the
 original scored an EOS and its metric dropped it; we have no EOS step).
@@ -10,10 +10,10 @@ Per token we report the raw probability (softmax over the whole vocabulary) and 
 **grammar-renormalised** probability (softmax over the tokens the grammar allows at that
 position, mask from the automaton state before the token), plus the top-n alternatives under
 both.  Several LFs after one prompt are scored in **one batched forward that shares the
-prompt**: the prompt runs once (:mod:`amp.parser.prefix`), its KV cache is repeated to the
+prompt**: the prompt runs once (:mod:`amp.parser.search.prefix`), its KV cache is repeated to the
 batch and the right-padded LF continuations run together; right padding needs no attention
 mask because causal attention never looks ahead.  :func:`forced_from_logprobs` turns log-probs
-into a :class:`ForcedScore`, so :func:`amp.parser.decode.parse_and_score_batch` can score LF0/LF1
+into a :class:`ForcedScore`, so :func:`amp.parser.search.decode.parse_and_score_batch` can score LF0/LF1
 on the prompt pass its beam search already made (a parse and its P(LF0) share one pass).
 :func:`forced_score_independent` is the plain one-sequence-at-a-time reference.
 
@@ -29,30 +29,24 @@ from typing import Any
 
 import torch
 
-from amp.errors import DecodingError
-from amp.logic.own_words import NO_WORDS, OwnWords, unknown_word_message
+from amp.logic.own_words import NO_WORDS, OwnWords
+from amp.logic.unknown_words import unknown_word_message
 from amp.logic.vocabulary import DEFAULT_FORMAT
-from amp.parser.automaton import DEAD, State
-from amp.parser.backend import DEFAULT_TOP_N
-from amp.parser.prefix import device_of, prefill, prefixed_logprobs
-from amp.parser.processors import merge_end_groups
-from amp.parser.results import ForcedScore, PairScore, TokenAlternative, TokenStep
-from amp.parser.vocab import (
-    VocabMasker,
-    check_context,
-    encode_output,
-    encode_prompt,
-    frame_lf,
-    get_masker,
-)
+from amp.parser.core.errors import DecodingError
+from amp.parser.core.results import ForcedScore, PairScore, TokenAlternative, TokenStep
+from amp.parser.search.automaton import DEAD, State
+from amp.parser.search.prefix import device_of, prefill, prefixed_logprobs
+from amp.parser.search.processors import merge_end_groups
+from amp.parser.search.settings import DEFAULT_TOP_N
+from amp.parser.search.vocab import VocabMasker, check_context, encode_output, encode_prompt, frame_lf, get_masker
 
 
 @torch.inference_mode()
 def continuation_logprobs(model: Any, prompt_ids: Sequence[int], seqs: Sequence[Sequence[int]]) -> list[torch.Tensor]:
     """For each sequence, a ``(len(seq), V)`` float32 tensor of log-probs predicting its tokens.
 
-    Runs the prompt once (:func:`amp.parser.prefix.prefill`) and scores the batch of
-    continuations on copies of its KV cache (:func:`amp.parser.prefix.prefixed_logprobs`).
+    Runs the prompt once (:func:`amp.parser.search.prefix.prefill`) and scores the batch of
+    continuations on copies of its KV cache (:func:`amp.parser.search.prefix.prefixed_logprobs`).
     """
     if not prompt_ids:
         raise DecodingError("forced scoring needs at least one prompt token")
@@ -100,7 +94,7 @@ def steps_from_logprobs(
     LFs); otherwise its grammar probability is NaN (and stays NaN after it, the state is dead).
     ``merge_end``: at positions where the LF can end, the tokens ending it with the same text
     (``"\n"``, ``"\n\n"``, …) count as one event carried by the canonical token, as in
-    constrained beam search (:func:`amp.parser.processors.merge_end_groups`).
+    constrained beam search (:func:`amp.parser.search.processors.merge_end_groups`).
     """
     automaton = masker.automaton
     vocab = masker.vocab
@@ -151,7 +145,7 @@ def _allowed_ids(masker: VocabMasker, state: State, vocab_size: int) -> torch.Te
 
 def _end_merged(masker: VocabMasker, state: State, tok: int, row: torch.Tensor) -> torch.Tensor | None:
     """``row`` with the tokens that end the LF the same way merged into their canonical token
-    (:func:`amp.parser.processors.merge_end_groups`); None where nothing merges, or where ``tok``
+    (:func:`amp.parser.search.processors.merge_end_groups`); None where nothing merges, or where ``tok``
     is a non-canonical end token (an unconstrained beam keeps its own probability)."""
     groups = masker.end_groups(state) if state else ()
     if not groups or any(tok != canon and bool((members == tok).any()) for canon, members in groups):

@@ -13,8 +13,8 @@ import threading
 from collections import OrderedDict
 from typing import Any
 
-from amp.parser.model_loading import LoadedModel, load_uncached, select_device, select_dtype
-from amp.parser.model_spec import DEFAULT_SPEC
+from amp.parser.models.loading import LoadedModel, load_uncached, select_device, select_dtype
+from amp.parser.models.spec import DEFAULT_SPEC
 
 #: Models kept loaded at once (``$AMP_MAX_MODELS``, default 2): loading another evicts the least
 #: recently used, whose memory is freed once no call is using it (parsers hold models weakly).
@@ -40,13 +40,13 @@ def load_model(
     trust_remote_code: bool = False,
     gguf_file: str | None = None,
 ) -> LoadedModel:
-    """Load (or return the already-loaded) model named by ``spec`` (:func:`amp.parser.model_spec.resolve_spec` says what specs are).
+    """Load (or return the already-loaded) model named by ``spec`` (:func:`amp.parser.models.spec.resolve_spec` says what specs are).
 
     Models are cached per process by (spec, device, dtype, trust_remote_code, gguf_file), at most
     :func:`max_loaded_models` at once (least recently used evicted).
     ``trust_remote_code`` is always passed to transformers explicitly (never asked on stdin); a
     model that needs its own code without it is refused.  Raises
-    :class:`~amp.errors.ModelLoadError` on any failure.
+    :class:`~amp.parser.core.errors.ModelLoadError` on any failure.
     """
     spec = (spec or DEFAULT_SPEC).strip()
     dev = select_device(device)

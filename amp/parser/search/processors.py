@@ -32,8 +32,8 @@ from typing import cast
 import torch
 from transformers import LogitsProcessor, StoppingCriteria
 
-from amp.parser.automaton import DEAD, State
-from amp.parser.vocab import VocabMasker, Vocabulary
+from amp.parser.search.automaton import DEAD, State
+from amp.parser.search.vocab import VocabMasker, Vocabulary
 
 
 class PrefixStates:

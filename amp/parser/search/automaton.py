@@ -65,18 +65,19 @@ safe to share between beams, prompts and threads that only read it.  Regex termi
 from __future__ import annotations
 
 # Size: ~480 lines on purpose — one class (the automaton) whose design notes are this 70-line
-# docstring; what it reads from lark's tables lives in amp.parser.lalr_tables.
+# docstring; what it reads from lark's tables lives in amp.parser.search.lalr_tables.
 from collections.abc import Iterable
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from lark.parsers.lalr_analysis import Shift
 
-from amp.errors import DecodingError
+from amp.logic.grammar import grammar_text, lark_parser
 from amp.logic.own_words import NO_WORDS, OwnWords
 from amp.logic.vocabulary import DEFAULT_FORMAT
-from amp.parser.lalr_tables import END as _END
-from amp.parser.lalr_tables import binding_contexts, check_table_terminals, literal_terminals
+from amp.parser.core.errors import DecodingError
+from amp.parser.search.lalr_tables import END as _END
+from amp.parser.search.lalr_tables import binding_contexts, check_table_terminals, literal_terminals
 
 if TYPE_CHECKING:
     from lark import Lark
@@ -481,14 +482,12 @@ def get_automaton(fmt: str = DEFAULT_FORMAT, *, bound_variables: bool = True,
     quantified variables, so free and twice-quantified variables are outside the language.
     Cached by grammar text, so a lexicon change (or other own words) yields a fresh automaton.
     """
-    from amp.logic.grammar import grammar_text
 
     return _automaton_for(fmt, grammar_text(fmt, "decoding", words=words), bound_variables, words)  # type: ignore[arg-type]
 
 
 @lru_cache(maxsize=8)
 def _automaton_for(fmt: str, text: str, bound_variables: bool = True, words: OwnWords = NO_WORDS) -> GrammarAutomaton:
-    from amp.logic.grammar import lark_parser
 
     automaton = GrammarAutomaton(lark_parser(fmt, "decoding", words), bound_variables=bound_variables)  # type: ignore[arg-type]
     automaton.own_words, automaton.fmt = words, fmt

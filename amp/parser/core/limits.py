@@ -12,8 +12,9 @@ import math
 from collections.abc import Sized
 from typing import Any
 
-from amp.errors import AmpError, SettingError
+from amp.errors import SettingError
 from amp.logic.reader import MAX_LF_DEPTH as MAX_LF_DEPTH  # the LF reader declares its own depth bound
+from amp.parser.core.errors import RequestTooLarge
 
 #: Beams of one search (the distinct top-k method uses up to this width).
 MAX_BEAMS = 64
@@ -41,10 +42,6 @@ MAX_WIDTH = MAX_BEAMS
 MAX_PROMPT_EXAMPLES = 100
 #: Largest seed (seeds are 0 … MAX_SEED, as numpy's generators take them).
 MAX_SEED = 2**32 - 1
-
-
-class RequestTooLarge(AmpError, ValueError):
-    """A request over one of the bounds of this module."""
 
 
 def _whole(value: Any, name: str) -> int:

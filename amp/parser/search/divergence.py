@@ -2,7 +2,7 @@
 
 The paper shows, for an ambiguous sentence, how confident the model is at the token where LF0
 and LF1 first differ (e.g. ``exists`` vs ``forall`` for scope).  :func:`divergence` takes the
-per-token steps of two forced decodings (:func:`amp.parser.scoring.forced_score`) or of two
+per-token steps of two forced decodings (:func:`amp.parser.search.scoring.forced_score`) or of two
 beams and reports that position, both tokens and their probabilities (raw and
 grammar-renormalised), and the raw probabilities in a window around it.  Pure function, no
 model needed.
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from amp.parser.results import Divergence, TokenStep
+from amp.parser.core.results import Divergence, TokenStep
 
 
 def divergence(a: Sequence[TokenStep], b: Sequence[TokenStep], *, window: int = 3) -> Divergence:

@@ -36,7 +36,7 @@ import warnings
 from functools import lru_cache
 from typing import Any
 
-from amp.errors import ModelLoadError
+from amp.parser.core.errors import ModelLoadError
 
 #: The dtype name of this path (CLI ``--dtype int8``, the app's precision choice).
 INT8 = "int8"
@@ -49,7 +49,7 @@ def quantized_engine() -> str:
     """The int8 kernel family this CPU uses: ``x86``/``fbgemm`` if available, else ``qnnpack``.
 
     Raises :class:`ModelLoadError` if torch has none (an int8 load is then impossible here)."""
-    import torch
+    import torch  # late: start-up cost (torch)
 
     engines = [e for e in torch.backends.quantized.supported_engines if e != "none"]
     for engine in ("x86", "fbgemm", "qnnpack"):
@@ -66,7 +66,7 @@ def scheme() -> str:
 
 
 def _int8_head_class() -> type:
-    import torch
+    import torch  # late: start-up cost (torch)
 
     class Int8OutputLayer(torch.nn.Module):
         """A float32-in, float32-out output layer over a dynamically quantised int8 linear layer.
@@ -82,7 +82,10 @@ def _int8_head_class() -> type:
 
         def __init__(self, linear: torch.nn.Linear, engine: str) -> None:
             super().__init__()
-            from torch.ao.quantization import per_channel_dynamic_qconfig, quantize_dynamic
+            from torch.ao.quantization import (  # late: start-up cost (torch)
+                per_channel_dynamic_qconfig,
+                quantize_dynamic,
+            )
 
             self.in_features = linear.in_features
             self.out_features = linear.out_features
@@ -114,7 +117,7 @@ def quantize_output_layer(model: Any) -> Any:
     The model must be a float32 causal LM on the CPU whose output layer is a plain linear layer
     (a tied output layer keeps the input embeddings in float32).  Raises :class:`ModelLoadError`
     otherwise."""
-    import torch
+    import torch  # late: start-up cost (torch)
 
     head = model.get_output_embeddings() if hasattr(model, "get_output_embeddings") else None
     if not isinstance(head, torch.nn.Linear):
@@ -146,7 +149,7 @@ def output_rows(model: Any) -> int:
 
 def compute_dtype(model: Any) -> Any:
     """The floating dtype the model's body computes in (attention masks are built in it)."""
-    import torch
+    import torch  # late: start-up cost (torch)
 
     dtype = getattr(model, "dtype", None)
     return dtype if isinstance(dtype, torch.dtype) and dtype.is_floating_point else torch.float32

@@ -1,8 +1,8 @@
 """Grammar-constrained beam search that skips the work the step-by-step search wastes (issue #16).
 
 The search is *the same search* as ``model.generate(num_beams=k, num_return_sequences=k,
-length_penalty=0.0, early_stopping=True)`` with :class:`~amp.parser.processors.GrammarLogitsProcessor`
-(:mod:`amp.parser.decode`): every logical step keeps the top ``2k`` candidates of each prompt
+length_penalty=0.0, early_stopping=True)`` with :class:`~amp.parser.search.processors.GrammarLogitsProcessor`
+(:mod:`amp.parser.search.decode`): every logical step keeps the top ``2k`` candidates of each prompt
 (``max(2, 1 + #eos) · k``, as transformers does), finishes those whose text completes the grammar
 (only among the top ``k`` positions), continues the best ``k`` unfinished ones and keeps the
 ``k`` best finished ones by **summed** raw log-probability in float32, exactly transformers'
@@ -21,7 +21,7 @@ length_penalty=0.0, early_stopping=True)`` with :class:`~amp.parser.processors.G
    (``early_stopping=True``), or no live beam's summed log-prob exceeds the worst finished one
    (log-probs are ≤ 0, so a running sum only decreases: an exact bound for the summed-score
    ranking the search keeps beams by; GNMT's ``alpha`` only re-orders the ``k`` returned beams
-   afterwards, :func:`amp.parser.decode.gnmt_score`, so it does not enter the bound), or the
+   afterwards, :func:`amp.parser.search.decode.gnmt_score`, so it does not enter the bound), or the
    budget is spent.  Candidates come from the grammar's allowed ids only: no full-vocabulary
    top-k.
 3. **Filler rows cost nothing.**  transformers starts ``k-1`` beams at ``-1e9`` and carries
@@ -31,9 +31,9 @@ length_penalty=0.0, early_stopping=True)`` with :class:`~amp.parser.processors.G
    returns one of them (an empty or ``-inf`` beam, when fewer than ``k`` real beams finish).
 
 The cache holds one row per beam slot (``k`` rows per prompt), kept by
-:class:`amp.parser.beam_rows.BeamRows`; only models whose attention layout it can mask take
+:class:`amp.parser.search.beam_rows.BeamRows`; only models whose attention layout it can mask take
 this path (:func:`supported`), others use ``generate``.  One logical step of the bookkeeping is
-:func:`amp.parser.beam_step.advance`.  A ``cancel`` callable is checked before every pass
+:func:`amp.parser.search.beam_step.advance`.  A ``cancel`` callable is checked before every pass
 (:class:`~amp.errors.Cancelled`).
 """
 
@@ -47,13 +47,13 @@ from typing import Any
 import numpy as np
 import torch
 
-from amp.errors import DecodingError
-from amp.parser.beam_rows import BeamRows, mask_layout
-from amp.parser.beam_step import NEG, SearchItem, advance, alive
-from amp.parser.cancel import SearchCancelled, current_check, searched
-from amp.parser.prefix import PromptPrefix
-from amp.parser.processors import GrammarLogitsProcessor, ScoreTracker
-from amp.parser.quantize import output_rows
+from amp.parser.core.errors import DecodingError, SearchCancelled
+from amp.parser.models.quantize import output_rows
+from amp.parser.search.beam_rows import BeamRows, mask_layout
+from amp.parser.search.beam_step import NEG, SearchItem, advance, alive
+from amp.parser.search.cancel import current_check, searched
+from amp.parser.search.prefix import PromptPrefix
+from amp.parser.search.processors import GrammarLogitsProcessor, ScoreTracker
 
 Dist = tuple[torch.Tensor, torch.Tensor]
 

@@ -1,7 +1,7 @@
 """Cancelling a running search from outside it, and hearing of its progress (issue #16).
 
 :func:`cancel_scope` installs a no-argument ``check``; the constrained search
-(:mod:`amp.parser.fastsearch`) calls it before every decode step and stops with
+(:mod:`amp.parser.search.fastsearch`) calls it before every decode step and stops with
 :class:`SearchCancelled` once it returns true.  A batch run (:func:`amp.parser.batch.run_batch`)
 and the app's model calls install their cancel signal this way, so a cancel stops the model's
 work within a step instead of after its whole batch.  No torch import: callers that never decode
@@ -14,13 +14,7 @@ import contextlib
 import contextvars
 from collections.abc import Callable, Iterator
 
-from amp.errors import DecodingError
-
 _CANCEL: contextvars.ContextVar[Callable[[], bool] | None] = contextvars.ContextVar("amp_search_cancel", default=None)
-
-
-class SearchCancelled(DecodingError):
-    """The search was cancelled between two decode steps."""
 
 
 @contextlib.contextmanager

@@ -35,8 +35,8 @@ from typing import Any
 
 import torch
 
-from amp.errors import DecodingError
-from amp.parser.quantize import output_rows
+from amp.parser.core.errors import DecodingError
+from amp.parser.models.quantize import output_rows
 
 #: Upper bound on the float32 logits one chunk of a batched forced pass may hold.
 CHUNK_BYTES = 768 * 2**20
@@ -146,7 +146,7 @@ def reorder_only_after(cache: Any, shared: int) -> Any:
     window layers count what they have seen (``cumulative_length``), so their shorter tensors are
     handled too.  Caches with other layer types are left as they are.  Returns ``cache``.
     """
-    from transformers.cache_utils import DynamicLayer
+    from transformers.cache_utils import DynamicLayer  # late: start-up cost (transformers)
 
     layers = getattr(cache, "layers", None)
     if not layers or not all(isinstance(layer, DynamicLayer) for layer in layers):
@@ -174,7 +174,7 @@ def prefill(model: Any, prompt_ids: Sequence[Sequence[int]], pad_id: int, *, ful
     """Run the prompts minus their last token once; see the module docstring.
 
     ``full_cache``: keep every token in every layer (no sliding-window truncation), as the fast
-    search (:mod:`amp.parser.fastsearch`) needs; masks still give sliding layers their window.
+    search (:mod:`amp.parser.search.fastsearch`) needs; masks still give sliding layers their window.
     """
     if not prompt_ids or any(len(p) == 0 for p in prompt_ids):
         raise DecodingError("every prompt needs at least one token")
@@ -186,7 +186,7 @@ def prefill(model: Any, prompt_ids: Sequence[Sequence[int]], pad_id: int, *, ful
         head_mask = mask[:, :-1]
         inputs: dict[str, Any] = {"input_ids": ids[:, :-1], "logits_to_keep": 1}
         if full_cache:
-            from transformers import DynamicCache
+            from transformers import DynamicCache  # late: start-up cost (transformers)
 
             inputs["cache"] = DynamicCache()
         if bool((head_mask == 0).any()):

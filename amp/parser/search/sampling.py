@@ -2,8 +2,8 @@
 :func:`amp.evaluation.interpretations.sample_interpretations`).
 
 ``model.generate`` with ``do_sample=True``, ``num_return_sequences=n``, no top-k/top-p
-truncation, and the same :class:`~amp.parser.processors.GrammarLogitsProcessor` and
-:class:`~amp.parser.processors.GrammarStoppingCriteria` as beam search, after
+truncation, and the same :class:`~amp.parser.search.processors.GrammarLogitsProcessor` and
+:class:`~amp.parser.search.processors.GrammarStoppingCriteria` as beam search, after
 ``torch.manual_seed(seed)``: the same seed, model and settings give the same samples.
 A sample that did not finish or does not parse is ``None``.
 """
@@ -17,10 +17,10 @@ from transformers import LogitsProcessorList, StoppingCriteriaList
 
 from amp.logic.own_words import NO_WORDS, OwnWords
 from amp.logic.vocabulary import DEFAULT_FORMAT
-from amp.parser.backend import DEFAULT_SEARCH
-from amp.parser.decode import default_max_new_tokens, eos_ids, make_beam
-from amp.parser.processors import GrammarLogitsProcessor, GrammarStoppingCriteria
-from amp.parser.vocab import encode_prompt, get_masker
+from amp.parser.search.decode import default_max_new_tokens, eos_ids, make_beam
+from amp.parser.search.processors import GrammarLogitsProcessor, GrammarStoppingCriteria
+from amp.parser.search.settings import DEFAULT_SEARCH
+from amp.parser.search.vocab import encode_prompt, get_masker
 
 
 def sample_texts(model: Any, tokenizer: Any, prompt: str, *, n: int, temperature: float, seed: int,

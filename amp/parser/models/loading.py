@@ -1,28 +1,30 @@
 """Loading a model: device and dtype selection, then transformers' ``from_pretrained``.
 
-:func:`load_uncached` turns a spec (:mod:`amp.parser.model_spec`) into a :class:`LoadedModel`
+:func:`load_uncached` turns a spec (:mod:`amp.parser.models.spec`) into a :class:`LoadedModel`
 (model in ``eval()`` mode, a tokenizer ready for left-padded batches, device, dtype, a lock, and
 its identities).  Every failure — no network, missing file, a folder that is not a model, out
-of memory — becomes one :class:`~amp.errors.ModelLoadError` whose message says what was tried
+of memory — becomes one :class:`~amp.parser.core.errors.ModelLoadError` whose message says what was tried
 and what to do.  A Hugging Face id is read from the local HF cache first; with
 ``HF_HUB_OFFLINE=1`` only the cache is used.  torch and transformers are imported lazily.
-Callers load through the process registry (:func:`amp.parser.model_registry.load_model`).
+Callers load through the process registry (:func:`amp.parser.models.registry.load_model`).
 """
 
 from __future__ import annotations
 
 import os
+import socket
 import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
-from amp.errors import ModelLoadError
-from amp.parser.embedded_model import ensure_default_model
-from amp.parser.model_spec import ModelSource, identities, resolve_spec
-from amp.parser.quantize import INT8, quantize_output_layer
+from amp.parser.core.errors import ModelLoadError
+from amp.parser.models.embedded import ensure_default_model
+from amp.parser.models.quantize import INT8, quantize_output_layer
+from amp.parser.models.spec import ModelSource, identities, resolve_spec
 
-#: The dtypes a model loads in; ``int8`` is the opt-in CPU path (:mod:`amp.parser.quantize`).
+#: The dtypes a model loads in; ``int8`` is the opt-in CPU path (:mod:`amp.parser.models.quantize`).
 DTYPES = ("float32", "float16", "bfloat16", "auto", INT8)
 #: The dtype of exact CPU results (the default on a CPU); run names mark any other dtype chosen.
 EXACT_DTYPE = "float32"
@@ -60,7 +62,7 @@ def select_device(device: str | None = None) -> str:
     """
     if device == "cpu":
         return device
-    import torch
+    import torch  # late: start-up cost (torch)
 
     if device in (None, "", "auto"):
         if torch.cuda.is_available():
@@ -87,7 +89,7 @@ def select_dtype(device: str, dtype: str | None = None) -> str:
     ``None`` picks per device: CUDA → bfloat16 if the GPU supports it, else float16; MPS and
     CPU → float32.  An explicit ``"float32"``, ``"float16"``, ``"bfloat16"`` or ``"auto"``
     (the checkpoint's own dtype) is kept; ``"int8"`` (a float32 model with an int8 output layer,
-    :mod:`amp.parser.quantize`) is for the CPU only.
+    :mod:`amp.parser.models.quantize`) is for the CPU only.
     """
     if dtype is not None:
         if dtype not in DTYPES:
@@ -97,7 +99,7 @@ def select_dtype(device: str, dtype: str | None = None) -> str:
                                  "pass --device cpu, or use bfloat16/float16 on a GPU")
         return dtype
     if device.startswith("cuda"):
-        import torch
+        import torch  # late: start-up cost (torch)
 
         supported = getattr(torch.cuda, "is_bf16_supported", None)
         return "bfloat16" if supported is not None and supported() else "float16"
@@ -105,7 +107,7 @@ def select_dtype(device: str, dtype: str | None = None) -> str:
 
 
 def _torch_dtype(name: str) -> Any:
-    import torch
+    import torch  # late: start-up cost (torch)
 
     return "auto" if name == "auto" else getattr(torch, name)
 
@@ -117,11 +119,9 @@ HUB_PROBE_TIMEOUT_S = 3.0
 def _hub_reachable(timeout_s: float = HUB_PROBE_TIMEOUT_S) -> tuple[bool, str]:
     """Whether the Hub endpoint (``$HF_ENDPOINT``, default huggingface.co) accepts a TCP connection
     within ``timeout_s``; and its host, for messages."""
-    import socket
-    from urllib.parse import urlsplit
 
     try:
-        from huggingface_hub import constants
+        from huggingface_hub import constants  # late: start-up cost (huggingface_hub)
 
         endpoint = str(constants.ENDPOINT)
     except Exception:  # noqa: BLE001 - no huggingface_hub: the default endpoint
@@ -186,7 +186,7 @@ def _describe(src: ModelSource) -> str:
 
 
 def _from_pretrained(src: ModelSource, device: str, dtype: str, trust_remote_code: bool) -> tuple[Any, Any]:
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers import AutoModelForCausalLM, AutoTokenizer  # late: start-up cost (transformers)
 
     # Always explicit: left unset, transformers asks "run the custom code? [y/N]" on stdin, and a
     # "y" piped into the CLI would run a model folder's own Python.

@@ -1,0 +1,41 @@
+"""Every error the parser package raises on purpose, in one place.
+
+All derive from :class:`amp.errors.AmpError`; each message says what to fix.  Loading a model
+(:class:`ModelLoadError`), decoding (:class:`DecodingError`, and :class:`SearchCancelled` when a
+search was stopped from outside), a request over a bound (:class:`RequestTooLarge`,
+:mod:`amp.parser.core.limits`) and a backend that could not answer (:class:`BackendError`).
+"""
+
+from __future__ import annotations
+
+from amp.errors import AmpError
+
+
+class ModelLoadError(AmpError, RuntimeError):
+    """A language model or tokenizer that cannot be loaded; the message says what to do."""
+
+
+class DecodingError(AmpError, RuntimeError):
+    """Constrained decoding or forced scoring that cannot proceed (e.g. an LF outside the grammar)."""
+
+
+class SearchCancelled(DecodingError):
+    """The search was cancelled between two decode steps."""
+
+
+class RequestTooLarge(AmpError, ValueError):
+    """A request over one of the bounds of :mod:`amp.parser.core.limits`."""
+
+
+class BackendError(AmpError):
+    """A backend could not answer: unreachable, refused, wrong token, version mismatch, bad reply.
+
+    ``status`` is the HTTP status of a remote refusal (None for other failures); ``kind`` a short
+    machine-readable word (``"unreachable"``, ``"unauthorized"``, ``"version"``, ``"refused"``,
+    ``"server"``, ``"protocol"``).
+    """
+
+    def __init__(self, message: str, *, kind: str = "refused", status: int | None = None) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.status = status
