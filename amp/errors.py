@@ -16,7 +16,7 @@ class MetricError(AmpError, ValueError):
 
 
 class RatioError(PromptError, MetricError):
-    """A ratio of LF0 examples (reference §11) that is not a number in [0, 1].
+    """A ratio of LF0 examples (docs/paper-notes.md §11) that is not a number in [0, 1].
 
     One class for prompts, metrics and sweeps (:func:`amp.prompts.check_ratio`), so it is both a
     :class:`PromptError` and a :class:`MetricError`.

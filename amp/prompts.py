@@ -1,4 +1,4 @@
-"""Prompts: the zero-shot ingredient prompts (reference §10) and mixed prompts (§11).
+"""Prompts: the zero-shot ingredient prompts (docs/paper-notes.md §10) and mixed prompts (§11).
 
 A :class:`Prompt` is a value: a header, Human/Computer examples and a test utterance.  Editing
 methods (:meth:`Prompt.flip`, :meth:`Prompt.remove`, :meth:`Prompt.move`, :meth:`Prompt.add`,
@@ -29,7 +29,7 @@ from amp.logic.own_words import NO_WORDS, OwnWords
 from amp.logic.vocabulary import DEFAULT_FORMAT, Format, check_format
 from amp.records import JsonRecord, describe
 
-#: The preamble of every prompt (reference §10).
+#: The preamble of every prompt (docs/paper-notes.md §10).
 HEADER = "Let's translate what a human user says into what a computer might say."
 
 
@@ -74,7 +74,7 @@ class PromptExample(JsonRecord):
 
 @dataclass(frozen=True)
 class Prompt(JsonRecord):
-    """A few-shot prompt (reference §10, "Exact prompt text")."""
+    """A few-shot prompt (docs/paper-notes.md §10, "Exact prompt text")."""
 
     examples: tuple[PromptExample, ...]
     test_utterance: str
@@ -154,7 +154,7 @@ class Prompt(JsonRecord):
         return labels.count(0) / len(labels) if labels else None
 
     def render(self, *, trailing_space: bool = False) -> str:
-        """The prompt text (reference §10).
+        """The prompt text (docs/paper-notes.md §10).
 
         Blocks ``HEADER + "\\n\\n"``, ``"Human: u\\nComputer: lf\\n"`` per example and the test
         block ``"Human: t\\nComputer:"`` are joined with ``"\\n"``: three newlines after the
@@ -207,7 +207,7 @@ def _ingredient_index(version: int) -> dict[str, tuple[Example, ...]]:
 
 
 def _lookup(surface: str) -> Example:
-    """The unambiguous pool record of ``surface`` as the original looked it up (reference §10):
+    """The unambiguous pool record of ``surface`` as the original looked it up (docs/paper-notes.md §10):
     a surface → record dict over the *unshuffled* zero-shot training file, so the last record in
     file order wins — for a double conjunction (idx 0, then idx 1) its ``template_idx`` 1
     bracketing, as the paper's example "the bird left or walked and ate" shows."""
@@ -218,7 +218,7 @@ def _lookup(surface: str) -> Example:
 
 
 def _ingredient_surfaces(pair: AmbiguousPair, rng: np.random.Generator) -> list[str]:
-    """The ingredient sentences of reference §10 by the recipe of the pair's type
+    """The ingredient sentences of docs/paper-notes.md §10 by the recipe of the pair's type
     (:attr:`amp.data.types.AmbiguityType.ingredients`), in the original's pre-shuffle order."""
     recipe = get_type(pair.type).ingredients
     if recipe is None:
@@ -227,7 +227,7 @@ def _ingredient_surfaces(pair: AmbiguousPair, rng: np.random.Generator) -> list[
 
 
 def zero_shot_prompt(test: str | AmbiguousPair, *, seed: int = 12345) -> Prompt:
-    """The zero-shot prompt of reference §10: unambiguous "ingredients", shuffled.
+    """The zero-shot prompt of docs/paper-notes.md §10: unambiguous "ingredients", shuffled.
 
     Ingredients per type (exact lookups in the ``zeroshot_train`` pool, raw template-order LFs),
     by the recipes declared with the types in :mod:`amp.data.types`:
@@ -264,7 +264,7 @@ DEFAULT_MIXED_RATIO, DEFAULT_MIXED_SEED = 0.3, 0
 
 
 def check_ratio(ratio: object) -> float:
-    """A ratio r of LF0 examples in a prompt (reference §11) as a float: a real number in [0, 1]."""
+    """A ratio r of LF0 examples in a prompt (docs/paper-notes.md §11) as a float: a real number in [0, 1]."""
     if isinstance(ratio, bool) or not isinstance(ratio, numbers.Real):
         raise RatioError(f"ratio {ratio!r} is not a number in [0, 1]")
     value = float(ratio)
@@ -287,7 +287,7 @@ def mixed_prompt(
     fmt: str = DEFAULT_FORMAT,
     pool_pairs: Sequence[AmbiguousPair] | None = None,
 ) -> Prompt:
-    """A mixed prompt of reference §11: ``k`` same-type examples, ``int(k·r)`` with LF0.
+    """A mixed prompt of docs/paper-notes.md §11: ``k`` same-type examples, ``int(k·r)`` with LF0.
 
     ``k`` distinct surfaces of the test's type are drawn uniformly without replacement from
     ``pool_pairs`` (default: the full pool of the type) minus the test sentence; the first

@@ -3,7 +3,7 @@
 Usage: ``python bench/cache_bench.py [--model default] [--beams 5] [--repeat 20] [--device cpu]``
 
 Loads the model once (timed on its own; the first ever run also converts the embedded GGUF,
-about a minute), then times for a zero-shot scope prompt (reference §10):
+about a minute), then times for a zero-shot scope prompt (docs/paper-notes.md §10):
 
 * ``parse``: constrained beam search, cold (cache miss, model call) and warm (cache hit);
 * ``score``: ``score_pair`` of the two gold LFs, cold and warm;

@@ -1,4 +1,4 @@
-"""Benchmark: canonicalise every generated LF in both canonical modes (reference §8.6 item 8).
+"""Benchmark: canonicalise every generated LF in both canonical modes (docs/paper-notes.md §8.6 item 8).
 
 Usage: ``python bench/canon_bench.py [--limit N] [--profile MODE] [--scaling]``
 
@@ -13,7 +13,7 @@ cleared before each mode, so each mode pays for its own parses (the grammar-leve
 :mod:`amp.logic.reader` stays warm, as it does in any real run).  Duplicate LF strings across
 pools hit the memo, as they would in an evaluation.  The goal is the whole set, both modes,
 in under 10 s on one core.  Without :mod:`amp.data.generate` it falls back to the LF templates of
-reference §4 filled from the lexicon.
+docs/paper-notes.md §4 filled from the lexicon.
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ def generated_lfs() -> tuple[list[str], str]:
 
 
 def fallback_lfs() -> list[str]:
-    """PP and conj LFs of reference §4.1/§4.5 over the lexicon's words (~20k)."""
+    """PP and conj LFs of docs/paper-notes.md §4.1/§4.5 over the lexicon's words (~20k)."""
     hum, vis = lexicon.INDEFINITE_HUMAN_NPS, lexicon.VISUAL_INSTRUMENT_NPS
     pp = [
         ("exists x . exists y . exists z . exists a . exists e . {0}(x) AND {1}(y) AND {2}(a) AND "

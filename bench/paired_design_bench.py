@@ -6,7 +6,7 @@ Usage: ``python bench/paired_design_bench.py [--model default] [--type pp] [--n 
 Runs one small few-shot sweep (:func:`amp.evaluation.experiments.plan_fewshot` + :func:`run_items`: forced
 decoding of LF0/LF1 for P(LF0) and FIM; with ``--parse`` also constrained beam search for the
 top-1 prediction and FDM — on a shared 2-core CPU about 15 s per item without it, 2 minutes
-with it) twice per seed with the same config: the **paired** design (the default, as in the original, reference §11: a test item
+with it) twice per seed with the same config: the **paired** design (the default, as in the original, docs/paper-notes.md §11: a test item
 sees the same k example sentences in the same positions at every ratio, only their labels
 change) and **independent** draws (``FewShotConfig.independent_draws=True``: fresh examples at
 every ratio).  The result cache lives in a temporary ``AMP_CACHE_DIR``, so every figure is

@@ -363,3 +363,21 @@ def test_the_check_sees_an_unexplained_late_import(tmp_path: Path) -> None:
         "amp/logic/planted.py:7: says '# late: start-up cost (textwrap)' but loads nothing slow or optional "
         "that the module has not loaded already: import it at the top",
     ]
+
+
+# -- the paper notes the code cites are in the repository ------------------------------------------
+
+
+def test_every_cited_paper_note_exists() -> None:
+    """``docs/paper-notes.md §n`` citations name sections of that file (its headings start with §n)."""
+    notes = (ROOT / "docs" / "paper-notes.md").read_text(encoding="utf-8")
+    sections = set(re.findall(r"^#+ (§[0-9]+(?:\.[0-9]+)*)\b", notes, re.MULTILINE))
+    cited: dict[str, str] = {}
+    for folder in ("amp", "ui", "views", "bench", "tests", "docs"):
+        for path in sorted((ROOT / folder).rglob("*")):
+            if path.suffix in {".py", ".md"} and path.name != "paper-notes.md":
+                for section in re.findall(r"paper-notes\.md`*,? (§[0-9]+(?:\.[0-9]+)*)",
+                                          path.read_text(encoding="utf-8")):
+                    cited.setdefault(section.rstrip("."), str(path.relative_to(ROOT)))
+    assert len(cited) >= 20
+    assert {s: where for s, where in cited.items() if s not in sections} == {}

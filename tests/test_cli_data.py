@@ -153,7 +153,7 @@ def _mixed_json(capsys, *extra: str) -> dict:
 
 def test_prompt_mixed_is_paired_across_ratios(capsys) -> None:
     """Same seed and sentence at ratios 0.2 and 0.8: the same 10 sentences in the same positions
-    (the original's paired design, reference §11); the 2 LF0 examples at 0.2 are among the 8 at
+    (the original's paired design, docs/paper-notes.md §11); the 2 LF0 examples at 0.2 are among the 8 at
     0.8 (the first int(10·r) drawn carry LF0)."""
     low, high = _mixed_json(capsys, "--ratio", "0.2"), _mixed_json(capsys, "--ratio", "0.8")
     assert [e["utterance"] for e in low["examples"]] == [e["utterance"] for e in high["examples"]]

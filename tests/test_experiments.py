@@ -156,7 +156,7 @@ def _lf0_positions(item: SweepItem) -> frozenset[int]:
 
 
 def test_plan_fewshot_is_paired_across_ratios(fewshot_plan):
-    """The original's design (reference §11): ``train_eval`` is identical in all 11 ratio
+    """The original's design (docs/paper-notes.md §11): ``train_eval`` is identical in all 11 ratio
     folders and the draws (10 surfaces, then one shuffle) do not depend on r, so item i sees the
     same sentences in the same positions at every ratio; the LF0 examples are the first
     int(10·r) drawn, hence nested as r grows."""

@@ -1,4 +1,4 @@
-"""Pools, pairs, sampling, filters and JSONL I/O (reference §3, §4, §6)."""
+"""Pools, pairs, sampling, filters and JSONL I/O (docs/paper-notes.md §3, §4, §6)."""
 
 from __future__ import annotations
 

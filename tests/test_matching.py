@@ -1,4 +1,4 @@
-"""amp.evaluation.matching.match_lf: the one answer to "which gold is this beam" (reference §13.1)."""
+"""amp.evaluation.matching.match_lf: the one answer to "which gold is this beam" (docs/paper-notes.md §13.1)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""ZM_k, top-1 rates, FDM, FIM and P(LF0) (paper Eqs. 1–3; reference §13; amp.evaluation.metrics)."""
+"""ZM_k, top-1 rates, FDM, FIM and P(LF0) (paper Eqs. 1–3; docs/paper-notes.md §13; amp.evaluation.metrics)."""
 
 from __future__ import annotations
 
@@ -41,7 +41,7 @@ def test_matching_modes() -> None:
     assert matches(LF1_RENAMED, LF1, "paper")  # positional renaming: same prefix positions
     assert not matches(LF0, LF1) and not matches(JUNK, LF0) and not matches(None, LF0)
     assert not matches("", LF0)
-    # paper mode is not alpha-invariant beyond positions (reference §8.6 item 1)
+    # paper mode is not alpha-invariant beyond positions (docs/paper-notes.md §8.6 item 1)
     swapped = "exists a . exists x . man(x) AND slept(a) AND agent(a, x)"
     assert matches(swapped, OTHER) and not matches(swapped, OTHER, "paper")
 
@@ -101,7 +101,7 @@ def test_zm_unparseable_predictions_never_match() -> None:
 
 
 def test_zm_empty_is_nan_not_zero() -> None:
-    # reference §13.3: the original returned 0 for an empty (revscope) group
+    # docs/paper-notes.md §13.3: the original returned 0 for an empty (revscope) group
     assert math.isnan(zm_k([], k=5))
 
 
@@ -165,7 +165,7 @@ def test_fdm_cases_of_13_6() -> None:
 
 
 def test_fdm_range_reaches_two() -> None:
-    # reference §13.4: always the wrong LF at r = 1 (and r = 0) gives 2, not the paper's max 1
+    # docs/paper-notes.md §13.4: always the wrong LF at r = 1 (and r = 0) gives 2, not the paper's max 1
     assert fdm({1.0: [(LF1, LF0, LF1)], 0.0: [(LF0, LF0, LF1)]}) == 2.0
     assert fdm({1.0: [(LF0, LF0, LF1)], 0.0: [(LF1, LF0, LF1)]}) == 0.0
 

@@ -96,7 +96,7 @@ def test_known_examples_exactly(surface: str, lf0: str, lf1: str) -> None:
 
 
 def test_conj_lf0_is_and_outermost_lf1_or_outermost_in_both_templates() -> None:
-    # reference §4.5: LF0 has AND as the main connective, LF1 OR — in both conj templates
+    # docs/paper-notes.md §4.5: LF0 has AND as the main connective, LF1 OR — in both conj templates
     for surface in ("the cat slept and ate or drew", "the cat slept or ate and drew"):
         pair = find_pair(surface)
         p0, p1 = paraphrases(pair)

@@ -1,4 +1,4 @@
-"""Zero-shot (reference §10) and mixed (§11) prompts, and the Prompt value object."""
+"""Zero-shot (docs/paper-notes.md §10) and mixed (§11) prompts, and the Prompt value object."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Templates as data and the fill engine (reference §3, §4)."""
+"""Templates as data and the fill engine (docs/paper-notes.md §3, §4)."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from amp.data.templates import (
 from amp.data.templates.engine import WORD_LISTS, _product
 from amp.logic import lexicon
 
-# --- per-template sizes (reference §4; counts are per LF) -----------------------------------
+# --- per-template sizes (docs/paper-notes.md §4; counts are per LF) -----------------------------------
 
 TEMPLATE_SIZES = {
     "pp/visual/a": 192, "pp/visual/b": 640, "pp/visual/c": 640, "pp/visual/d": 1440,

@@ -1,4 +1,4 @@
-"""``python -m amp canon``: canonical forms of logical forms read from stdin (reference §8).
+"""``python -m amp canon``: canonical forms of logical forms read from stdin (docs/paper-notes.md §8).
 
     echo "exists x . exists y . man(y) AND boy(x)" | python -m amp canon
     python -m amp canon --mode paper --format lisp < lfs.txt

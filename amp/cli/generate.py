@@ -1,4 +1,4 @@
-"""``python -m amp generate``: write pool records as JSONL (reference §3, §4, §6).
+"""``python -m amp generate``: write pool records as JSONL (docs/paper-notes.md §3, §4, §6).
 
     python -m amp generate --type pp --all
     python -m amp generate --type scope --n 100 --seed 0 --format lisp --out scope.jsonl

@@ -23,7 +23,7 @@ from amp.logic.vocabulary import DEFAULT_FORMAT, DEFAULT_MODE
 from amp.prompts import check_ratio
 
 _DESCRIPTION = """\
-Score a JSONL file of model predictions with the AmP metrics (reference §13).
+Score a JSONL file of model predictions with the AmP metrics (docs/paper-notes.md §13).
 
 Input: one JSON object per line (blank lines are skipped), one per test item:
 

@@ -1,4 +1,4 @@
-"""``python -m amp prompt``: build zero-shot (reference §10) and mixed (§11) prompts.
+"""``python -m amp prompt``: build zero-shot (docs/paper-notes.md §10) and mixed (§11) prompts.
 
     python -m amp prompt zero-shot --type pp --seed 0 --sentence "Galileo saw Mary with the camera"
     python -m amp prompt mixed --type scope --ratio 0.3 --seed 1 [--k 10] [--format lisp] [--json]

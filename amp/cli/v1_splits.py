@@ -1,4 +1,4 @@
-"""``python -m amp v1-splits``: rebuild the released AmP v1 split folders (reference §5, §6).
+"""``python -m amp v1-splits``: rebuild the released AmP v1 split folders (docs/paper-notes.md §5, §6).
 
     python -m amp v1-splits --out /tmp/amp-v1
     python -m amp v1-splits --out out/v1 --only fewshot --ratios 0,50,100 --formats fol

@@ -1,4 +1,4 @@
-"""Enumerate, sample, filter and read/write the AmP pools (reference §3, §4, §6).
+"""Enumerate, sample, filter and read/write the AmP pools (docs/paper-notes.md §3, §4, §6).
 
 Pools are deterministic, so they are built once per process (``functools.lru_cache``, keyed on
 the template registry version so that a newly registered template shows up).
@@ -61,7 +61,7 @@ __all__ = [
     "write_jsonl",
 ]
 
-#: The five built-in ambiguity types, in the paper's order (reference §0); every registered
+#: The five built-in ambiguity types, in the paper's order (docs/paper-notes.md §0); every registered
 #: type, added ones included: :func:`amp.data.types.type_ids`.
 AMBIGUOUS_TYPES: tuple[str, ...] = tuple(t.id for t in BUILTIN_TYPES)
 
@@ -92,7 +92,7 @@ GENDERS: tuple[str, ...] = ("female", "male")
 
 @dataclass(frozen=True)
 class AmbiguousPair:
-    """One ambiguous surface with both of its records (reference §0: exactly two LFs).
+    """One ambiguous surface with both of its records (docs/paper-notes.md §0: exactly two LFs).
 
     ``type`` is the ambiguity type name (``revscope``, not the record string
     ``scope_reverse``); ``template`` is the template id.
@@ -164,7 +164,7 @@ def _pool(name: str, gender: str | None, version: int) -> tuple[Example, ...]:
 
 
 def pool(name: str, *, gender: str | None = None) -> list[Example]:
-    """The full pool ``name`` in original order (reference §4; counts §4.7).
+    """The full pool ``name`` in original order (docs/paper-notes.md §4; counts §4.7).
 
     ``gender`` (``female``/``male``) keeps one gender of the gendered sets (``bound``,
     ``bound_unambig``); other templates are unaffected.  For ambiguous templates the records
@@ -268,7 +268,7 @@ def _sample_indices(size: int, n: int, seed: int, *, what: str) -> list[int]:
 
 
 def group_by_surface(records: Iterable[Example]) -> list[list[Example]]:
-    """Records grouped by surface, groups in first-appearance order (reference §5.1 step 2)."""
+    """Records grouped by surface, groups in first-appearance order (docs/paper-notes.md §5.1 step 2)."""
     groups: dict[str, list[Example]] = {}
     for r in records:
         groups.setdefault(r.surface, []).append(r)
@@ -314,7 +314,7 @@ def generate(
 
 
 def to_lisp(records: Iterable[Example]) -> list[Example]:
-    """The records with their ``lf`` converted FOL → Lisp (reference §7.3)."""
+    """The records with their ``lf`` converted FOL → Lisp (docs/paper-notes.md §7.3)."""
 
     return [replace(r, lf=convert(r.lf, src="fol", dst="lisp")) for r in records]
 
@@ -346,7 +346,7 @@ def write_jsonl(
 ) -> int:
     """Write records in the original layout, one JSON object a line; returns the count.
 
-    Field order and separators are those of the original files (reference §6).
+    Field order and separators are those of the original files (docs/paper-notes.md §6).
     ``include_template`` adds our ``template`` id as an extra field.
     """
     if isinstance(path_or_file, str | os.PathLike):

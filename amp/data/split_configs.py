@@ -1,4 +1,4 @@
-"""The configs of the original split scripts (reference §5.1 "Config fields", §5.2, §5.3).
+"""The configs of the original split scripts (docs/paper-notes.md §5.1 "Config fields", §5.2, §5.3).
 
 Constants (seed, split names, key orders, key pools, ratios, sizes) and the
 ``vary_ambiguity_global`` configs as :class:`FewshotConfig` records; :mod:`amp.data.splits`

@@ -1,4 +1,4 @@
-"""The sampling primitives of the original split scripts (reference §5.1 steps 2–4, §5.5).
+"""The sampling primitives of the original split scripts (docs/paper-notes.md §5.1 steps 2–4, §5.5).
 
 Each consumes a legacy ``numpy.random.RandomState`` exactly as the original did, so that
 :mod:`amp.data.splits` reproduces the released folders draw for draw.

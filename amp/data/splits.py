@@ -1,4 +1,4 @@
-"""Rebuild the released AmP v1 split folders from the generator (reference §5, §6).
+"""Rebuild the released AmP v1 split folders from the generator (docs/paper-notes.md §5, §6).
 
 The released data may not be redistributed as text (§6), so this module *regenerates* it
 from the pools of :mod:`amp.data.generate`, replaying the original split scripts:

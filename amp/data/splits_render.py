@@ -1,4 +1,4 @@
-"""Re-render LFs the way the original split script wrote them (reference §5.1 step 6, §8.3–8.4).
+"""Re-render LFs the way the original split script wrote them (docs/paper-notes.md §5.1 step 6, §8.3–8.4).
 
 The original wrote its few-shot dev/test files (and every Lisp file) through its canonicaliser
 in *ordered* mode: variables renamed in quantifier-prefix order, events a, e, i and entities

@@ -1,4 +1,4 @@
-"""The ambiguity types, each declared once (reference §0, §4; paper §3 and Table 1).
+"""The ambiguity types, each declared once (docs/paper-notes.md §0, §4; paper §3 and Table 1).
 
 An :class:`AmbiguityType` holds everything the library, the figures and the pages know about a
 type: its id (the pool name of its templates), the record spelling of its ``type`` field and
@@ -58,7 +58,7 @@ _EXTRA_COLORS = ("#E6AB02", "#666666", "#17BECF", "#8C564B", "#BCBD22")
 
 @dataclass(frozen=True)
 class AmbiguityType:
-    """One ambiguity type (reference §0): exactly two readings, LF0 and LF1.
+    """One ambiguity type (docs/paper-notes.md §0): exactly two readings, LF0 and LF1.
 
     * ``id`` — the paper's name and the pool name of its templates (``revscope``);
     * ``name`` — the display name used by every figure and page ("quantifier scope");
@@ -162,7 +162,7 @@ def normalise_type(name: str) -> str:
     stripped but otherwise unchanged (``unambig`` stays ``unambig``).
 
     Grouping by this name (not the raw data string) avoids the original's empty revscope group
-    (reference §13.3).
+    (docs/paper-notes.md §13.3).
     """
     name = name.strip()
     kind = find_type(name)
@@ -191,7 +191,7 @@ def order_types(types: Iterable[str]) -> list[str]:
     return known + sorted(t for t in present if t not in _TYPES)
 
 
-# --- the built-in zero-shot ingredient recipes (reference §10) ---------------------------------
+# --- the built-in zero-shot ingredient recipes (docs/paper-notes.md §10) ---------------------------------
 
 
 def _article(word: str) -> str:
@@ -292,7 +292,7 @@ _CONJ_PARAPHRASES = {  # in both templates LF0 has AND as the main connective, L
     ),
 }
 
-# --- the built-in types (reference §0, §4.1–§4.5) ----------------------------------------------
+# --- the built-in types (docs/paper-notes.md §0, §4.1–§4.5) ----------------------------------------------
 
 #: The five types of the paper, in its order.  Colours: ColorBrewer Dark2 without its orange,
 #: so that no type is confused with LF1 in a figure.
@@ -310,7 +310,7 @@ BUILTIN_TYPES: tuple[AmbiguityType, ...] = (
         color="#7570B3", ingredients=_scope_ingredients,
         paraphrases={f"scope/{q}": _SCOPE_PARAPHRASES for q in ("every", "each")},
     ),
-    AmbiguityType(  # the data's record type is "scope_reverse" (reference §4.3, §14 item 1)
+    AmbiguityType(  # the data's record type is "scope_reverse" (docs/paper-notes.md §4.3, §14 item 1)
         "revscope", "inverse scope", ("one subject for all", "possibly different subjects"),
         ("one subject for all (∃ over ∀)", "a subject for each (∀ over ∃)"),
         record_type="scope_reverse", color="#E7298A", ingredients=_revscope_ingredients,

@@ -1,6 +1,6 @@
 """The beams of one constrained beam search as a tree of shared prefixes (issue #15 point 3).
 
-Beam search (reference §12) keeps ``k`` hypotheses that mostly share their opening tokens and part
+Beam search (docs/paper-notes.md §12) keeps ``k`` hypotheses that mostly share their opening tokens and part
 where the model hesitates: for an ambiguous sentence, often exactly where the two readings part
 (paper Fig. 4).  :func:`beam_tree` puts the beams' token-id sequences into a prefix tree (a trie):
 each node is one token, reached from its parent by that token; the beams through a node share the

@@ -1,6 +1,6 @@
 """Calibration of P(LF0) at the divergence point (pure): reliability tables, ECE, Brier, poll agreement.
 
-P(LF0) (paper §2/§4; reference §12) is the model's probability of the first reading where the
+P(LF0) (paper §2/§4; docs/paper-notes.md §12) is the model's probability of the first reading where the
 two gold LFs diverge.  A calibrated model's P(LF0) is also how often its top beam *is* LF0:
 among the sentences with P(LF0) ≈ 0.7, about 70 % should be parsed as LF0.
 :func:`calibrate` checks that on sweep records (:class:`~amp.evaluation.sweep_run.SweepRecord`),

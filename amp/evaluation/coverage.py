@@ -14,7 +14,7 @@ keeps them.  Then, per item and k:
 * **precision** = |{t ∈ T_k : t is LF0 or LF1}| / |T_k| — the fraction of the interpretations
   offered that are a reading.  An item with **no** parseable beam offers nothing (|T_k| = 0); its
   precision is undefined and it is **left out of the precision mean** (as FIM leaves out an
-  undefined P(LF0), reference §13.5); ``n_precision`` says how many items the mean is over, and
+  undefined P(LF0), docs/paper-notes.md §13.5); ``n_precision`` says how many items the mean is over, and
   with none it is NaN;
 * **both found** = 1[LF0 ∈ T_k] · 1[LF1 ∈ T_k].
 

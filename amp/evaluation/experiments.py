@@ -12,7 +12,7 @@ experiments as ex; ex.plan_fewshot(...)``):
    :func:`zeroshot_summary`, :func:`records_frame`.
 
 Paper: Stengel-Eskin et al. 2023, "Zero and Few-shot Semantic Parsing with Ambiguous Inputs"
-(arXiv 2306.00824); section numbers "§n" refer to ``docs/amp-reference.md``.
+(arXiv 2306.00824); section numbers "§n" refer to ``docs/paper-notes.md``.
 
 Differences from the original, on purpose:
 

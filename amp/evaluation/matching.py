@@ -1,4 +1,4 @@
-"""Which gold LF a predicted LF is: the one place that labels a beam (reference §13.1).
+"""Which gold LF a predicted LF is: the one place that labels a beam (docs/paper-notes.md §13.1).
 
 Matching is exact equality of canonical forms (:func:`amp.logic.canonical.canonical`) in a
 canonical ``mode``: ``"logical"`` (meaning up to reordering, renaming, same-kind quantifier
@@ -46,7 +46,7 @@ def prediction_key(prediction: str | None, mode: str = DEFAULT_MODE, fmt: str = 
 def match_lf(
     prediction: str | None, lf0: str | None, lf1: str | None, *, mode: str = DEFAULT_MODE, fmt: str = DEFAULT_FORMAT
 ) -> Match:
-    """Which gold LF ``prediction`` is, by canonical equality in ``mode`` (reference §13.1).
+    """Which gold LF ``prediction`` is, by canonical equality in ``mode`` (docs/paper-notes.md §13.1).
 
     ``lf0``/``lf1`` may be None (an unambiguous sentence has no LF1, §13.1): a missing gold
     matches nothing.  A gold that does not canonicalise is compared as raw text.

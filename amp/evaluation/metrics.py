@@ -1,16 +1,16 @@
-"""Metrics of the AmP paper (Stengel-Eskin et al. 2023, §2–§4; reference §13).
+"""Metrics of the AmP paper (Stengel-Eskin et al. 2023, §2–§4; docs/paper-notes.md §13).
 
 Each metric is one pure function over plain data.  Decisions made once, here:
 
 * **Matching** is equality of canonical forms (:func:`amp.logic.canonical.canonical`);
   ``mode="logical"`` (default) judges meaning up to reordering, re-bracketing within a
   connective, renaming and same-kind quantifier order; ``mode="paper"`` reproduces the original
-  metric's judgement (reference §13.1).  A prediction that does not parse (or is missing,
+  metric's judgement (docs/paper-notes.md §13.1).  A prediction that does not parse (or is missing,
   ``None``, or empty) **never matches**.  A gold LF that does not parse is a
   :class:`~amp.errors.MetricError`.
 * **Empty input** gives ``float("nan")``, never 0: an empty set has no accuracy.  (The original
   returned 0 for an empty set, which made its revscope ZM structurally 0 because the data says
-  ``scope_reverse`` — reference §13.3.  Group examples with :func:`normalise_type`.)
+  ``scope_reverse`` — docs/paper-notes.md §13.3.  Group examples with :func:`normalise_type`.)
 * **Ratios** r must lie in [0, 1]; anything else is a MetricError.
 * Rates are fractions in [0, 1], except ZM_k, which is in percent like the paper's tables.
 """
@@ -30,7 +30,7 @@ from amp.prompts import check_ratio
 
 @dataclass(frozen=True)
 class ZeroShotOutcome:
-    """One zero-shot test item: the beam (best first) and the two gold LFs (reference §10)."""
+    """One zero-shot test item: the beam (best first) and the two gold LFs (docs/paper-notes.md §10)."""
 
     predictions: tuple[str, ...]
     lf0: str
@@ -42,7 +42,7 @@ class ZeroShotOutcome:
 
 
 def matches(prediction: str | None, gold: str, mode: str = DEFAULT_MODE, fmt: str = DEFAULT_FORMAT) -> bool:
-    """Whether ``prediction`` equals ``gold`` after canonicalisation (reference §13.1)."""
+    """Whether ``prediction`` equals ``gold`` after canonicalisation (docs/paper-notes.md §13.1)."""
     gold_key(gold, mode, fmt)  # a gold LF that does not parse is a MetricError, not a mismatch
     return match_lf(prediction, gold, None, mode=mode, fmt=fmt) == "lf0"
 
@@ -62,7 +62,7 @@ def zm_k(
     """ZM_k, the zero-shot metric (paper Eq. 1), **in percent** (0–100).
 
     ZM_k = 100 · mean over examples of 1[LF0 ∈ T_k] · 1[LF1 ∈ T_k], where T_k is the top-k of
-    the beam (best first), padded to k with empty strings (reference §13.3).  The paper reports
+    the beam (best first), padded to k with empty strings (docs/paper-notes.md §13.3).  The paper reports
     k = 5.  ``either=True`` counts examples with LF0 *or* LF1 in the top k (the original's
     ``either`` option added the indicators instead, which could exceed 100 — fixed here).
 
@@ -97,7 +97,7 @@ def _unpack(example: ZeroShotOutcome | tuple[Sequence[str], str, str]) -> tuple[
 
 
 # --------------------------------------------------------------------------------------
-# top-1 accuracy (the per-type report, reference §13.2)
+# top-1 accuracy (the per-type report, docs/paper-notes.md §13.2)
 
 
 def top1_accuracy(
@@ -108,7 +108,7 @@ def top1_accuracy(
     *,
     fmt: str = DEFAULT_FORMAT,
 ) -> dict[str, float]:
-    """Rates (fractions 0–1) of the best prediction matching each reading (reference §13.2).
+    """Rates (fractions 0–1) of the best prediction matching each reading (docs/paper-notes.md §13.2).
 
     Keys: ``lf0`` (top-1 = LF0), ``lf1`` (top-1 = LF1), ``either`` (LF0 or LF1), ``neither``
     (= 1 − either; includes unparseable predictions) and ``unparseable`` (top-1 missing,
@@ -145,7 +145,7 @@ def fdm_by_ratio(
     *,
     fmt: str = DEFAULT_FORMAT,
 ) -> dict[float, float]:
-    """The per-ratio terms d(r) = |a0 − r| + |a1 − (1 − r)| of :func:`fdm` (reference §13.4)."""
+    """The per-ratio terms d(r) = |a0 − r| + |a1 − (1 − r)| of :func:`fdm` (docs/paper-notes.md §13.4)."""
     out: dict[float, float] = {}
     for r, items in by_ratio.items():
         ratio = check_ratio(r)
@@ -174,7 +174,7 @@ def fdm(
     examples.  ``by_ratio`` maps r to ``(top1_prediction, lf0, lf1)`` tuples.
 
     The paper states a range of 0–1, but the sum of two absolute errors reaches 2: at r = 1 a
-    model that always predicts LF1 has a0 = 0, a1 = 1, so d = 1 + 1 (reference §13.4).  A model
+    model that always predicts LF1 has a0 = 0, a1 = 1, so d = 1 + 1 (docs/paper-notes.md §13.4).  A model
     that never predicts either LF scores exactly 1.  A ratio with no examples is a
     MetricError; no ratios at all → NaN.
     """
@@ -187,7 +187,7 @@ def fim(by_ratio: Mapping[float, Sequence[float]]) -> float:
 
     FIM = mean over ratios r of the mean over test items of (P(LF0) − r)², where P(LF0) comes
     from forced decoding (:func:`p_lf0`).  NaN values of P(LF0) — both minimum probabilities
-    zero — are skipped, as the original's pandas mean did (reference §13.5); a ratio left with
+    zero — are skipped, as the original's pandas mean did (docs/paper-notes.md §13.5); a ratio left with
     no values is skipped too; nothing left → NaN.  P(LF0) outside [0, 1] is a MetricError.
     """
     per_ratio: list[float] = []
@@ -207,7 +207,7 @@ def fim(by_ratio: Mapping[float, Sequence[float]]) -> float:
 
 
 def min_token_prob(probs: Sequence[float], *, drop_eos: bool = False) -> float:
-    """The minimum per-token probability of a forced decode (reference §12, §13.5).
+    """The minimum per-token probability of a forced decode (docs/paper-notes.md §12, §13.5).
 
     ``drop_eos=True`` drops the last value first, as the original metric code did (its stored
     probabilities ended with the EOS token's).

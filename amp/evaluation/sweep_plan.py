@@ -6,7 +6,7 @@ so the same config gives the same prompts, which then hit the result cache on a 
 running layer is :mod:`amp.evaluation.sweep_run`, the summaries :mod:`amp.evaluation.sweep_summary`.
 
 Paper: Stengel-Eskin et al. 2023, "Zero and Few-shot Semantic Parsing with Ambiguous Inputs"
-(arXiv 2306.00824); section numbers "§n" refer to ``docs/amp-reference.md``.
+(arXiv 2306.00824); section numbers "§n" refer to ``docs/paper-notes.md``.
 """
 
 from __future__ import annotations
@@ -74,7 +74,7 @@ def _check_common(types: Sequence[str], beams: int, fmt: str, mode: str) -> tupl
 
 @dataclass(frozen=True)
 class FewShotConfig:
-    """A few-shot ("mixed prompt") sweep, paper §4 / Fig. 6 (reference §11).
+    """A few-shot ("mixed prompt") sweep, paper §4 / Fig. 6 (docs/paper-notes.md §11).
 
     For every type, ``n_per_ratio`` test sentences are drawn once (``sample_pairs(type, n,
     seed)``) and each is parsed under one prompt per ratio r in ``ratios``: ``k`` random
@@ -83,7 +83,7 @@ class FewShotConfig:
     is the same for all ratios, as in the paper.  ``beams`` is the beam size, ``mode`` the
     canonicaliser used for matching (``"logical"`` or the faithful ``"paper"``).
 
-    Paired design (the default, as in the original, reference §11): a test sentence sees the
+    Paired design (the default, as in the original, docs/paper-notes.md §11): a test sentence sees the
     *same* ``k`` example sentences in the same positions at every ratio; only which of them
     carry LF0 changes.  ``independent_draws=True`` draws fresh examples per ratio instead
     (more noise in FDM/FIM and the P(LF0) curve; kept for comparison only).
@@ -130,7 +130,7 @@ class FewShotConfig:
 
 @dataclass(frozen=True)
 class ZeroShotConfig:
-    """A zero-shot sweep, paper §3 / Fig. 2–3 / Table 2 (reference §10).
+    """A zero-shot sweep, paper §3 / Fig. 2–3 / Table 2 (docs/paper-notes.md §10).
 
     ``n`` test sentences per type (the paper: 200), each under its zero-shot prompt of
     unambiguous "ingredient" examples.  ``beams`` bounds the ZM_k that can be computed (k ≤ beams).
@@ -147,7 +147,7 @@ class ZeroShotConfig:
         object.__setattr__(self, "types", _check_common(self.types, self.beams, self.fmt, self.mode))
         if self.fmt != "fol":
             raise ExperimentError(
-                f"zero-shot prompts are FOL only (paper §3; reference §10), so fmt must be 'fol', not {self.fmt!r}"
+                f"zero-shot prompts are FOL only (paper §3; docs/paper-notes.md §10), so fmt must be 'fol', not {self.fmt!r}"
             )
         object.__setattr__(self, "n", _whole("n (test sentences per type)", self.n))
         object.__setattr__(self, "seed", _whole("seed", self.seed, None))
@@ -215,7 +215,7 @@ def plan_fewshot(config: FewShotConfig) -> list[SweepItem]:
     test set, all ratios).  The prompt of (type, ratio, sentence index) is
     ``mixed_prompt(pair, ratio, seed=s, k=config.k, fmt=config.fmt)`` with ``s`` derived from
     (seed, type, index) — the same at every ratio, so the item sees the same example sentences
-    in the same positions at every ratio (the original's paired design, reference §11) — or,
+    in the same positions at every ratio (the original's paired design, docs/paper-notes.md §11) — or,
     with ``config.independent_draws``, from (seed, type, ratio, index).  The plan is a pure
     function of the config.
     """
@@ -259,7 +259,7 @@ def plan_zeroshot(config: ZeroShotConfig) -> list[SweepItem]:
     """All items of a zero-shot sweep: ``n`` sentences per type, each with its zero-shot prompt.
 
     Sentences come from ``sample_pairs(type, n, config.seed)``; the prompt's example shuffle is
-    seeded from (seed, type, index).  Zero-shot prompts are FOL (paper §3; reference §10).
+    seeded from (seed, type, index).  Zero-shot prompts are FOL (paper §3; docs/paper-notes.md §10).
     """
     items: list[SweepItem] = []
     for type_ in config.types:

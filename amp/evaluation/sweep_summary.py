@@ -7,7 +7,7 @@ partial sweeps and return empty frames with the right columns on empty input.
 
 Differences from the original, on purpose: ZM_k counts revscope like every other type (the
 original's type-name mismatch made it 0, §13.3), and FDM is reported with its true range 0–2
-(§13.4).  Section numbers "§n" refer to ``docs/amp-reference.md``.
+(§13.4).  Section numbers "§n" refer to ``docs/paper-notes.md``.
 """
 
 from __future__ import annotations
@@ -150,7 +150,7 @@ def _n_errors(df: pd.DataFrame) -> int:
 def fewshot_summary(
     records: Iterable[SweepRecord] | pd.DataFrame, mode: str | None = None
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Few-shot results per (type, ratio) and per type (paper §4, Fig. 6; reference §13.4–13.5).
+    """Few-shot results per (type, ratio) and per type (paper §4, Fig. 6; docs/paper-notes.md §13.4–13.5).
 
     Returns ``(per_ratio, per_type)``:
 
@@ -161,7 +161,7 @@ def fewshot_summary(
       out of everything else).
     * ``per_type`` — :data:`FEWSHOT_PER_TYPE_COLUMNS`: ``FDM`` (paper Eq. 2, :func:`amp.evaluation.metrics.fdm`)
       = mean over ratios of |acc_lf0 − r| + |acc_lf1 − (1 − r)|, **range 0–2** (the paper says
-      0–1, reference §13.4), lower is better; ``FIM`` (paper Eq. 3, :func:`amp.evaluation.metrics.fim`) =
+      0–1, docs/paper-notes.md §13.4), lower is better; ``FIM`` (paper Eq. 3, :func:`amp.evaluation.metrics.fim`) =
       mean over ratios of the mean (P(LF0) − r)², range 0–1; ``n`` records, the ``n_ratios``
       ratios they cover, ``n_errors``.
 
@@ -218,7 +218,7 @@ def _fewshot_ratio(
 def zeroshot_summary(
     records: Iterable[SweepRecord] | pd.DataFrame, k: int = 5, mode: str | None = None
 ) -> pd.DataFrame:
-    """Zero-shot results per type (paper §3: Table 2, Fig. 2, Fig. 3; reference §13.2–13.3).
+    """Zero-shot results per type (paper §3: Table 2, Fig. 2, Fig. 3; docs/paper-notes.md §13.2–13.3).
 
     Columns ``zeroshot_columns(k)``: ``n`` sentences with a prediction; ``ZM_<k>`` (paper
     Eq. 1, :func:`amp.evaluation.metrics.zm_k`) the **percentage** (0–100) of them with *both* gold LFs

@@ -1,4 +1,4 @@
-"""The one tree representation of AmP logical forms (reference §7.3, §8).
+"""The one tree representation of AmP logical forms (docs/paper-notes.md §7.3, §8).
 
 FOL and Lisp are two *renderings* of the same tree (:mod:`amp.logic.render`); parsing either
 format (:mod:`amp.logic.reader`) gives these frozen dataclasses:
@@ -7,7 +7,7 @@ format (:mod:`amp.logic.reader`) gives these frozen dataclasses:
 * :class:`Junction` — an n-ary ``AND``/``OR`` with at least two children;
 * :class:`Quantified` — ``exists x . body`` / ``forall x . body``.
 
-Constants are capitalised names (``Mary``); every other argument is a variable (reference §0,
+Constants are capitalised names (``Mary``); every other argument is a variable (docs/paper-notes.md §0,
 item 3).  The helpers below answer the questions canonicalisation needs: which variables occur
 free, which are bound, and how a formula's leading quantifier prefix looks.
 """
@@ -69,7 +69,7 @@ Formula = Atom | Junction | Quantified
 
 
 def is_constant(name: str) -> bool:
-    """Constants are capitalised names (``Mary``, ``Galileo``), reference §7.1."""
+    """Constants are capitalised names (``Mary``, ``Galileo``), docs/paper-notes.md §7.1."""
     return name[:1].isupper()
 
 

@@ -120,7 +120,7 @@ def _paper_text(text: str, fmt: str) -> str:
     _parsed(text, fmt)  # raises our (more precise) syntax error if the text is not an LF at all
     raise LFParseError(
         f"cannot canonicalise {fmt.upper()} in paper mode: the original canonicaliser cannot read it "
-        f"({failure}), so its metric never matches it (reference §8.6 item 5, §13.1); "
+        f"({failure}), so its metric never matches it (docs/paper-notes.md §8.6 item 5, §13.1); "
         "logical mode reads it",
         text=text, position=0, found=failure.found, fmt=fmt,
     )

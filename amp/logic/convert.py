@@ -1,4 +1,4 @@
-"""Convert logical forms between FOL and Lisp (reference §7.3).
+"""Convert logical forms between FOL and Lisp (docs/paper-notes.md §7.3).
 
 There is one tree (:mod:`amp.logic.ast`); converting is parsing one format and rendering the
 other.  ``fol → fol`` and ``lisp → lisp`` normalise spacing and grouping to the render normal

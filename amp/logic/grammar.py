@@ -1,4 +1,4 @@
-"""Lark grammars of AmP logical forms, built from the lexicon (reference §7, §9).
+"""Lark grammars of AmP logical forms, built from the lexicon (docs/paper-notes.md §7, §9).
 
 One grammar per format, FOL and Lisp, each in three spacings built from the *same rules*:
 
@@ -11,7 +11,7 @@ One grammar per format, FOL and Lisp, each in three spacings built from the *sam
 * ``lenient`` — the same rules with whitespace ignored, for text people type
   (``agent(a,x)``, ``(exists x (man x))``).
 
-AND/OR follow the AmP convention (reference §8.1): **equal precedence, right-associative**, so
+AND/OR follow the AmP convention (docs/paper-notes.md §8.1): **equal precedence, right-associative**, so
 ``A AND B OR C`` means ``A AND (B OR C)``.  The grammar itself only lists the items and
 connectives of a flat sequence (``sent: item (conn item)*``); the right-associative grouping is
 applied when the parse tree becomes an AST (:mod:`amp.logic.reader`).  A quantifier prefix on an

@@ -1,4 +1,4 @@
-"""Word lists of the AmP generator (reference §2), in source order.
+"""Word lists of the AmP generator (docs/paper-notes.md §2), in source order.
 
 The order matters: enumeration (and therefore every seed and split) walks these lists
 left to right.  Each surface word maps to one LF predicate or constant (its *denotation*);
@@ -38,7 +38,7 @@ INDEFINITE_NPS: tuple[str, ...] = (
 INDEFINITE_SENTIENT_NPS: tuple[str, ...] = INDEFINITE_NONHUMAN_SENTIENT_NPS + INDEFINITE_HUMAN_NPS
 
 #: Plural nouns get a "pair of"/"set of" phrase after the single-word slots a/every/each/the
-#: (reference §3, fluency rule 1).  The LF always keeps the plural word as predicate.
+#: (docs/paper-notes.md §3, fluency rule 1).  The LF always keeps the plural word as predicate.
 PLURAL_PHRASES: dict[str, str] = {
     "pyjamas": "set of pyjamas",
     "pants": "pair of pants",

@@ -1,4 +1,4 @@
-"""The original canonicaliser's *ordered* rendering of an LF (reference §8.3 ordered mode, §8.4).
+"""The original canonicaliser's *ordered* rendering of an LF (docs/paper-notes.md §8.3 ordered mode, §8.4).
 
 Variables are named a, e, i (events) and x, y, z (entities) in quantifier-prefix order, assigned
 *before* unused quantifiers are dropped (a dropped quantifier leaves a naming gap); AND/OR are

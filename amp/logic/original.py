@@ -1,4 +1,4 @@
-"""The original AmP canonicaliser's *unordered* rendering, step for step (reference §8, §13.1).
+"""The original AmP canonicaliser's *unordered* rendering, step for step (docs/paper-notes.md §8, §13.1).
 
 ``paper`` mode (:func:`amp.logic.canonical.canonical`) must give the original metric's verdict on
 every pair, so it follows the original's string algorithm rather than our AST:
@@ -24,7 +24,7 @@ Everything the original could not read (its ValueError, IndexError, AssertionErr
 the crashes its callers did not catch) raises :class:`OriginalError` here; the metrics then keep
 the raw string, which never matches (§13.1).  The one rendering difference: with no quantifier
 left the original wrote ``" . body"``; we write ``body`` (the map is injective, so no verdict
-changes).  This module is a re-implementation from the description in ``docs/amp-reference.md``,
+changes).  This module is a re-implementation from the description in ``docs/paper-notes.md``,
 not the original's code.
 """
 

@@ -1,7 +1,7 @@
 """A teacher's own words: predicates and names outside the lexicon, typed by arity.
 
 The decoding grammar (:func:`amp.logic.grammar.grammar_text`) is closed over the lexicon, as the
-original CFG was (reference §9), so a constrained model can only write lexicon LFs.  A sentence
+original CFG was (docs/paper-notes.md §9), so a constrained model can only write lexicon LFs.  A sentence
 of the teacher's own ("I saw her duck") needs words the lexicon lacks (``duck``, ``Her``).
 :class:`OwnWords` names them, each with its arity: a **one-place** predicate (``duck(x)``), a
 **two-place** predicate (``owns(x, y)``) or a **constant** (a capitalised name, second argument of

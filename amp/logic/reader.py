@@ -1,4 +1,4 @@
-"""Parse FOL or Lisp logical forms into the AST of :mod:`amp.logic.ast` (reference §7, §8.1–8.2).
+"""Parse FOL or Lisp logical forms into the AST of :mod:`amp.logic.ast` (docs/paper-notes.md §7, §8.1–8.2).
 
 :func:`parse_lf` runs the lark LALR parser of :mod:`amp.logic.grammar` (lenient spacing by
 default, the exact AmP data spacing with ``strict=True``) and turns the parse tree into the AST

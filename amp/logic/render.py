@@ -1,4 +1,4 @@
-"""Render the AST as FOL or Lisp text in the AmP data spacing (reference §7.1, §7.2).
+"""Render the AST as FOL or Lisp text in the AmP data spacing (docs/paper-notes.md §7.1, §7.2).
 
 FOL (``render_fol``)::
 

@@ -2,7 +2,7 @@
 
 Every check, type hint, CLI ``choices=`` and UI option list reads these names, so adding a
 format or a mode is one edit here.  ``fol``/``lisp`` are the two LF notations of the AmP data
-(reference §7); ``logical``/``paper`` the two canonicalisers used to match a parse to a gold LF
+(docs/paper-notes.md §7); ``logical``/``paper`` the two canonicalisers used to match a parse to a gold LF
 (:mod:`amp.logic.canonical`).
 """
 

@@ -53,15 +53,15 @@ DIFFERENCES = """\
 
 * **Inverse scope (revscope) ZM_k is not 0 here.**  The original code compared the data's type
   name `scope_reverse` with `revscope`, so its Table 2 reported ZM = 0 for inverse scope whatever
-  the model produced (reference §13.3).  We count revscope like every other type.
+  the model produced (docs/paper-notes.md §13.3).  We count revscope like every other type.
 * **Conjunction LF labels follow the code, not Table 1.**  The paper's Table 1 swaps LF0 and LF1
   for conjunction scope; the data and the original code use LF0 = AND as main connective and
-  LF1 = OR (reference §14).  Our accuracies and P(LF0) use the code's labels.
+  LF1 = OR (docs/paper-notes.md §14).  Our accuracies and P(LF0) use the code's labels.
 * **FDM ranges 0–2, not 0–1.**  FDM = mean over ratios of |acc_LF0 − r| + |acc_LF1 − (1 − r)|,
-  whose true maximum is 2 (the paper states 0–1; reference §13.4).
+  whose true maximum is 2 (the paper states 0–1; docs/paper-notes.md §13.4).
 * **P(LF0) uses one prompt for both LFs and scores every LF token.**  The original drew a fresh
   random prompt for the LF1 forced decode; here LF0 and LF1 are scored under the *same* prompt,
-  and the minimum token probability is taken over every token of the LF (reference §11, §12).
+  and the minimum token probability is taken over every token of the LF (docs/paper-notes.md §11, §12).
   `p_lf0_total` (total sequence probability) is also given, which is what Fig. 3 plotted.
 * **Decoding.**  Constrained beam search keeps summed log-probs and re-ranks the final beams
   with the GNMT length penalty (α = 0.7); the original applied it inside the search.  Models differ

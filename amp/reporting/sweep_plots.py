@@ -198,8 +198,8 @@ def _cell(value: Any, digits: int) -> str:
 def fdm_fim_table(per_type_df: pd.DataFrame | None) -> go.Figure:
     """Few-shot FDM and FIM per type as a table figure (the paper's Table 3).
 
-    FDM (paper Eq. 2; range **0–2**, reference §13.4) and FIM (paper Eq. 3; range 0–1,
-    reference §13.5) are both lower-is-better.  ``per_type_df`` is the ``per_type`` frame of
+    FDM (paper Eq. 2; range **0–2**, docs/paper-notes.md §13.4) and FIM (paper Eq. 3; range 0–1,
+    docs/paper-notes.md §13.5) are both lower-is-better.  ``per_type_df`` is the ``per_type`` frame of
     :func:`amp.evaluation.experiments.fewshot_summary`; ``n`` and ``n_ratios`` are shown when present.
     Used for the report's PNG/HTML of Table 3 (the app shows the frame itself).
     """

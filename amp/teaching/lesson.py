@@ -2,7 +2,7 @@
 
 A sentence's two readings in words (paper Table 1 labels and paraphrases, read from the
 ambiguity-type registry through :mod:`amp.teaching.paraphrase`), the model's P(LF0) for it under
-the zero-shot prompt (paper §2 and reference §10: the probability of LF0 between the two forced
+the zero-shot prompt (paper §2 and docs/paper-notes.md §10: the probability of LF0 between the two forced
 decodes), which reading the model prefers, the cache keys a demo pack of chosen sentences
 exports, and the URL a student opens.  Pure functions: the Streamlit glue (session memo,
 spinners, error boxes) lives in ``ui/teach.py``.
@@ -110,7 +110,7 @@ def reading_name(type_: str, idx: int) -> str:
 
 def model_p_lf0(parser: Parser, surface: str) -> float | None:
     """The model's zero-shot P(LF0) of a pool sentence: :attr:`~amp.parser.core.results.PairScore.p_lf0`
-    of the forced decodes of both LFs under the reference §10 zero-shot prompt (paper §2,
+    of the forced decodes of both LFs under the docs/paper-notes.md §10 zero-shot prompt (paper §2,
     ``m0 / (m0 + m1)`` over the minimum token probabilities); cached by the parser.
 
     ``None`` when the sentence is in no pool (the model is then never asked) or the score has

@@ -144,7 +144,7 @@ def past_participle(verb: str) -> str:
 
 
 def noun_phrase(noun: str) -> str:
-    """A singular noun phrase: plural-only nouns become "pair of …"/"set of …" (reference §3)."""
+    """A singular noun phrase: plural-only nouns become "pair of …"/"set of …" (docs/paper-notes.md §3)."""
     noun = surface_word(noun)
     return lexicon.PLURAL_PHRASES.get(noun, noun)
 
@@ -192,7 +192,7 @@ _FORMS = {
 # --- paraphrase templates (per template id) --------------------------------------------------
 
 #: Template id → (LF0 paraphrase, LF1 paraphrase) for every built-in ambiguous template
-#: (reference §4.1–§4.5), as declared with the types (``AmbiguityType.paraphrases``).
+#: (docs/paper-notes.md §4.1–§4.5), as declared with the types (``AmbiguityType.paraphrases``).
 PARAPHRASES: dict[str, tuple[str, str]] = {
     tid: texts for kind in BUILTIN_TYPES for tid, texts in kind.paraphrases.items()
 }

@@ -1,10 +1,10 @@
 """Classroom polls: students choose a reading of each ambiguous sentence and say how sure they are.
 
-This repeats the paper's human annotation (Appendix A.5; reference §13.7) with a class: each
+This repeats the paper's human annotation (Appendix A.5; docs/paper-notes.md §13.7) with a class: each
 student (one browser *session*) picks the interpretation they prefer for every item and sets a
 confidence of 1 = not, 2 = somewhat or 3 = very confident.  :func:`confidence_to_p_lf0` turns
 those answers into a probability of LF0 exactly as the paper did, so the class's P(LF0) can be
-set beside the model's (FIM-style, reference §13.5).
+set beside the model's (FIM-style, docs/paper-notes.md §13.5).
 
 The public names of the three modules that hold it, in one place:
 

@@ -3,7 +3,7 @@
 :func:`agreement_points` turns poll results into the plain ``(surface, model_p_lf0,
 class_p_lf0)`` tuples that :func:`amp.evaluation.calibration.poll_agreement` compares: one per
 poll item that has both the model's P(LF0) *stored with the item* (no model is run here) and at
-least one vote (the class's P(LF0), Appendix A.5; reference §13.7).  A sentence polled twice
+least one vote (the class's P(LF0), Appendix A.5; docs/paper-notes.md §13.7).  A sentence polled twice
 gives two points, one per poll: each poll's A.5 conversion normalises its own annotators.
 :func:`stored_agreement` does it for the polls of a :class:`~amp.teaching.poll_store.PollStore`.
 """

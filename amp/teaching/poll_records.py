@@ -1,4 +1,4 @@
-"""The records of a classroom poll (paper Appendix A.5; reference §13.7): items, polls, votes,
+"""The records of a classroom poll (paper Appendix A.5; docs/paper-notes.md §13.7): items, polls, votes,
 their tallies, the poll errors, the size bounds and the share-code rules.
 
 Everything here is pure data and validation; :mod:`amp.teaching.poll_results` tallies votes and
@@ -51,7 +51,7 @@ def is_int(value: object) -> bool:
 class PollItem:
     """One ambiguous sentence of a poll: both LFs, their paraphrases and the model's P(LF0).
 
-    ``model_p_lf0`` is the model's probability of LF0 (reference §12, e.g. from a forced
+    ``model_p_lf0`` is the model's probability of LF0 (docs/paper-notes.md §12, e.g. from a forced
     decode), or ``None`` when no model was run.
     """
 
@@ -140,7 +140,7 @@ class Vote:
 
 @dataclass(frozen=True)
 class ItemResult:
-    """Per-item tallies (reference §13.7 conversion in ``human_p_lf0``).
+    """Per-item tallies (docs/paper-notes.md §13.7 conversion in ``human_p_lf0``).
 
     ``counts`` = votes for (LF0, LF1); ``confidence_counts`` = votes at confidence (1, 2, 3);
     ``confidence_by_choice[c]`` the same, for the voters who chose reading ``c``.

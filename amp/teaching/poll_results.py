@@ -1,7 +1,7 @@
 """The tallies of a classroom poll (pure): the paper's confidence → P(LF0) conversion
-(Appendix A.5; reference §13.7), per-item results, their table and the per-vote CSV.
+(Appendix A.5; docs/paper-notes.md §13.7), per-item results, their table and the per-vote CSV.
 
-The class's P(LF0) is set beside the model's (FIM-style, reference §13.5).
+The class's P(LF0) is set beside the model's (FIM-style, docs/paper-notes.md §13.5).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
 
 def confidence_to_p_lf0(votes: Iterable[Vote]) -> tuple[float, ...]:
-    """P(LF0) of each vote, in input order (paper Appendix A.5; reference §13.7).
+    """P(LF0) of each vote, in input order (paper Appendix A.5; docs/paper-notes.md §13.7).
 
     Per annotator (``session_id``) the confidences are min–max normalised over the items they
     voted on, then mapped linearly so that their lowest confidence gives P(chosen reading) = 0.5

@@ -36,7 +36,7 @@ MAX_PROMPT_FILE_BYTES = 1_000_000
 
 
 def prompt_text(prompt: Prompt) -> str:
-    """The rendered prompt, as the model sees it (reference §10), with a final newline for a text file."""
+    """The rendered prompt, as the model sees it (docs/paper-notes.md §10), with a final newline for a text file."""
     return prompt.render() + "\n"
 
 

@@ -37,7 +37,7 @@ def test_all_lisp_and_filter(at) -> None:
     at.selectbox(key="tpl_type").select("bound").run()
     at.radio(key="tpl_how").set_value("all").run()
     table = at.dataframe[-1].value
-    assert len(table) == 1680  # both genders (reference §4.4)
+    assert len(table) == 1680  # both genders (docs/paper-notes.md §4.4)
     at.radio(key="tpl_fmt").set_value("lisp").run()
     table = at.dataframe[-1].value
     assert table["LF0"].str.startswith("( exists").all()

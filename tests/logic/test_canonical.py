@@ -1,4 +1,4 @@
-"""Canonical forms in ``logical`` and ``paper`` mode (reference §8, §13.1; amp.logic.canonical)."""
+"""Canonical forms in ``logical`` and ``paper`` mode (docs/paper-notes.md §8, §13.1; amp.logic.canonical)."""
 
 from __future__ import annotations
 
@@ -546,7 +546,7 @@ def test_paper_matches_literal_reference_on_generated_pools() -> None:
 
 
 # ======================================================================================
-# generated data (reference §4.7: LF0 ≠ LF1 for every ambiguous surface of every type)
+# generated data (docs/paper-notes.md §4.7: LF0 ≠ LF1 for every ambiguous surface of every type)
 
 
 def test_lf0_differs_from_lf1_for_every_pair() -> None:

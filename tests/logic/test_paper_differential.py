@@ -1,7 +1,7 @@
 """``paper`` mode gives the original metric's verdict on every (prediction, gold) pair.
 
 The oracle below is a small, independent transcription of the original canonicaliser's
-algorithm as ``docs/amp-reference.md`` §8.1–8.4 and §13.1 describe it (split on " . ",
+algorithm as ``docs/paper-notes.md`` §8.1–8.4 and §13.1 describe it (split on " . ",
 shunting-yard without pops, reversed postfix → binary tree named ``tok:i``, one-merge flatten
 passes, the step 7 key amendment, positional ``v<i>`` names before dropping unused quantifiers,
 sort by node name).  The pairs are gold LFs of every type with predictions derived from them by

@@ -1,4 +1,4 @@
-"""Parsing FOL and Lisp into the AST (reference §7, §8.1–8.2; amp.logic.reader)."""
+"""Parsing FOL and Lisp into the AST (docs/paper-notes.md §7, §8.1–8.2; amp.logic.reader)."""
 
 from __future__ import annotations
 

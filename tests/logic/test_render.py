@@ -1,4 +1,4 @@
-"""Rendering the AST as FOL/Lisp, and converting between them (reference §7; amp.logic.render)."""
+"""Rendering the AST as FOL/Lisp, and converting between them (docs/paper-notes.md §7; amp.logic.render)."""
 
 from __future__ import annotations
 

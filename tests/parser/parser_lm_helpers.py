@@ -103,7 +103,7 @@ def amp_examples(n: int, seed: int = 0) -> list[tuple[str, str]]:
 
 
 def zero_shot_prompt(examples: list[tuple[str, str]], test: str) -> str:
-    """The reference §10 layout: header, blank line, example blocks joined by a newline."""
+    """The docs/paper-notes.md §10 layout: header, blank line, example blocks joined by a newline."""
     blocks = [f"Human: {u}\nComputer: {lf}\n" for u, lf in examples] + [f"Human: {test}\nComputer:"]
     return HEADER + "\n\n" + "\n".join(blocks)
 

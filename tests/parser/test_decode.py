@@ -205,7 +205,7 @@ APPENDIX_EXAMPLES = [
 
 
 def appendix_pp_prompt() -> str:
-    """The paper's appendix PP zero-shot prompt, in the reference §10 layout."""
+    """The paper's appendix PP zero-shot prompt, in the docs/paper-notes.md §10 layout."""
     blocks = [f"Human: {u}\nComputer: {lf}\n" for u, lf in APPENDIX_EXAMPLES]
     blocks.append("Human: Galileo saw Mary with the camera\nComputer:")
     return HEADER + "\n\n" + "\n".join(blocks)

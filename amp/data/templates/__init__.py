@@ -1,4 +1,4 @@
-"""Templates as data and the engine that fills them (reference §3, §4).
+"""Templates as data and the engine that fills them (docs/paper-notes.md §3, §4).
 
 * :mod:`amp.data.templates.engine` — :class:`Template`, :class:`Slot`, word lists, the fill engine;
 * :mod:`amp.data.templates.ambiguous` — pp, scope, revscope, bound, conj;

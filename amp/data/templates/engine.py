@@ -1,4 +1,4 @@
-"""Declarative templates and the fill engine (reference §3).
+"""Declarative templates and the fill engine (docs/paper-notes.md §3).
 
 A :class:`Template` is plain data: an id, the surface slots, one LF format string per reading
 and the record fields of the original.  The engine (:func:`expand`, :func:`fill`) knows nothing
@@ -41,7 +41,7 @@ _LEXICON_LISTS = (
     "INTRANSITIVE_VPS", "INTRANSITIVE_VPS_FOR_BOUND",
 )
 
-#: Word lists a slot may name: every list of reference §2 (from :mod:`amp.logic.lexicon`, source
+#: Word lists a slot may name: every list of docs/paper-notes.md §2 (from :mod:`amp.logic.lexicon`, source
 #: order) plus ``INTRANSITIVE_AND_BOUND_VPS`` = Int ∪ Bd (14 verbs, used by the basic and
 #: single-conjunction sets, §4.6).  Extend it with :func:`register_word_list`.
 WORD_LISTS: dict[str, tuple[str, ...]] = {name: getattr(lexicon, name) for name in _LEXICON_LISTS}
@@ -152,7 +152,7 @@ def lf_holes(lf: str) -> tuple[str, ...]:
 
 @dataclass(frozen=True)
 class Template:
-    """A surface template with one LF template per reading (reference §3, §4).
+    """A surface template with one LF template per reading (docs/paper-notes.md §3, §4).
 
     Fields:
 
@@ -304,7 +304,7 @@ _PLURALS = frozenset(lexicon.PLURAL_PHRASES)
 
 
 def make_fluent(words: Sequence[str]) -> str:
-    """Join slot strings into a fluent surface (reference §3, "Surface fluency").
+    """Join slot strings into a fluent surface (docs/paper-notes.md §3, "Surface fluency").
 
     1. A plural-list noun (:data:`amp.logic.lexicon.PLURAL_PHRASES`) directly after one of the
        single-word slots ``a``/``every``/``each``/``the`` becomes its "pair of"/"set of" phrase
@@ -349,7 +349,7 @@ class Combination(NamedTuple):
 def expand(
     template: Template, word_lists: Mapping[str, Sequence[str]] | None = None
 ) -> list[Combination]:
-    """All combinations of a template in original enumeration order (reference §3)."""
+    """All combinations of a template in original enumeration order (docs/paper-notes.md §3)."""
     choices = template.choices(word_lists)
     tagged = [
         (i, slot.tag, {w: lexicon.denotation(w) for w in choices[i]})

@@ -1,4 +1,4 @@
-"""The record a template produces: one (surface, LF) pair in the AmP field layout (reference §3).
+"""The record a template produces: one (surface, LF) pair in the AmP field layout (docs/paper-notes.md §3).
 
 The original data files hold exactly the fields of :data:`RECORD_FIELDS`; :class:`Example`
 carries them plus our ``template`` id, which is not written to JSONL unless asked for.
@@ -13,7 +13,7 @@ from typing import Any
 from amp.data.errors import RecordError
 from amp.data.types import find_type
 
-#: The fields of an original AmP JSONL record, in the original order (reference §3, §6).
+#: The fields of an original AmP JSONL record, in the original order (docs/paper-notes.md §3, §6).
 RECORD_FIELDS: tuple[str, ...] = (
     "surface",
     "lf",
@@ -29,7 +29,7 @@ def ambiguity_type(record_type: str) -> str:
     """The ambiguity type name of a record ``type`` string: ``scope_reverse`` → ``revscope``.
 
     The original data calls inverse scope ``scope_reverse`` while its configs and the paper say
-    ``revscope`` (reference §4.3, §14 item 1); the spellings are declared once, in
+    ``revscope`` (docs/paper-notes.md §4.3, §14 item 1); the spellings are declared once, in
     :mod:`amp.data.types`.  Every other string is returned unchanged.
     """
     kind = find_type(record_type)
@@ -44,7 +44,7 @@ def record_type(ambiguity: str) -> str:
 
 @dataclass(frozen=True)
 class Example:
-    """One generated (surface, LF) record (reference §3, "Output record").
+    """One generated (surface, LF) record (docs/paper-notes.md §3, "Output record").
 
     ``var_bindings`` maps each slot tag to its **LF-side** value (``picked_up``, not
     "picked up"); treat it as read-only.  ``template_tags`` has one entry per surface slot,

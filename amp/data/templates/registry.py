@@ -1,4 +1,4 @@
-"""The registry of templates: the built-in ones of reference §4, plus any a user registers.
+"""The registry of templates: the built-in ones of docs/paper-notes.md §4, plus any a user registers.
 
 Pools (``amp.data.generate.pool``) are the registered templates of one ``pool`` name, in
 registration order; so a user extends a pool — or makes a new one — with

@@ -1,4 +1,4 @@
-"""The unambiguous templates (reference §4.6): the prompt-ingredient and training sets.
+"""The unambiguous templates (docs/paper-notes.md §4.6): the prompt-ingredient and training sets.
 
 Sets (pool names): ``basic``, ``single_conj``, ``double_conj``, ``possession``,
 ``instrument``, ``quant``, ``pp_unambig``, ``scope_unambig``, ``bound_unambig``.  Every template
@@ -140,7 +140,7 @@ INSTRUMENT_TEMPLATES: tuple[Template, ...] = tuple(
         ),
         Template(
             id=f"instrument/{sense}/name", pool="instrument",
-            type="pp",  # sic: the original labels these "pp" (reference §4.6)
+            type="pp",  # sic: the original labels these "pp" (docs/paper-notes.md §4.6)
             slots=f"{{np1:NAMES}} {{vp1:{verbs}}} [with the] {{np2:{instr}}}",
             lfs=(("exists x . exists a . {np2}(x) AND {vp1}(a) AND agent(a, {np1}) "
                   "AND instrument(a, x)"),),

@@ -62,7 +62,7 @@ class TokenStep(JsonRecord):
 
 @dataclass(frozen=True)
 class Beam(JsonRecord):
-    """One beam of a (constrained) beam search (reference §12).
+    """One beam of a (constrained) beam search (docs/paper-notes.md §12).
 
     ``raw_text`` is the generated text as produced (with the grammar's leading space and final
     newline; for an unconstrained beam cut after its first newline); ``text`` is the LF without
@@ -117,7 +117,7 @@ class ParseResult(JsonRecord):
 
 @dataclass(frozen=True)
 class ForcedScore(JsonRecord):
-    """Forced decoding of one LF after a prompt (reference §12, "Forced decode").
+    """Forced decoding of one LF after a prompt (docs/paper-notes.md §12, "Forced decode").
 
     Sums are over every token of ``" " + lf + "\\n"``, **including the token that carries the
     final newline** (the LF's end marker in our framing; the original scored an EOS and its
@@ -142,12 +142,12 @@ class ForcedScore(JsonRecord):
 
 @dataclass(frozen=True)
 class PairScore(JsonRecord):
-    """P(LF0) of an ambiguous sentence from forced decoding of both LFs (paper §2, reference §12).
+    """P(LF0) of an ambiguous sentence from forced decoding of both LFs (paper §2, docs/paper-notes.md §12).
 
     ``p_lf0 = m0 / (m0 + m1)`` over the minimum token probabilities (the paper's definition,
     used by FIM and the few-shot plots; NaN if both minima are 0).  ``p_lf0_total`` normalises
     the *total* sequence probabilities instead, ``exp(s0) / (exp(s0) + exp(s1))`` — what the
-    zero-shot notebooks behind the paper's Fig. 3 and Fig. 5 (right) plotted (reference §12).
+    zero-shot notebooks behind the paper's Fig. 3 and Fig. 5 (right) plotted (docs/paper-notes.md §12).
     """
 
     lf0: ForcedScore

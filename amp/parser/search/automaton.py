@@ -1,6 +1,6 @@
 """Character-level automaton on lark's LALR table (constrained decoding, design study §4a).
 
-Every terminal of the ``decoding`` grammar (:func:`amp.logic.grammar.grammar_text`, reference §9)
+Every terminal of the ``decoding`` grammar (:func:`amp.logic.grammar.grammar_text`, docs/paper-notes.md §9)
 is a literal string, so "is this text a prefix of some LF?" is decided character by character
 without a lexer.  A *state* is a frozenset of configurations ``(stack, partial)``:
 
@@ -21,7 +21,7 @@ chain does not fail (design study §5 item 9).  A state is *final* when some con
 partial text completes a terminal after which ``$END`` is accepted; the grammar ends with
 ``"\\n"``, so that happens exactly after the LF's final newline.
 
-**Trailing layout.**  The prompt layout of reference §10 puts a blank line after every example
+**Trailing layout.**  The prompt layout of docs/paper-notes.md §10 puts a blank line after every example
 LF, so models like Gemma end an LF with the single token ``"\n\n"`` far more often than with
 ``"\n"`` (p ≈ 0.94 vs 0.01 on the appendix prompt).  A *token* may therefore carry, after the
 sentence's final character, more ``trailing`` characters (default: newlines):
@@ -475,7 +475,7 @@ class GrammarAutomaton:
 
 def get_automaton(fmt: str = DEFAULT_FORMAT, *, bound_variables: bool = True,
                   words: OwnWords = NO_WORDS) -> GrammarAutomaton:
-    """The shared automaton of the ``decoding`` grammar for ``fmt`` (reference §9), extended with
+    """The shared automaton of the ``decoding`` grammar for ``fmt`` (docs/paper-notes.md §9), extended with
     a teacher's own ``words`` (:mod:`amp.logic.own_words`) when given.
 
     ``bound_variables`` (default on, as decoding and scoring use it): states carry the set of

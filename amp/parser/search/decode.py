@@ -1,4 +1,4 @@
-"""Grammar-constrained beam search (reference §12; design study §0 recommendation (a)).
+"""Grammar-constrained beam search (docs/paper-notes.md §12; design study §0 recommendation (a)).
 
 ``model.generate`` runs plain beam search (``num_beams=k``, ``num_return_sequences=k``,
 ``length_penalty=0.0`` so the search keeps *summed* raw log-probs, ``early_stopping=True``,
@@ -6,7 +6,7 @@
 :class:`~amp.parser.search.processors.GrammarStoppingCriteria`.  transformers 5 moved
 ``constraints=``/``force_words_ids=``/group beam search to Hub code, so they are never used
 (design study §1).  The returned beams are then re-ranked by the GNMT length penalty the
-original used (α = 0.7, reference §12): ``logprob / (((5 + len) ** α) / (6 ** α))``.  (The
+original used (α = 0.7, docs/paper-notes.md §12): ``logprob / (((5 + len) ** α) / (6 ** α))``.  (The
 original applied GNMT inside its search; here it only orders the k beams that the summed-score
 search kept, which can differ when long and short LFs compete for the last beam slots.)
 
@@ -82,7 +82,7 @@ _Pair = tuple[str, str, list[int], list[int]]
 _FILLER = -1e8
 
 def gnmt_score(logprob: float, length: int, alpha: float) -> float:
-    """GNMT length-penalised score (reference §12): ``logprob / ((5+len)^α / 6^α)``."""
+    """GNMT length-penalised score (docs/paper-notes.md §12): ``logprob / ((5+len)^α / 6^α)``."""
     if alpha == 0 or length <= 0:
         return logprob
     return logprob / (((5 + length) ** alpha) / (6**alpha))
@@ -91,7 +91,7 @@ def gnmt_score(logprob: float, length: int, alpha: float) -> float:
 def default_max_new_tokens(tokenizer: Any, prompt: str) -> int:
     """3 × the token count of the longest example LF in the prompt, within [64, 256].
 
-    Example LFs are the ``Computer: <lf>`` lines of the prompt (reference §10 layout), encoded
+    Example LFs are the ``Computer: <lf>`` lines of the prompt (docs/paper-notes.md §10 layout), encoded
     as the grammar frames them.  A prompt without examples gets the maximum.
     """
     lfs = _EXAMPLE_LF.findall(prompt)
@@ -360,7 +360,7 @@ def beam_search(model: Any, tokenizer: Any, prompt: str, settings: SearchSetting
                 **options: Unpack[DecodeOptions]) -> ParseResult:
     """Grammar-constrained (or plain) beam search for one prompt; returns all ``beams`` beams.
 
-    The prompt should end with ``Computer:`` (reference §10); the grammar's leading space is
+    The prompt should end with ``Computer:`` (docs/paper-notes.md §10); the grammar's leading space is
     the first generated character.  See the module docstring for scores and flags, and
     :func:`parse_and_score_batch` for the settings and options.
     """

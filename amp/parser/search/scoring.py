@@ -1,8 +1,8 @@
-"""Forced decoding: per-token probabilities of given LFs after a prompt (reference §12).
+"""Forced decoding: per-token probabilities of given LFs after a prompt (docs/paper-notes.md §12).
 
-The LF is framed as the decoding grammar produces it, ``" " + lf + "\\n"`` (reference §9), and
+The LF is framed as the decoding grammar produces it, ``" " + lf + "\\n"`` (docs/paper-notes.md §9), and
 tokenized **separately** from the prompt (:func:`amp.parser.search.vocab.encode_output`), exactly as
-generation produces it.  Unlike the original script (reference §12, "Alignment quirk") every
+generation produces it.  Unlike the original script (docs/paper-notes.md §12, "Alignment quirk") every
 LF token is scored, and the token carrying the final newline counts as the LF's end (the
 original scored an EOS and its metric dropped it; we have no EOS step).
 
@@ -332,7 +332,7 @@ def score_pair(
 ) -> PairScore:
     """P(LF0) for an ambiguous sentence: both LFs forced after the *same* prompt, in one batch.
 
-    (The original scored LF0 and LF1 under different random prompts, reference §11; here the
+    (The original scored LF0 and LF1 under different random prompts, docs/paper-notes.md §11; here the
     caller decides the prompt.)
     """
     f0, f1 = forced_score(model, tokenizer, prompt, [lf0, lf1], fmt=fmt, top_n=top_n, words=words)

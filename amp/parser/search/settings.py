@@ -43,7 +43,7 @@ class SearchKeywords(TypedDict, total=False):
 class SearchSettings:
     """The beam-search settings that are part of a parse's cache key (and of its call).
 
-    The one declaration of their defaults (beam 5 and the GNMT α = 0.7 of reference §12),
+    The one declaration of their defaults (beam 5 and the GNMT α = 0.7 of docs/paper-notes.md §12),
     validated once, here, wherever they come from (UI, CLI, service, sweeps).  Callers pass the
     record; :meth:`of` builds it from a record and/or keywords.
     """

@@ -6,7 +6,7 @@ Two tokenizer families are supported, detected from the tokenizer itself
 * ``"sentencepiece"`` (Gemma, Llama-2 style): ``▁`` stands for a space and ``<0xNN>`` tokens are
   byte fallback.  Gemma's tokenizer has **no dummy prefix**: ``" exists"`` encodes as
   ``▁exists`` and ``"Computer:"`` as ``Computer`` ``:`` — so the grammar's leading space
-  (reference §9) is carried by the first generated token, as for GPT-2.
+  (docs/paper-notes.md §9) is carried by the first generated token, as for GPT-2.
 * ``"byte_level"`` (GPT-2, Llama-3, SmolLM, Qwen): every byte is one printable unicode character
   (GPT-2's ``bytes_to_unicode``), ``Ġ`` is a space.  Its pre-tokenizer regex splits *before* a
   space, so ``" exists"`` is one token both alone and after ``"Computer:"``.
