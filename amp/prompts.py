@@ -26,7 +26,7 @@ from amp.data.types import get_type, type_ids
 from amp.errors import PromptError, RatioError
 from amp.logic import lexicon
 from amp.logic.own_words import NO_WORDS, OwnWords
-from amp.logic.vocabulary import DEFAULT_FORMAT, Format, check_format
+from amp.logic.vocabulary import DEFAULT_FORMAT, Format, check_format, format_of
 from amp.records import JsonRecord, describe
 
 #: The preamble of every prompt (docs/paper-notes.md §10).
@@ -103,9 +103,8 @@ class Prompt(JsonRecord):
 
     @property
     def lf_format(self) -> Format:
-        """``"lisp"`` if the prompt's LFs are Lisp (they start with a parenthesis), else ``"fol"``."""
-        sample = self.gold_lf0 or next((ex.lf for ex in self.examples), "") or ""
-        return "lisp" if sample.lstrip().startswith("(") else "fol"
+        """The notation of the prompt's LFs (:func:`~amp.logic.vocabulary.format_of` of its first LF)."""
+        return format_of(self.gold_lf0 or next((ex.lf for ex in self.examples), "") or "")
 
     def flip(self, i: int) -> Prompt:
         """Show example ``i`` with its other reading (label 0 ↔ 1)."""
@@ -294,7 +293,7 @@ def mixed_prompt(
     :func:`lf0_count` drawn are shown with LF0, the rest with LF1, and the list is shuffled.
     RNG: ``default_rng(seed)`` — ``choice`` then ``permutation``; neither depends on ``ratio``,
     so one seed gives the same sentences in the same positions at every ratio (the original's
-    paired design).  ``fmt="lisp"`` shows the example LFs and the gold LFs in the released Lisp
+    paired design).  ``fmt=Format.LISP`` shows the example LFs and the gold LFs in the released Lisp
     form (sorted and flattened, ordered variables, as the original's Lisp folders hold them).
     """
     check_ratio(ratio)
@@ -330,10 +329,10 @@ def mixed_prompt(
 def _converter(fmt: str):
     """FOL prompts show the raw template-order LFs (the original's ``train_eval``); Lisp prompts
     and golds the released Lisp form — sorted, flattened, ordered variables (§6.1, §11)."""
-    if fmt == "fol":
+    if fmt == Format.FOL:
         return lambda lf: lf
 
-    return lambda lf: render_ordered(lf, "lisp")
+    return lambda lf: render_ordered(lf, Format.LISP)
 
 
 # --- reading prompts back ----------------------------------------------------------------------------
@@ -397,7 +396,7 @@ def prompt_from_text(text: str, *, gold_lf0: str | None = None, gold_lf1: str | 
         i += 2
     if test is None:
         raise PromptError("the prompt does not end with the test block 'Human: <sentence>' / 'Computer:'")
-    fmt = "lisp" if pairs_ and pairs_[0][1].startswith("(") else DEFAULT_FORMAT
+    fmt = format_of(pairs_[0][1]) if pairs_ else DEFAULT_FORMAT
     examples = []
     for utterance, lf in pairs_:
         alt, label = _label_from_pool(utterance, lf, fmt)

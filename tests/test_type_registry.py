@@ -181,6 +181,29 @@ def test_parse_and_metrics_on_the_tiny_model(toy: AmbiguityType, saved_tiny_mode
     assert per_type["FIM"].iloc[0] == pytest.approx(metrics.fim(by_ratio))
 
 
+def test_the_command_line_and_the_sweep_defaults_read_the_registry_live(toy: AmbiguityType,
+                                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    """A type registered at run time is a choice of --type/--types, named in their help, and in the
+    default types of both sweeps (issue #25 point 5)."""
+    from amp.cli import build_parser
+
+    parser = build_parser()
+    assert parser.parse_args(["reproduce", "--types", "toy", "pp"]).types == ["toy", "pp"]
+    assert parser.parse_args(["prompt", "zero-shot", "--type", "toy", "--seed", "1"]).type == "toy"
+    with pytest.raises(SystemExit):
+        parser.parse_args(["reproduce", "--types", "nosuch"])
+    assert "known: pp, scope, revscope, bound, conj, toy" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        parser.parse_args(["reproduce", "--help"])
+    assert "toy" in capsys.readouterr().out
+    assert "toy" in ex.FewShotConfig().types and "toy" in ex.ZeroShotConfig().types
+    types.unregister_type("toy")
+    try:
+        assert "toy" not in ex.FewShotConfig().types
+    finally:
+        register_type(TOY)
+
+
 def test_sweeps_refuse_an_unknown_type_naming_the_known_ones(toy: AmbiguityType) -> None:
     with pytest.raises(ex.ExperimentError, match="unknown ambiguity type") as info:
         ex.ZeroShotConfig(types=("nope",))

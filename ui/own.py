@@ -14,6 +14,7 @@ import streamlit as st
 from amp.data import generate as gen
 from amp.errors import AmpError
 from amp.logic.errors import LFParseError
+from amp.logic.vocabulary import Format
 from amp.prompts import DEFAULT_MIXED_RATIO, DEFAULT_MIXED_SEED, EXAMPLES_PER_PROMPT
 from amp.teaching import lesson
 from amp.teaching.own_library import MAX_LIBRARY_BYTES, OwnLibrary
@@ -169,9 +170,9 @@ def use_own(sentence: OwnSentence, mode: str) -> bool:
     state = st.session_state
     state.update({"pb_mode": "mixed", "pb_type": sentence.type, "pb_test_source": "typed",
                   "pb_test_typed": sentence.surface, "pb_gold0": sentence.lf0, "pb_gold1": sentence.lf1,
-                  "pb_ratio": ratio, "pb_k": k, "pb_seed": seed, "pb_fmt": "fol"})
+                  "pb_ratio": ratio, "pb_k": k, "pb_seed": seed, "pb_fmt": Format.FOL.value})
     state[PROMPT_KEY] = built
-    state[RECIPE_KEY] = ("mixed", sentence.type, ratio, k, seed, "fol", "typed", sentence.surface,
+    state[RECIPE_KEY] = ("mixed", sentence.type, ratio, k, seed, Format.FOL.value, "typed", sentence.surface,
                          (sentence.lf0, sentence.lf1))
     return True
 

@@ -15,6 +15,7 @@ from amp.errors import AmpError
 from amp.logic.convert import convert
 from amp.logic.reader import parse_lf
 from amp.logic.unknown_words import unknown_word_message
+from amp.logic.vocabulary import Format
 from amp.parser.core.limits import MAX_LF_CHARS
 from amp.prompts import DEFAULT_MIXED_RATIO, DEFAULT_MIXED_SEED, EXAMPLES_PER_PROMPT, Prompt, PromptExample
 from amp.teaching import lesson
@@ -110,9 +111,9 @@ def add_example(surface: str | None, label: int, fmt: str) -> None:
     if pair is None:
         return
     lfs = [pair.lf0.lf, pair.lf1.lf]
-    if fmt == "lisp":
+    if fmt == Format.LISP:
 
-        lfs = [convert(lf, src="fol", dst="lisp") for lf in lfs]
+        lfs = [convert(lf, src=Format.FOL, dst=Format.LISP) for lf in lfs]
     example = PromptExample(surface, lfs[label], lfs[1 - label], label)
     st.session_state[PROMPT_KEY] = st.session_state[PROMPT_KEY].add(example)
 
@@ -141,9 +142,9 @@ def typed_test_golds(test: str, fmt: str) -> tuple[str | None, str | None]:
     if pair is not None:
         st.caption(f"Found in the pool ({pair.type}, template `{pair.template}`): gold LFs known.")
         lf0, lf1 = pair.lf0.lf, pair.lf1.lf
-        if fmt == "lisp":
+        if fmt == Format.LISP:
 
-            lf0, lf1 = convert(lf0, src="fol", dst="lisp"), convert(lf1, src="fol", dst="lisp")
+            lf0, lf1 = convert(lf0, src=Format.FOL, dst=Format.LISP), convert(lf1, src=Format.FOL, dst=Format.LISP)
         return lf0, lf1
     st.caption("Not a pool sentence. Optionally give its two readings so beams can be labelled.")
     out: list[str | None] = []
@@ -177,7 +178,7 @@ def use_sentence(surface: str, type_: str, mode: str, fmt: str) -> bool:
     as the Prompt builder builds it from its defaults), and set the builder's widgets to match,
     so that the builder shows (and keeps) that prompt.  ``False`` (with an error box) if the
     prompt cannot be built."""
-    fmt = "fol" if mode == "zero-shot" else fmt
+    fmt = Format.FOL if mode == "zero-shot" else fmt
     mixed = mode == "mixed"
     ratio, k, seed = (DEFAULT_MIXED_RATIO if mixed else None), (EXAMPLES_PER_PROMPT if mixed else 0), DEFAULT_MIXED_SEED
     built = guarded(lambda: lesson.sentence_prompt(surface, mode, fmt=fmt),

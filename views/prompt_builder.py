@@ -7,6 +7,7 @@ import streamlit as st
 from amp import prompts
 from amp.data import generate as gen
 from amp.data.types import get_type, type_ids
+from amp.logic.vocabulary import Format
 from amp.teaching import lesson
 from ui import settings_widgets, teach
 from ui.common import guarded, halt, plain, type_label
@@ -34,7 +35,7 @@ type_ = c2.selectbox("Ambiguity type", type_ids(), format_func=type_label, key="
                      persist_state="session")
 fmt = settings_widgets.format_radio(c3, "pb_fmt", persist_state="session", disabled=mode == "zero-shot",
                                    help="Zero-shot prompts are FOL only, as in the paper.")
-fmt = "fol" if mode == "zero-shot" else fmt
+fmt = Format.FOL if mode == "zero-shot" else fmt
 
 if mode == "mixed":
     s1, s2, s3 = st.columns([2, 1, 1])
@@ -67,7 +68,7 @@ if st.session_state.get(RECIPE_KEY) != recipe or PROMPT_KEY not in st.session_st
     own = lesson.own_sentence(test) if source == "typed" and found is None else None
     direct = source == "from the pool" or (found is not None and found.type == type_)
     if own is not None:  # a sentence of the teacher's library: its type's examples, its own words
-        if mode == "zero-shot" or fmt != "fol":
+        if mode == "zero-shot" or fmt != Format.FOL:
             st.error("A sentence of your own library is parsed with a mixed FOL prompt (its readings are FOL and "
                      "it has no template ingredients): choose Mixed and FOL.", icon=":material/error:")
             halt()

@@ -7,11 +7,13 @@ using the bounds of :mod:`amp.parser.core.limits`, so the CLI refuses what the l
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 from collections.abc import Callable
+from typing import Any
 
-from amp.logic.vocabulary import DEFAULT_FORMAT, FORMATS, MODES
+from amp.data.types import find_type, type_ids
+from amp.errors import AmpError
+from amp.logic.vocabulary import DEFAULT_FORMAT, DEFAULT_MODE, FORMATS, MODES
 from amp.parser.core import limits
 
 #: Exit status of a command that refuses its input or cannot load its model (argparse's usage status).
@@ -54,17 +56,29 @@ def count(minimum: int, maximum: int) -> Callable[[str], int]:
     return parse
 
 
-def finite(*, positive: bool = False) -> Callable[[str], float]:
-    """An argparse type: a finite number (``> 0`` with ``positive``)."""
+def ambiguity_type(text: str) -> str:
+    """An argparse type: a registered ambiguity type (id or alias), read from the registry when the
+    command line is parsed, so a type registered at run time is a valid choice."""
+    kind = find_type(text.strip())
+    if kind is None:
+        raise argparse.ArgumentTypeError(f"unknown ambiguity type {text!r}; known: {', '.join(type_ids())}")
+    return kind.id
+
+
+def types_help(what: str) -> str:
+    """Help text naming the registered types now (for ``--type``/``--types``)."""
+    return f"{what} ({', '.join(type_ids())})"
+
+
+def bounded(check: Callable[[Any], float]) -> Callable[[str], float]:
+    """An argparse type from a library bound (:mod:`amp.parser.core.limits`): the command line
+    refuses exactly what the library, the app and the service refuse, with the same sentence."""
 
     def parse(text: str) -> float:
         try:
-            value = float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"must be a number, not {text!r}") from None
-        if not math.isfinite(value) or (positive and not value > 0):
-            raise argparse.ArgumentTypeError(f"must be a finite number{' > 0' if positive else ''}, not {text}")
-        return value
+            return check(text)
+        except AmpError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
 
     return parse
 
@@ -85,4 +99,4 @@ def add_format_argument(parser: argparse.ArgumentParser, help: str = "LF format 
 def add_mode_argument(parser: argparse.ArgumentParser,
                       help: str = "canonical mode used for matching (default: logical)") -> None:
     """``--mode logical|paper``, the choices of :data:`amp.logic.vocabulary.MODES`."""
-    parser.add_argument("--mode", choices=MODES, default="logical", help=help)
+    parser.add_argument("--mode", choices=MODES, default=DEFAULT_MODE, help=help)

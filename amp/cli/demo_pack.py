@@ -19,10 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from amp.cli import common
+from amp.cli.model_options import add_model_options, make_parser
 from amp.errors import AmpError
 from amp.parser.core.limits import MAX_PROMPT_EXAMPLES
-from amp.parser.models.loading import DTYPE_HELP, DTYPES
-from amp.parser.parser import Parser
 from amp.prompts import EXAMPLES_PER_PROMPT
 from amp.teaching.classics import CLASSIC_SENTENCES, PackRecipe, build_classic_pack, classic_pairs
 from amp.teaching.lesson import pool_pair
@@ -50,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         classic_pairs(recipe.sentences)  # refuse an unknown sentence before loading a model
-        parser = Parser(args.model, device=args.device, dtype=args.dtype, trust_remote_code=False, cache=True)
+        parser = make_parser(args, cache=True)
         info = build_classic_pack(parser, out, recipe, progress=say)
     except AmpError as exc:
         return common.fail(exc)
@@ -64,14 +63,11 @@ def register(subparsers: Any) -> None:
     p = subparsers.add_parser("demo-pack", help="a demo pack of the classic sentences for a model (prepare a lesson)",
                               description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--out", required=True, help="the zip file to write")
-    p.add_argument("--model", default="default",
-                   help="'default' (embedded Gemma 3 270M), a Hugging Face id, a model folder or a .gguf file")
     p.add_argument("--sentence", action="append", help="a pool sentence instead of the classic ones (repeat)")
     p.add_argument("--own", action="store_true",
                    help="also every sentence of your own-sentence library ($AMP_OWN_SENTENCES or the cache folder)")
     p.add_argument("--no-mixed", action="store_true", help="only the zero-shot prompt of the pool sentences (faster)")
     p.add_argument("--k", type=common.count(1, MAX_PROMPT_EXAMPLES), default=EXAMPLES_PER_PROMPT,
                    help=f"examples of the mixed prompts (default {EXAMPLES_PER_PROMPT}, as 'Parse this sentence')")
-    p.add_argument("--device", default=None, help="cpu, cuda, cuda:N or mps (default: best available)")
-    p.add_argument("--dtype", default=None, choices=DTYPES, help=DTYPE_HELP)
+    add_model_options(p, server=False)
     p.set_defaults(func=run)

@@ -16,41 +16,27 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 from amp.cli import common
+from amp.cli.model_options import add_model_options, make_parser, model_header, model_payload
 from amp.errors import AmpError
+from amp.parser.core import limits
 from amp.parser.core.results import ParseResult, TokenStep
-from amp.parser.models.loading import DTYPE_HELP, DTYPES
-from amp.parser.parser import Parser
 from amp.parser.search.settings import DEFAULT_SEARCH, SearchSettings
 
 T = TypeVar("T")
 
 
 def add_model_arguments(parser: argparse.ArgumentParser) -> None:
-    """The options every model-using command shares."""
-    parser.add_argument("--model", default="default",
-                        help="'default' (embedded Gemma 3 270M), a Hugging Face id, a model folder or a .gguf file")
+    """The options of the commands that parse or score one prompt (parse, score, influence)."""
+    add_model_options(parser)
     parser.add_argument("--prompt-file", required=True, help="file holding the prompt, or - for stdin")
     common.add_format_argument(parser)
-    parser.add_argument("--device", default=None, help="cpu, cuda, cuda:N or mps (default: best available)")
-    parser.add_argument("--dtype", default=None, choices=DTYPES, help=DTYPE_HELP)
-    parser.add_argument("--trust-remote-code", action="store_true",
-                        help="allow a Hub model's own Python code (only for models you trust)")
     parser.add_argument("--no-cache", action="store_true", help="neither read nor write the result cache")
     parser.add_argument("--json", action="store_true", help="print JSON instead of text")
-    add_server_argument(parser)
-
-
-def add_server_argument(parser: argparse.ArgumentParser) -> None:
-    """``--server URL``: use the parser service instead of a model in this process."""
-    parser.add_argument("--server", default=os.environ.get("AMP_PARSER_URL") or None,
-                        help="parser service URL (python -m amp serve; default $AMP_PARSER_URL); "
-                             "its token comes from $AMP_TOKEN")
 
 
 def read_prompt(path: str) -> str:
@@ -72,36 +58,6 @@ def read_prompt(path: str) -> str:
     if not text.strip():
         raise AmpError(f"the prompt file {path!r} is empty")
     return text
-
-
-def make_parser(args: argparse.Namespace) -> Any:
-    """A :class:`amp.parser.Parser` for the command-line options (the model loads lazily).
-
-    With ``--server`` (or ``$AMP_PARSER_URL``) the model is the service's: ``--model``,
-    ``--device`` and ``--dtype`` must then be left at their defaults.
-    """
-
-    server = getattr(args, "server", None)
-    if server:
-        asked = [f"--{name.replace('_', '-')}" for name in ("device", "dtype")
-                 if getattr(args, name, None) is not None]
-        if getattr(args, "model", "default") != "default":
-            asked.insert(0, "--model")
-        if asked:
-            raise AmpError(f"{', '.join(asked)} cannot be combined with --server: the server runs its own model "
-                           "(unset AMP_PARSER_URL or drop --server to run a model here)")
-        return Parser.remote(server, cache=not args.no_cache)
-    return Parser(args.model, device=args.device, dtype=args.dtype,
-                  trust_remote_code=args.trust_remote_code, cache=not args.no_cache)
-
-
-def model_payload(args: argparse.Namespace, parser: Any) -> dict[str, Any]:
-    """The model part of a command's ``--json`` output: what was asked for and what ran."""
-    return {"model": args.model, "identity": parser.identity, "device": parser.device, "dtype": parser.dtype}
-
-
-def model_header(parser: Any) -> str:
-    return f"model: {parser.spec} ({parser.identity}) on {parser.device}, {parser.dtype}"
 
 
 def format_steps(steps: tuple[TokenStep, ...] | list[TokenStep], indent: str = "  ") -> list[str]:
@@ -161,7 +117,7 @@ def register(subparsers: Any) -> None:
     add_model_arguments(p)
     default = DEFAULT_SEARCH  # the CLI declares no defaults of its own
     p.add_argument("--beams", type=common.beams, default=default.beams, help=f"beam size (default {default.beams})")
-    p.add_argument("--alpha", type=common.finite(), default=default.alpha,
+    p.add_argument("--alpha", type=common.bounded(limits.check_alpha), default=default.alpha,
                    help=f"GNMT length-penalty alpha (default {default.alpha})")
     p.add_argument("--unconstrained", action="store_true", help="plain beam search without the grammar")
     p.add_argument("--max-new-tokens", type=common.max_new_tokens, default=None, help="generation budget (default: from the prompt)")

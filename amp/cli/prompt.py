@@ -20,7 +20,7 @@ import sys
 
 from amp.cli import common as argtypes
 from amp.cli.common import fail
-from amp.data.generate import AMBIGUOUS_TYPES, GENDERS, find_pair, sample_pairs
+from amp.data.generate import GENDERS, find_pair, sample_pairs
 from amp.errors import AmpError, RatioError
 from amp.parser.core.limits import MAX_PROMPT_EXAMPLES
 from amp.prompts import EXAMPLES_PER_PROMPT, check_ratio, mixed_prompt, zero_shot_prompt
@@ -34,8 +34,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     kinds.required = True
 
     def common(p: argparse.ArgumentParser) -> None:
-        p.add_argument("--type", choices=AMBIGUOUS_TYPES,
-                       help="ambiguity type (needed unless --sentence is given)")
+        p.add_argument("--type", type=argtypes.ambiguity_type,
+                       help=argtypes.types_help("ambiguity type, needed unless --sentence is given"))
         p.add_argument("--seed", type=argtypes.seed, required=True, help="seed of all random choices")
         p.add_argument("--sentence", help="the test sentence (default: a seeded sample)")
         p.add_argument("--gender", choices=GENDERS, help="bound only: gender of the sample")

@@ -27,13 +27,12 @@ from typing import Any
 
 from amp.cli import common as argtypes
 from amp.cli.common import fail
-from amp.cli.parse import add_server_argument, make_parser
-from amp.data.generate import AMBIGUOUS_TYPES
+from amp.cli.model_options import add_model_options, make_parser
+from amp.data.types import type_ids
 from amp.errors import AmpError
 from amp.evaluation import runs
 from amp.evaluation.interpretations import METHODS
 from amp.parser.core import limits
-from amp.parser.models.loading import DTYPE_HELP, DTYPES
 from amp.parser.search.settings import DEFAULT_SEARCH
 from amp.prompts import EXAMPLES_PER_PROMPT
 
@@ -79,9 +78,9 @@ def run(args: argparse.Namespace) -> int:
         if args.n_zero < 0 or args.n_few < 0 or not (args.n_zero or args.n_few):
             raise ex.ExperimentError("--n-zero and --n-few must be 0 (skip) or more, and not both 0")
         # A skipped part (0) is planned with n = 1 only to name its settings; nothing of it runs.
-        zero_cfg = ex.ZeroShotConfig(types=tuple(args.types), n=args.n_zero or 1, seed=args.seed, beams=args.beams,
+        zero_cfg = ex.ZeroShotConfig(types=tuple(args.types or type_ids()), n=args.n_zero or 1, seed=args.seed, beams=args.beams,
                                      mode=args.mode)
-        few_cfg = ex.FewShotConfig(types=tuple(args.types), n_per_ratio=args.n_few or 1, seed=args.seed, k=args.k,
+        few_cfg = ex.FewShotConfig(types=tuple(args.types or type_ids()), n_per_ratio=args.n_few or 1, seed=args.seed, k=args.k,
                                    beams=args.beams, mode=args.mode, independent_draws=args.independent_draws)
         parser = make_parser(args)
         name = args.name or (f"{parser.identity.replace('/', '_')}-{args.method}-{args.mode}"
@@ -119,17 +118,18 @@ def run(args: argparse.Namespace) -> int:
 def register(subparsers: Any) -> None:
     p = subparsers.add_parser("reproduce", help="rerun the paper's experiments and write tables, figures, report",
                               description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--model", default="default", help="'default', a Hugging Face id, a model folder or a .gguf")
     p.add_argument("--n-zero", type=argtypes.count(0, limits.MAX_JOB_ITEMS), default=200, help="zero-shot sentences per type (paper: 200; 0 = skip)")
     p.add_argument("--n-few", type=argtypes.count(0, limits.MAX_JOB_ITEMS), default=100, help="few-shot sentences per type and ratio (0 = skip)")
-    p.add_argument("--types", nargs="+", choices=AMBIGUOUS_TYPES, default=list(AMBIGUOUS_TYPES), help="ambiguity types (default: all 5)")
+    p.add_argument("--types", nargs="+", type=argtypes.ambiguity_type, default=None,
+                   help=argtypes.types_help("ambiguity types; default: every registered type"))
     p.add_argument("--method", choices=METHODS, default="beam", help="how the top-k list is made (default beam)")
     argtypes.add_mode_argument(p, help="canonicaliser for matching (default: logical)")
     p.add_argument("--beams", type=argtypes.beams, default=DEFAULT_SEARCH.beams,
                    help=f"beam size / interpretations kept (k of ZM_k; default {DEFAULT_SEARCH.beams})")
     p.add_argument("--width", type=argtypes.count(1, limits.MAX_WIDTH), default=20, help="beam width for --method distinct (default 20)")
     p.add_argument("--samples", type=argtypes.count(1, limits.MAX_SAMPLES), default=20, help="samples per prompt for --method sampling")
-    p.add_argument("--temperature", type=argtypes.finite(positive=True), default=1.0, help="sampling temperature")
+    p.add_argument("--temperature", type=argtypes.bounded(limits.check_temperature), default=1.0,
+                   help=f"sampling temperature ({limits.MIN_TEMPERATURE:g} to {limits.MAX_TEMPERATURE:g})")
     p.add_argument("--k", type=argtypes.count(0, limits.MAX_PROMPT_EXAMPLES), default=EXAMPLES_PER_PROMPT, help=f"examples per few-shot prompt (paper: {EXAMPLES_PER_PROMPT})")
     p.add_argument("--seed", type=argtypes.seed, default=0, help="seed of the test sentences and prompts")
     p.add_argument("--independent-draws", action="store_true",
@@ -140,9 +140,6 @@ def register(subparsers: Any) -> None:
                    help="items per model call (default: 8 on CPU and GPU; one prompt pass per item either way)")
     p.add_argument("--out", default=None, help="output folder (default reproduce-<name>)")
     p.add_argument("--name", default=None, help="run name for the manifest (default from model and settings)")
-    p.add_argument("--device", default=None, help="cpu, cuda, cuda:N or mps")
-    p.add_argument("--dtype", default=None, choices=DTYPES, help=DTYPE_HELP)
-    p.add_argument("--trust-remote-code", action="store_true", help="allow a Hub model's own code")
     p.add_argument("--no-cache", action="store_true", help="neither read nor write the result cache")
-    add_server_argument(p)
+    add_model_options(p)
     p.set_defaults(func=run)

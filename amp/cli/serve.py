@@ -22,8 +22,8 @@ import time
 from typing import Any
 
 from amp.cli.common import fail
+from amp.cli.model_options import add_model_options
 from amp.errors import AmpError
-from amp.parser.models.loading import DTYPE_HELP, DTYPES
 from amp.serve import launch
 
 
@@ -70,14 +70,11 @@ def run(args: argparse.Namespace) -> int:
 def register(subparsers: Any) -> None:
     p = subparsers.add_parser("serve", help="host the parser as a service (Ray Serve) for the app and the CLI",
                               description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--model", default="default", help="'default', a Hugging Face id, a model folder or a .gguf")
-    p.add_argument("--device", default=None, help="cpu or cuda (default: best available in each replica)")
-    p.add_argument("--dtype", default=None, choices=DTYPES, help=DTYPE_HELP)
+    add_model_options(p, server=False, device_help="cpu or cuda (default: best available in each replica)")
     p.add_argument("--replicas", type=int, default=None, help="model replicas (default: one per GPU, else 1)")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (beyond loopback needs AMP_TOKEN)")
     p.add_argument("--port", type=int, default=8600, help="HTTP port (default 8600)")
     p.add_argument("--address", default=None, help="join this Ray cluster instead of starting one")
     p.add_argument("--batch-size", type=int, default=8, help="items per model call (default 8)")
-    p.add_argument("--trust-remote-code", action="store_true", help="allow a Hub model's own Python code")
     p.add_argument("--no-cache", action="store_true", help="no server-side result cache")
     p.set_defaults(func=run)

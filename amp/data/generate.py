@@ -39,7 +39,7 @@ from amp.data.templates.engine import Template, fill
 from amp.data.templates.records import Example, ambiguity_type, record_type
 from amp.data.types import BUILTIN_TYPES, find_type, type_ids
 from amp.logic.convert import convert
-from amp.logic.vocabulary import DEFAULT_FORMAT, check_format
+from amp.logic.vocabulary import DEFAULT_FORMAT, Format, check_format
 
 __all__ = [
     "AMBIGUOUS_TYPES",
@@ -61,8 +61,9 @@ __all__ = [
     "write_jsonl",
 ]
 
-#: The five built-in ambiguity types, in the paper's order (docs/paper-notes.md §0); every registered
-#: type, added ones included: :func:`amp.data.types.type_ids`.
+#: The five built-in ambiguity types, in the paper's order (docs/paper-notes.md §0): the paper's
+#: set, for its pools and tables.  Every registered type, added ones included, is
+#: :func:`amp.data.types.type_ids` — what choices and defaults read.
 AMBIGUOUS_TYPES: tuple[str, ...] = tuple(t.id for t in BUILTIN_TYPES)
 
 #: The unambiguous sets of §4.6, by pool name.
@@ -308,7 +309,7 @@ def generate(
         groups = group_by_surface(records)
         idx = _sample_indices(len(groups), n, seed, what=f"{name} surfaces")  # type: ignore[arg-type]
         records = [r for i in idx for r in groups[i]]
-    if fmt == "lisp":
+    if fmt == Format.LISP:
         records = to_lisp(records)
     return records
 
@@ -316,7 +317,7 @@ def generate(
 def to_lisp(records: Iterable[Example]) -> list[Example]:
     """The records with their ``lf`` converted FOL → Lisp (docs/paper-notes.md §7.3)."""
 
-    return [replace(r, lf=convert(r.lf, src="fol", dst="lisp")) for r in records]
+    return [replace(r, lf=convert(r.lf, src=Format.FOL, dst=Format.LISP)) for r in records]
 
 
 @lru_cache(maxsize=4)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from amp.data.errors import SplitError
-from amp.logic.vocabulary import DEFAULT_FORMAT, check_format
+from amp.logic.vocabulary import DEFAULT_FORMAT, Format, check_format
 
 __all__ = [
     "FEWSHOT_RATIOS",
@@ -143,7 +143,7 @@ def fewshot_config(ratio_pct: int, fmt: str = DEFAULT_FORMAT) -> FewshotConfig:
         dev=held_out,
         test=held_out,
         perc_key=1 / 5,
-        canonicalize_train=fmt == "lisp",
+        canonicalize_train=fmt == Format.LISP,
     )
 
 

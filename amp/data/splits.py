@@ -53,6 +53,7 @@ from amp.data.split_configs import (
 from amp.data.split_sampling import keep_paired_split, pool_groups, ratio_sample, sample_records, split_random
 from amp.data.splits_render import FORMATS, rerender
 from amp.data.templates.records import Example
+from amp.logic.vocabulary import Format
 
 #: The replay (this module) and the configs and primitives it replays with
 #: (:mod:`amp.data.split_configs`, :mod:`amp.data.split_sampling`), as one public API.
@@ -160,8 +161,8 @@ def build_fewshot(config: FewshotConfig) -> SplitFolder:
         files[f"{split}.jsonl"] = records
         if config.write_eval:
             evals = _eval_records(keys, split)
-            if config.fmt == "lisp":  # FOL eval files keep the raw template-order LFs
-                evals = rerender(evals, "lisp")
+            if config.fmt == Format.LISP:  # FOL eval files keep the raw template-order LFs
+                evals = rerender(evals, Format.LISP)
             files[f"{split}_eval.jsonl"] = evals
     return SplitFolder(f"fewshot/{config.name}", files)
 

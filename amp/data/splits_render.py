@@ -29,7 +29,7 @@ from amp.data.templates.records import Example
 from amp.logic.canonical import ordered_form
 from amp.logic.reader import parse_lf
 from amp.logic.render import render_lisp
-from amp.logic.vocabulary import DEFAULT_FORMAT, FORMATS, check_format
+from amp.logic.vocabulary import DEFAULT_FORMAT, FORMATS, Format, check_format
 
 __all__ = ["FORMATS", "render_ordered", "rerender"]
 
@@ -44,9 +44,9 @@ def render_ordered(lf: str, fmt: str = DEFAULT_FORMAT) -> str:
     Lisp file (§5.1 step 6, §6.1).  Raises :class:`~amp.logic.errors.LFParseError` where the
     original failed too (a 4th entity or event variable, an unbound variable).
     """
-    if check_format(fmt) == "fol":
-        return ordered_form(lf, "fol")
-    return render_lisp(parse_lf(render_ordered(lf, "fol"), "fol"))
+    if check_format(fmt) == Format.FOL:
+        return ordered_form(lf, Format.FOL)
+    return render_lisp(parse_lf(render_ordered(lf, Format.FOL), Format.FOL))
 
 
 def rerender(records: Iterable[Example], fmt: str) -> list[Example]:

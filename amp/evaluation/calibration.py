@@ -45,6 +45,7 @@ import pandas as pd
 
 from amp.data.types import order_types
 from amp.evaluation.errors import CalibrationError
+from amp.evaluation.matching import is_lf0_like
 from amp.evaluation.sweep_run import SweepRecord
 from amp.records import JsonRecord
 
@@ -180,7 +181,7 @@ def _usable(record: SweepRecord) -> tuple[str, float | None, int]:
         raise CalibrationError(f"record {record.id!r}: P(LF0) must lie in [0, 1], got {p!r}")
     if record.match == "missing":
         return "unparsed", None, 0
-    return "", float(p), int(record.match in ("lf0", "both"))
+    return "", float(p), int(is_lf0_like(record.match))
 
 
 def calibration_of(

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Unpack
 
-from amp.evaluation.matching import Match, match_lf
+from amp.evaluation.matching import Match, is_lf0_like, match_lf
 from amp.logic.own_words import NO_WORDS, OwnWords
 from amp.logic.vocabulary import DEFAULT_FORMAT, DEFAULT_MODE
 from amp.parser.core.results import Beam, Divergence, PairScore, ParseResult, TokenStep
@@ -56,7 +56,7 @@ class Inspection(JsonRecord):
 
 def _alternative(top_match: Match, pair: PairScore) -> str:
     """The gold LF the top beam is *not* (the model's preferred gold when it is neither)."""
-    if top_match in ("lf0", "both"):
+    if is_lf0_like(top_match):
         return "lf1"
     if top_match == "lf1":
         return "lf0"

@@ -10,20 +10,46 @@ does not read as an LF is kept raw in the original and so never matches; here it
 
 from __future__ import annotations
 
-from typing import Literal
+from enum import StrEnum
 
 from amp.errors import MetricError
 from amp.logic.canonical import canonical, canonical_or_none
 from amp.logic.errors import LFParseError
 from amp.logic.vocabulary import DEFAULT_FORMAT, DEFAULT_MODE
 
-Match = Literal["lf0", "lf1", "both", "neither", "unparseable"]
-#: What :func:`match_lf` returns:
-#: ``lf0``/``lf1`` — the prediction canonicalises to that gold LF;
-#: ``both`` — it equals both golds (they canonicalise alike in this mode; counts for both);
-#: ``neither`` — a well-formed LF that is neither gold (lowers both accuracies, §13.4);
-#: ``unparseable`` — missing, empty or not an LF (kept raw in the original, never matches, §13.1).
-MATCHES: tuple[Match, ...] = ("lf0", "lf1", "both", "neither", "unparseable")
+
+class Match(StrEnum):
+    """What :func:`match_lf` returns (a ``StrEnum``: records and tables hold its value).
+
+    ``lf0``/``lf1`` — the prediction canonicalises to that gold LF;
+    ``both`` — it equals both golds (they canonicalise alike in this mode; counts for both);
+    ``neither`` — a well-formed LF that is neither gold (lowers both accuracies, §13.4);
+    ``unparseable`` — missing, empty or not an LF (kept raw in the original, never matches, §13.1).
+    """
+
+    LF0 = "lf0"
+    LF1 = "lf1"
+    BOTH = "both"
+    NEITHER = "neither"
+    UNPARSEABLE = "unparseable"
+
+
+MATCHES: tuple[Match, ...] = tuple(Match)
+
+
+def is_lf0_like(label: str | None) -> bool:
+    """Whether a match label counts as LF0 (``lf0``, or ``both`` when the golds coincide; §13.4)."""
+    return label in (Match.LF0, Match.BOTH)
+
+
+def is_lf1_like(label: str | None) -> bool:
+    """Whether a match label counts as LF1 (``lf1``, or ``both``)."""
+    return label in (Match.LF1, Match.BOTH)
+
+
+def is_a_reading(label: str | None) -> bool:
+    """Whether a match label is one of the two readings (``lf0``, ``lf1`` or ``both``)."""
+    return is_lf0_like(label) or is_lf1_like(label)
 
 
 def gold_key(lf: str, mode: str = DEFAULT_MODE, fmt: str = DEFAULT_FORMAT) -> str:
@@ -53,13 +79,13 @@ def match_lf(
     """
     key = prediction_key(prediction, mode, fmt)
     if key is None:
-        return "unparseable"
+        return Match.UNPARSEABLE
     is0 = lf0 is not None and key == (prediction_key(lf0, mode, fmt) or lf0)
     is1 = lf1 is not None and key == (prediction_key(lf1, mode, fmt) or lf1)
     if is0 and is1:
-        return "both"
+        return Match.BOTH
     if is0:
-        return "lf0"
+        return Match.LF0
     if is1:
-        return "lf1"
-    return "neither"
+        return Match.LF1
+    return Match.NEITHER

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from amp.data.types import normalise_type as normalise_type  # the type aliases, declared with the types
 from amp.errors import MetricError
-from amp.evaluation.matching import gold_key, match_lf, prediction_key
+from amp.evaluation.matching import gold_key, is_lf0_like, is_lf1_like, match_lf, prediction_key
 from amp.logic.vocabulary import DEFAULT_FORMAT, DEFAULT_MODE
 from amp.prompts import check_ratio
 
@@ -127,7 +127,7 @@ def top1_accuracy(
         for gold in (lf0, lf1):
             gold_key(gold, mode, fmt)  # a gold LF that does not parse is a MetricError, not a mismatch
         label = match_lf(top1, lf0, lf1, mode=mode, fmt=fmt)
-        m0, m1 = label in ("lf0", "both"), label in ("lf1", "both")
+        m0, m1 = is_lf0_like(label), is_lf1_like(label)
         c0 += m0
         c1 += m1
         ce += m0 or m1

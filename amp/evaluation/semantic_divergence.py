@@ -41,7 +41,7 @@ from amp.logic.ast import Atom, Formula, Junction, Quantified, atoms, is_variabl
 from amp.logic.errors import LFParseError
 from amp.logic.reader import parse_lf
 from amp.logic.render import render
-from amp.logic.vocabulary import DEFAULT_FORMAT, check_format
+from amp.logic.vocabulary import DEFAULT_FORMAT, Format, check_format
 from amp.records import JsonRecord
 
 __all__ = ["SemanticDivergence", "SemanticItem", "inspection_semantic", "semantic_divergence", "token_indices"]
@@ -254,7 +254,7 @@ def _gist(f: Formula, roles: dict[str, str], *, top: bool = True) -> str:
 def _items(f: Formula, fmt: str, roles: dict[str, str], other_roles: set[str]) -> list[_Item]:
     """The items of ``f`` in text order with their spans in ``render(f, fmt)``."""
     prefix, body = quantifier_prefix(f)
-    lisp = fmt == "lisp"
+    lisp = fmt == Format.LISP
     items: list[_Item] = []
     pos = 0
     for depth, (q, var) in enumerate(prefix):
@@ -281,7 +281,7 @@ def _conjuncts(body: Junction, pos: int, lisp: bool) -> Iterator[tuple[Formula, 
     only re-brackets the other's within one connective has the same key and is caught first."""
     pos += len(f"( {body.op} ") if lisp else 0
     for child in body.children:
-        text = render(child, "lisp" if lisp else "fol")
+        text = render(child, Format.LISP if lisp else Format.FOL)
         grouped = not lisp and not isinstance(child, Atom)
         start = pos + (2 if grouped else 0)
         yield child, start

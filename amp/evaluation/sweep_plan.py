@@ -17,11 +17,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from amp.data.generate import AMBIGUOUS_TYPES, sample_pairs
+from amp.data.generate import sample_pairs
 from amp.data.types import find_type, get_type, type_ids
 from amp.errors import RatioError
 from amp.evaluation.errors import ExperimentError
-from amp.logic.vocabulary import DEFAULT_FORMAT, DEFAULT_MODE, check_format, check_mode
+from amp.logic.vocabulary import DEFAULT_FORMAT, DEFAULT_MODE, Format, check_format, check_mode
 from amp.parser.search.settings import DEFAULT_SEARCH
 from amp.prompts import EXAMPLES_PER_PROMPT, Prompt, check_ratio, mixed_prompt, zero_shot_prompt
 
@@ -89,7 +89,7 @@ class FewShotConfig:
     (more noise in FDM/FIM and the P(LF0) curve; kept for comparison only).
     """
 
-    types: tuple[str, ...] = AMBIGUOUS_TYPES
+    types: tuple[str, ...] = field(default_factory=type_ids)  # every registered type, read when made
     ratios: tuple[float, ...] = DEFAULT_RATIOS
     n_per_ratio: int = 5
     seed: int = 0
@@ -136,7 +136,7 @@ class ZeroShotConfig:
     unambiguous "ingredient" examples.  ``beams`` bounds the ZM_k that can be computed (k ≤ beams).
     """
 
-    types: tuple[str, ...] = AMBIGUOUS_TYPES
+    types: tuple[str, ...] = field(default_factory=type_ids)  # every registered type, read when made
     n: int = 20
     seed: int = 0
     beams: int = DEFAULT_SEARCH.beams
@@ -145,7 +145,7 @@ class ZeroShotConfig:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "types", _check_common(self.types, self.beams, self.fmt, self.mode))
-        if self.fmt != "fol":
+        if self.fmt != Format.FOL:
             raise ExperimentError(
                 f"zero-shot prompts are FOL only (paper §3; docs/paper-notes.md §10), so fmt must be 'fol', not {self.fmt!r}"
             )

@@ -16,7 +16,7 @@ from dataclasses import dataclass, fields, replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from amp.evaluation.errors import ExperimentError
-from amp.evaluation.matching import MATCHES, Match, match_lf
+from amp.evaluation.matching import MATCHES, Match, is_lf0_like, is_lf1_like, match_lf
 from amp.evaluation.sweep_plan import FewShotConfig, SweepItem, SweepSentence, ZeroShotConfig, plan
 from amp.logic.vocabulary import DEFAULT_FORMAT, DEFAULT_MODE, check_mode
 from amp.parser.batch import run_batch
@@ -88,8 +88,8 @@ def match_fields(beams: Sequence[str], lf0: str, lf1: str, mode: str, fmt: str) 
     return {
         "top1": beams[0] if beams else None,
         "match": labels[0] if labels else "missing",
-        "lf0_rank": next((i + 1 for i, m in enumerate(labels) if m in ("lf0", "both")), None),
-        "lf1_rank": next((i + 1 for i, m in enumerate(labels) if m in ("lf1", "both")), None),
+        "lf0_rank": next((i + 1 for i, m in enumerate(labels) if is_lf0_like(m)), None),
+        "lf1_rank": next((i + 1 for i, m in enumerate(labels) if is_lf1_like(m)), None),
     }
 
 

@@ -23,7 +23,7 @@ from amp.data.types import order_types
 from amp.evaluation import metrics
 from amp.evaluation.errors import ExperimentError
 from amp.evaluation.sweep_run import RECORD_COLUMNS, SweepRecord
-from amp.logic.vocabulary import DEFAULT_FORMAT, FORMATS, MODES
+from amp.logic.vocabulary import DEFAULT_FORMAT, DEFAULT_MODE, FORMATS, MODES
 
 __all__ = [
     "FEWSHOT_PER_RATIO_COLUMNS",
@@ -172,7 +172,7 @@ def fewshot_summary(
     """
     df = _frame(records)
     df = df[df["ratio"].notna()]
-    mode = _single(df, "mode", mode, "logical", MODES)
+    mode = _single(df, "mode", mode, DEFAULT_MODE, MODES)
     fmt = _single(df, "fmt", None, DEFAULT_FORMAT, FORMATS)
     per_ratio_rows: list[dict[str, Any]] = []
     per_type_rows: list[dict[str, Any]] = []
@@ -231,7 +231,7 @@ def zeroshot_summary(
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         raise ExperimentError(f"k must be a whole number >= 1, not {k!r}")
     df = _frame(records)
-    mode = _single(df, "mode", mode, "logical", MODES)
+    mode = _single(df, "mode", mode, DEFAULT_MODE, MODES)
     fmt = _single(df, "fmt", None, DEFAULT_FORMAT, FORMATS)
     rows: list[dict[str, Any]] = []
     for type_ in order_types(df["type"]):

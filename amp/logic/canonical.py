@@ -45,7 +45,7 @@ from amp.logic.ordered_form import ordered_form, unbound_error
 from amp.logic.original import original_canonical
 from amp.logic.reader import parse_lf
 from amp.logic.render import render
-from amp.logic.vocabulary import DEFAULT_FORMAT, DEFAULT_MODE, check_format, check_mode
+from amp.logic.vocabulary import DEFAULT_FORMAT, DEFAULT_MODE, Mode, check_format, check_mode
 
 __all__ = ["canonical", "canonical_or_none", "clear_cache", "equivalent", "ordered_form"]
 
@@ -97,7 +97,7 @@ def _check(mode: str, fmt: str) -> None:
 
 @lru_cache(maxsize=1 << 16)
 def _canonical_text(text: str, mode: str, fmt: str) -> str:
-    if mode == "paper":
+    if mode == Mode.PAPER:
         return _paper_text(text, fmt)
     return _canonical_formula(_parsed(text, fmt), mode, fmt, text)
 
@@ -133,6 +133,6 @@ def _parsed(text: str, fmt: str) -> Formula:
 
 
 def _canonical_formula(f: Formula, mode: str, fmt: str, text: str | None) -> str:
-    if mode == "paper":  # an AST: judged as its FOL/Lisp rendering in the data spacing
+    if mode == Mode.PAPER:  # an AST: judged as its FOL/Lisp rendering in the data spacing
         return _paper_text(render(f, fmt), fmt)
     return logical_form(f)

@@ -27,7 +27,7 @@ class LFParseError(AmpError, ValueError):
         column: int = 1,
         found: str = "",
         expected: tuple[str, ...] = (),
-        fmt: str = "fol",
+        fmt: str = "fol",  # the vocabulary (below errors) declares the formats: Format.FOL
     ) -> None:
         super().__init__(message)
         self.text = text

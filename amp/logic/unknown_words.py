@@ -14,12 +14,13 @@ from amp.logic.ast import atoms, is_constant
 from amp.logic.errors import LFParseError, OwnWordsError
 from amp.logic.own_words import NO_WORDS, OwnWords
 from amp.logic.reader import parse_lf
+from amp.logic.vocabulary import DEFAULT_FORMAT
 
 #: The one-line hint every "unknown word" message ends with.
 ADD_HINT = "add it as your own word (Own sentences page), or use a lexicon word"
 
 
-def own_words_of(lfs: Iterable[str], fmt: str = "fol") -> OwnWords:
+def own_words_of(lfs: Iterable[str], fmt: str = DEFAULT_FORMAT) -> OwnWords:
     """The words of ``lfs`` that the lexicon lacks, typed by how the LFs use them.
 
     Raises :class:`~amp.logic.errors.LFParseError` for an LF that does not read, and
@@ -37,7 +38,7 @@ def own_words_of(lfs: Iterable[str], fmt: str = "fol") -> OwnWords:
     return OwnWords(tuple(unary), tuple(binary), tuple(constants))
 
 
-def unknown_words(lf: str, fmt: str = "fol", words: OwnWords = NO_WORDS) -> tuple[str, ...]:
+def unknown_words(lf: str, fmt: str = DEFAULT_FORMAT, words: OwnWords = NO_WORDS) -> tuple[str, ...]:
     """Predicates and names of ``lf`` that neither the lexicon nor ``words`` has, in text order
     (empty if the LF does not read: its own parse error says more)."""
     try:
@@ -49,7 +50,7 @@ def unknown_words(lf: str, fmt: str = "fol", words: OwnWords = NO_WORDS) -> tupl
     return tuple(sorted(new, key=lambda w: lf.find(w)))
 
 
-def unknown_word_message(lf: str, fmt: str = "fol", words: OwnWords = NO_WORDS) -> str | None:
+def unknown_word_message(lf: str, fmt: str = DEFAULT_FORMAT, words: OwnWords = NO_WORDS) -> str | None:
     """``'duck' is not in the lexicon — add it as your own word …``, or ``None`` if every word is known."""
     missing = unknown_words(lf, fmt, words)
     if not missing:

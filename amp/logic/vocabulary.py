@@ -8,41 +8,64 @@ format or a mode is one edit here.  ``fol``/``lisp`` are the two LF notations of
 
 from __future__ import annotations
 
-from typing import Literal, TypeGuard, get_args
+from enum import StrEnum
 
 from amp.errors import AmpError, SettingError
 
-#: An LF notation: first-order logic text or the Lisp s-expressions of the AmP release.
-Format = Literal["fol", "lisp"]
-FORMATS: tuple[Format, ...] = get_args(Format)
+
+class Format(StrEnum):
+    """An LF notation: first-order logic text or the Lisp s-expressions of the AmP release.
+
+    A ``StrEnum``: a member equals, hashes and serialises as its value (``Format.FOL == "fol"``),
+    so records, cache keys and JSON hold the same text as ever.
+    """
+
+    FOL = "fol"
+    LISP = "lisp"
+
+
+FORMATS: tuple[Format, ...] = tuple(Format)
 #: The format every function, command and page uses unless told otherwise.
-DEFAULT_FORMAT: Format = "fol"
+DEFAULT_FORMAT = Format.FOL
 
-#: A canonicaliser: ``logical`` (equivalence up to renaming and ordering) or ``paper`` (the
-#: original's string normalisation).
-Mode = Literal["logical", "paper"]
-MODES: tuple[Mode, ...] = get_args(Mode)
+
+class Mode(StrEnum):
+    """A canonicaliser: ``logical`` (equivalence up to renaming and ordering) or ``paper`` (the
+    original's string normalisation)."""
+
+    LOGICAL = "logical"
+    PAPER = "paper"
+
+
+MODES: tuple[Mode, ...] = tuple(Mode)
 #: The canonicaliser every function, command and page uses unless told otherwise.
-DEFAULT_MODE: Mode = "logical"
+DEFAULT_MODE = Mode.LOGICAL
 
 
-def is_format(value: object) -> TypeGuard[Format]:
-    return value in FORMATS
+def format_of(lf: str) -> Format:
+    """The notation an LF is written in: Lisp if it opens with a parenthesis, else FOL."""
+    return Format.LISP if lf.lstrip().startswith("(") else Format.FOL
 
 
-def is_mode(value: object) -> TypeGuard[Mode]:
-    return value in MODES
+def is_format(value: object) -> bool:
+    return isinstance(value, str) and value in FORMATS
+
+
+def is_mode(value: object) -> bool:
+    return isinstance(value, str) and value in MODES
 
 
 def check_format(fmt: object, error: type[AmpError] = SettingError) -> Format:
-    """``fmt`` if it is one of :data:`FORMATS`, else ``error`` (a caller's own typed error)."""
+    """``fmt`` as a :class:`Format` if it is one of :data:`FORMATS`, else ``error`` (a caller's own
+    typed error)."""
     if not is_format(fmt):
         raise error(f"fmt must be an LF format, one of {', '.join(FORMATS)}, not {fmt!r}")
-    return fmt
+    return Format(str(fmt))
 
 
 def check_mode(mode: object, error: type[AmpError] = SettingError) -> Mode:
-    """``mode`` if it is one of :data:`MODES`, else ``error`` (a caller's own typed error)."""
+    """``mode`` as a :class:`Mode` if it is one of :data:`MODES`, else ``error`` (a caller's own typed
+    error)."""
     if not is_mode(mode):
         raise error(f"mode must be a canonical mode, one of {', '.join(MODES)}, not {mode!r}")
-    return mode
+    return Mode(str(mode))

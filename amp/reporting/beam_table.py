@@ -17,7 +17,8 @@ BEAM_TABLE_COLUMNS = ("rank", "LF", "score", "log-prob", "finished", "parses", "
 #: How every table, metric and sentence of the app words :func:`~amp.evaluation.matching.match_lf`'s
 #: labels: one word for a parse that is neither reading, everywhere.
 MATCH_NAMES: dict[Match, str] = {
-    "lf0": "LF0", "lf1": "LF1", "both": "LF0 = LF1", "neither": "neither reading", "unparseable": "unparseable",
+    Match.LF0: "LF0", Match.LF1: "LF1", Match.BOTH: "LF0 = LF1", Match.NEITHER: "neither reading",
+    Match.UNPARSEABLE: "unparseable",
 }
 
 

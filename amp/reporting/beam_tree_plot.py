@@ -21,7 +21,7 @@ from typing import Any
 import plotly.graph_objects as go
 
 from amp.evaluation.beam_tree import BeamTree, TreeNode
-from amp.evaluation.matching import MATCHES
+from amp.evaluation.matching import MATCHES, Match
 from amp.reporting.beam_table import MATCH_NAMES
 from amp.reporting.style import (
     IDEAL_COLOR,
@@ -41,10 +41,10 @@ __all__ = ["BOTH_COLOR", "LABEL_COLORS", "LABEL_SYMBOLS", "beam_tree_figure", "n
 #: Colour of a beam that is both gold LFs (they canonicalise alike): Okabe–Ito reddish purple.
 BOTH_COLOR = "#CC79A7"
 #: The colour of a beam's end per label of :func:`~amp.evaluation.matching.match_lf`.
-LABEL_COLORS = {"lf0": LF0_COLOR, "lf1": LF1_COLOR, "both": BOTH_COLOR, "neither": NEITHER_COLOR,
-                "unparseable": NEITHER_COLOR}
+LABEL_COLORS: dict[Match, str] = {Match.LF0: LF0_COLOR, Match.LF1: LF1_COLOR, Match.BOTH: BOTH_COLOR,
+                                  Match.NEITHER: NEITHER_COLOR, Match.UNPARSEABLE: NEITHER_COLOR}
 #: Marker symbols of the ends: shape tells neither and unparseable apart (same grey).
-LABEL_SYMBOLS = {"lf0": "circle", "lf1": "circle", "both": "circle", "neither": "circle", "unparseable": "x"}
+LABEL_SYMBOLS: dict[Match, str] = {**dict.fromkeys(Match, "circle"), Match.UNPARSEABLE: "x"}
 #: Width of the plot area assumed when fitting branch texts (the chart stretches to ~1000 px).
 PLOT_PX = 1000.0
 #: Pixels of one character of the 12 px label font.

@@ -42,7 +42,7 @@ class Search(Strict):
     """Beam-search settings: the fields of :class:`amp.parser.search.settings.SearchSettings`, its defaults."""
 
     beams: int = Field(_DEFAULT.beams, ge=1, le=limits.MAX_BEAMS)
-    alpha: float = Field(_DEFAULT.alpha, ge=0.0, le=10.0, allow_inf_nan=False)
+    alpha: float = Field(_DEFAULT.alpha, ge=0.0, le=limits.MAX_ALPHA, allow_inf_nan=False)
     constrained: bool = _DEFAULT.constrained
     max_new_tokens: int | None = Field(_DEFAULT.max_new_tokens, ge=1, le=limits.MAX_NEW_TOKENS)
 
@@ -102,7 +102,7 @@ class SampleRequest(Strict):
 
     prompt: Prompt
     n: int = Field(20, ge=1, le=limits.MAX_SAMPLES)
-    temperature: float = Field(1.0, gt=0.0, le=100.0, allow_inf_nan=False)
+    temperature: float = Field(1.0, ge=limits.MIN_TEMPERATURE, le=limits.MAX_TEMPERATURE, allow_inf_nan=False)
     seed: int = Field(0, ge=0, le=limits.MAX_SEED)
     fmt: Fmt = DEFAULT_FORMAT
     words: Words | None = None
@@ -112,7 +112,7 @@ class SampleRequest(Strict):
 class JobItem(Strict):
     """One sweep item (:class:`amp.parser.core.results.BatchItem`)."""
 
-    id: str = Field(min_length=1, max_length=300)
+    id: str = Field(min_length=1, max_length=limits.MAX_ID_CHARS)
     prompt: Prompt
     lf0: LF | None = None
     lf1: LF | None = None
@@ -128,5 +128,5 @@ class JobRequest(Strict):
     search: Search = Search()
     top_n: TopN = DEFAULT_TOP_N
     batch_size: int = Field(8, ge=1, le=limits.MAX_JOB_BATCH)
-    label: str = Field("", max_length=300)
+    label: str = Field("", max_length=limits.MAX_ID_CHARS)
     meta: dict[str, Any] = Field(default_factory=dict)

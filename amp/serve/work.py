@@ -155,8 +155,8 @@ class Work:
             first = calls[members[0]]
             try:
                 search = SearchSettings(**first.get("search", {}))
-                parser = self.parser(int(first.get("top_n", 5)))
-                fmt = first.get("fmt", "fol")
+                parser = self.parser(int(first.get("top_n", DEFAULT_TOP_N)))
+                fmt = first.get("fmt", DEFAULT_FORMAT)
                 unique = list(dict.fromkeys(x for i in members for x in inputs(calls[i])))
                 done = dict(zip(unique, run(parser, unique, fmt, search, _words(first)), strict=True))
                 self.stats["merged_calls"] += len(members)
@@ -171,7 +171,7 @@ class Work:
     def _alone(self, call: dict[str, Any], inputs: Callable[[dict[str, Any]], list[Any]],
                run: Callable[[Any, list[Any], str, SearchSettings, OwnWords], list[dict[str, Any]]]) -> dict[str, Any]:
         search = SearchSettings(**call.get("search", {}))
-        return {"results": run(self.parser(int(call.get("top_n", 5))), inputs(call), call.get("fmt", "fol"), search,
+        return {"results": run(self.parser(int(call.get("top_n", DEFAULT_TOP_N))), inputs(call), call.get("fmt", DEFAULT_FORMAT), search,
                                _words(call))}
 
     # -- single calls -----------------------------------------------------------------------------------

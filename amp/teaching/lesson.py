@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from amp.data.generate import AmbiguousPair, find_pair
 from amp.errors import AmpError
-from amp.evaluation.matching import match_lf
+from amp.evaluation.matching import is_a_reading, match_lf
 from amp.logic.vocabulary import DEFAULT_FORMAT
 from amp.prompts import DEFAULT_MIXED_RATIO, DEFAULT_MIXED_SEED, EXAMPLES_PER_PROMPT, mixed_prompt, zero_shot_prompt
 from amp.teaching.errors import PackSelectionEmpty
@@ -175,7 +175,7 @@ def explain_parse(pair: AmbiguousPair, predicted: str | None, *, fmt: str = DEFA
     match = match_lf(predicted, pair.lf0.lf, pair.lf1.lf, fmt=fmt)
     texts = (item.paraphrase0, item.paraphrase1) if item is not None else paraphrases(pair)
     names = [item.reading_name(i) if item is not None else reading_name(pair.type, i) for i in (0, 1)]
-    if match in ("lf0", "lf1", "both"):
+    if is_a_reading(match):
         idx = 1 if match == "lf1" else 0
         return f"{names[idx]}: {texts[idx]}"
     if match == "unparseable" or predicted is None:

@@ -37,6 +37,7 @@ from amp.logic.own_words import OwnWords
 from amp.logic.reader import parse_lf
 from amp.logic.render import render_fol
 from amp.logic.unknown_words import own_words_of
+from amp.logic.vocabulary import Format
 from amp.prompts import (
     DEFAULT_MIXED_RATIO,
     DEFAULT_MIXED_SEED,
@@ -105,7 +106,7 @@ def normalise_lf(text: object, field: str = "lf") -> str:
     label = field.upper() if field in ("lf0", "lf1") else field
     raw = normalise_text(text, field, MAX_LF_CHARS)
     try:
-        tree = parse_lf(raw, "fol")
+        tree = parse_lf(raw, Format.FOL)
     except LFParseError as exc:
         raise OwnSentenceError(field, f"{label} does not read as a logical form: {exc}") from exc
     free = sorted(free_variables(tree))

@@ -38,6 +38,7 @@ from amp.data.templates.engine import registry_version
 from amp.data.types import type_ids
 from amp.logic.ast import Atom, Formula, Junction, Quantified, atoms
 from amp.logic.reader import parse_lf
+from amp.logic.vocabulary import Format
 
 #: Thematic-role predicates kept by name in :attr:`Difference.forall_role` (others are ``rel``).
 ROLE_PREDICATES = frozenset({"agent", "patient", "instrument", "have"})
@@ -97,7 +98,7 @@ def _forall_role(f: Formula) -> tuple[str, ...]:
 
 def difference(lf0: str, lf1: str) -> Difference:
     """The name-free :class:`Difference` of two FOL readings (raises LFParseError if one does not read)."""
-    f0, f1 = parse_lf(lf0, "fol"), parse_lf(lf1, "fol")
+    f0, f1 = parse_lf(lf0, Format.FOL), parse_lf(lf1, Format.FOL)
     k0 = [kind for kind, _ in _quantifiers(f0)]
     k1 = [kind for kind, _ in _quantifiers(f1)]
     quantifiers = "same" if k0 == k1 else "reordered" if sorted(k0) == sorted(k1) else "different"

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from amp.memo import LruCache
 from amp.parser.core.errors import ModelLoadError
 from amp.parser.models import embedded as embedded_model
 from amp.parser.models import registry as model_registry
@@ -262,7 +263,7 @@ def test_default_model_loads_converted(default_lm: LoadedModel) -> None:
 def test_default_model_second_load_reads_safetensors(default_lm: LoadedModel, monkeypatch: pytest.MonkeyPatch) -> None:
     """A fresh load (new process simulated by dropping the in-process cache) never touches the GGUF."""
     monkeypatch.setattr(embedded_model, "_convert_default", lambda *a, **k: pytest.fail("converted twice"))
-    monkeypatch.setattr(model_registry, "_LOADED", {})
+    monkeypatch.setattr(model_registry, "_LOADED", LruCache(2))
     started = time.perf_counter()
     again = load_model("default", device="cpu", dtype="float32")
     assert again is not default_lm and again.identity == default_lm.identity

@@ -40,6 +40,14 @@ MAX_BODY_BYTES = 64 * 2**20
 MAX_WIDTH = MAX_BEAMS
 #: Examples in one few-shot prompt.
 MAX_PROMPT_EXAMPLES = 100
+#: The GNMT length-penalty α of a search: 0 (summed log-probs) … this.
+MAX_ALPHA = 10.0
+#: Sampling temperatures: above 0 and at least this (a smaller one overflows the scaled logits) …
+MIN_TEMPERATURE = 0.01
+#: … up to this (flatter than uniform to the eye; larger values change nothing visible).
+MAX_TEMPERATURE = 100.0
+#: Characters of a job item's id and of a job's label.
+MAX_ID_CHARS = 300
 #: Largest seed (seeds are 0 … MAX_SEED, as numpy's generators take them).
 MAX_SEED = 2**32 - 1
 
@@ -71,24 +79,24 @@ def check_max_new_tokens(value: Any, name: str = "max_new_tokens") -> int | None
 
 
 def check_alpha(value: Any, name: str = "alpha") -> float:
-    """The GNMT length-penalty alpha: a finite number."""
+    """The GNMT length-penalty alpha: a number from 0 to :data:`MAX_ALPHA`."""
     try:
         alpha = float(value)
     except (TypeError, ValueError):
         raise SettingError(f"{name} must be a number, not {value!r}") from None
-    if not math.isfinite(alpha):
-        raise SettingError(f"{name} must be a finite number, not {value!r}")
+    if not (math.isfinite(alpha) and 0.0 <= alpha <= MAX_ALPHA):
+        raise SettingError(f"{name} must be a number from 0 to {MAX_ALPHA:g}, not {value!r}")
     return alpha
 
 
 def check_temperature(value: Any, name: str = "temperature") -> float:
-    """A sampling temperature: a finite number > 0."""
+    """A sampling temperature: a number from :data:`MIN_TEMPERATURE` to :data:`MAX_TEMPERATURE`."""
     try:
         temperature = float(value)
     except (TypeError, ValueError):
         raise SettingError(f"{name} must be a number, not {value!r}") from None
-    if not (math.isfinite(temperature) and temperature > 0):
-        raise SettingError(f"{name} must be a finite number > 0, not {value!r}")
+    if not (math.isfinite(temperature) and MIN_TEMPERATURE <= temperature <= MAX_TEMPERATURE):
+        raise SettingError(f"{name} must be a number from {MIN_TEMPERATURE:g} to {MAX_TEMPERATURE:g}, not {value!r}")
     return temperature
 
 

@@ -10,17 +10,17 @@ from __future__ import annotations
 
 import os
 import threading
-from collections import OrderedDict
 from typing import Any
 
+from amp.memo import LruCache
 from amp.parser.models.loading import LoadedModel, load_uncached, select_device, select_dtype
 from amp.parser.models.spec import DEFAULT_SPEC
 
 #: Models kept loaded at once (``$AMP_MAX_MODELS``, default 2): loading another evicts the least
 #: recently used, whose memory is freed once no call is using it (parsers hold models weakly).
 DEFAULT_MAX_LOADED = 2
-_LOADED: OrderedDict[tuple[Any, ...], LoadedModel] = OrderedDict()
-_LOADED_LOCK = threading.Lock()
+_LOADED: LruCache[tuple[Any, ...], LoadedModel] = LruCache(lambda: max_loaded_models())
+_KEY_LOCKS_LOCK = threading.Lock()
 _KEY_LOCKS: dict[tuple[Any, ...], threading.Lock] = {}
 
 
@@ -52,31 +52,24 @@ def load_model(
     dev = select_device(device)
     dt = select_dtype(dev, dtype)
     key = (spec, dev, dt, bool(trust_remote_code), gguf_file)
-    with _LOADED_LOCK:
-        if key in _LOADED:
-            _LOADED.move_to_end(key)
-            return _LOADED[key]
+    found = _LOADED.get(key)
+    if found is not None:
+        return found
+    with _KEY_LOCKS_LOCK:
         key_lock = _KEY_LOCKS.setdefault(key, threading.Lock())
     with key_lock:  # two threads asking for the same model load it once
-        with _LOADED_LOCK:
-            if key in _LOADED:
-                _LOADED.move_to_end(key)
-                return _LOADED[key]
-        loaded = load_uncached(spec, dev, dt, trust_remote_code, gguf_file)
-        with _LOADED_LOCK:
-            _LOADED[key] = loaded
-            while len(_LOADED) > max_loaded_models():  # the least recently used goes
-                _LOADED.popitem(last=False)
-        return loaded
+        found = _LOADED.get(key)
+        if found is not None:
+            return found
+        # the least recently used model goes when the bound is reached
+        return _LOADED.put(key, load_uncached(spec, dev, dt, trust_remote_code, gguf_file))
 
 
 def loaded_models() -> list[LoadedModel]:
     """The models this process holds."""
-    with _LOADED_LOCK:
-        return list(_LOADED.values())
+    return _LOADED.values()
 
 
 def unload_models() -> None:
     """Forget every loaded model (frees memory once no one else holds a reference)."""
-    with _LOADED_LOCK:
-        _LOADED.clear()
+    _LOADED.clear()

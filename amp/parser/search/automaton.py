@@ -75,6 +75,7 @@ from lark.parsers.lalr_analysis import Shift
 from amp.logic.grammar import grammar_text, lark_parser
 from amp.logic.own_words import NO_WORDS, OwnWords
 from amp.logic.vocabulary import DEFAULT_FORMAT
+from amp.memo import Memo
 from amp.parser.core.errors import DecodingError
 from amp.parser.search.lalr_tables import END as _END
 from amp.parser.search.lalr_tables import binding_contexts, check_table_terminals, literal_terminals
@@ -132,6 +133,15 @@ class GrammarAutomaton:
         self._end_state: int = table.end_states[start]
         check_table_terminals(self._table, literals)
         self.literals: dict[str, str] = literals
+        #: Memo tables of the pure functions below (every value recomputable: cleared when full).
+        self._binds_memo: Memo = Memo(self._compute_binds, _MEMO_CAP)
+        self._feed_memo: Memo = Memo(self._compute_feed, _MEMO_CAP)
+        self._accepts_memo: Memo = Memo(self._compute_accepts, _MEMO_CAP)
+        self._dead_end_memo: Memo = Memo(self._compute_dead_end, _MEMO_CAP)
+        self._allowed_memo: Memo = Memo(self._compute_allowed, _MEMO_CAP)
+        self._step_memo: Memo = Memo(self._compute_step, _MEMO_CAP)
+        self._next_chars_memo: Memo = Memo(self._compute_next_chars, _MEMO_CAP)
+        self._is_final_memo: Memo = Memo(self._compute_is_final, _MEMO_CAP)
         #: Characters a token may carry after the sentence is complete (layout, not LF text).
         self.trailing: str = trailing
         #: Every character that occurs in some terminal: text outside it is never grammatical.
@@ -147,18 +157,10 @@ class GrammarAutomaton:
         self._access: dict[int, str] = {}
         if bound_variables:
             self._setup_binding(parser, var_rule, binder_rule)
-        self._binds_memo: dict[Stack, bool] = {}
-        self._allowed_memo: dict[tuple[Stack, Bound], tuple[dict[str, str], frozenset[str], bool]] = {}
         #: Terminals of look-ahead for dead ends (:meth:`_dead_end`); 0 turns the pruning off.
         self.lookahead: int = lookahead
         self._build = (parser, start, trailing, var_rule, binder_rule)
         self._unpruned_automaton: GrammarAutomaton | None = None
-        self._dead_memo: dict[tuple[Stack, str, Bound, int], bool] = {}
-        self._feed_memo: dict[tuple[Stack, str], Stack | None] = {}
-        self._accepts_memo: dict[Stack, tuple[dict[str, str], frozenset[str], bool]] = {}
-        self._step_memo: dict[tuple[State, str], State] = {}
-        self._next_memo: dict[State, str] = {}
-        self._final_memo: dict[State, bool] = {}
 
     def _setup_binding(self, parser: Lark, var_rule: str, binder_rule: str) -> None:
         binding = binding_contexts(parser, self.literals, self._table, var_rule, binder_rule)
@@ -169,10 +171,10 @@ class GrammarAutomaton:
 
     def _binds(self, stack: Stack) -> bool:
         """True when a variable shifted on ``stack`` is being quantified (binding position)."""
-        try:
-            return self._binds_memo[stack]
-        except KeyError:
-            pass
+        return self._binds_memo[stack]
+
+    def _compute_binds(self, stack: Stack) -> bool:
+        """Computes :meth:`_binds` (memoised there)."""
         access = self._access
         result = False
         for seq in self._binders:
@@ -180,17 +182,15 @@ class GrammarAutomaton:
             if len(stack) > n and all(access.get(s) == sym for s, sym in zip(stack[-n:], seq)):
                 result = True
                 break
-        self._remember(self._binds_memo, stack, result)
         return result
 
     # --- LALR driver ---------------------------------------------------------------------
     def _feed(self, stack: Stack, term: str) -> Stack | None:
         """The stack after shifting ``term`` (with its reductions), or None if it fails."""
-        key = (stack, term)
-        try:
-            return self._feed_memo[key]
-        except KeyError:
-            pass
+        return self._feed_memo[stack, term]
+
+    def _compute_feed(self, stack: Stack, term: str) -> Stack | None:
+        """Computes :meth:`_feed` (memoised there)."""
         table = self._table
         st = list(stack)
         result: Stack | None = None
@@ -211,15 +211,14 @@ class GrammarAutomaton:
             if term == _END and goto == self._end_state:
                 result = tuple(st)
                 break
-        self._remember(self._feed_memo, key, result)
         return result
 
     def _accepts(self, stack: Stack) -> tuple[dict[str, str], frozenset[str], bool]:
         """(literal → terminal name, all non-empty literal prefixes, accepts $END) of a stack."""
-        try:
-            return self._accepts_memo[stack]
-        except KeyError:
-            pass
+        return self._accepts_memo[stack]
+
+    def _compute_accepts(self, stack: Stack) -> tuple[dict[str, str], frozenset[str], bool]:
+        """Computes :meth:`_accepts` (memoised there)."""
         by_literal: dict[str, str] = {}
         end = False
         for sym in self._table[stack[-1]]:
@@ -233,7 +232,6 @@ class GrammarAutomaton:
                 by_literal[self.literals[sym]] = sym
         prefixes = frozenset(lit[:i] for lit in by_literal for i in range(1, len(lit) + 1))
         result = (by_literal, prefixes, end)
-        self._remember(self._accepts_memo, stack, result)
         return result
 
     def _var_allowed(self, stack: Stack, bound: Bound) -> dict[str, str]:
@@ -258,10 +256,10 @@ class GrammarAutomaton:
         state whose mask is empty).  The look-ahead is bounded (the grammar is recursive); the
         dead ends of the AmP grammars are at most three terminals deep.
         """
-        key = (stack, term, bound, depth)
-        memo = self._dead_memo
-        if key in memo:
-            return memo[key]
+        return self._dead_end_memo[stack, term, bound, depth]
+
+    def _compute_dead_end(self, stack: Stack, term: str, bound: Bound, depth: int) -> bool:
+        """Computes :meth:`_dead_end` (memoised there)."""
         new_stack = self._feed(stack, term)
         if new_stack is None:
             result = True
@@ -274,20 +272,18 @@ class GrammarAutomaton:
                 result = all(
                     self._dead_end(new_stack, t, bound, depth - 1) for t in self._var_allowed(new_stack, bound).values()
                 )
-        self._remember(memo, key, result)
         return result
 
     def _allowed(self, stack: Stack, bound: Bound) -> tuple[dict[str, str], frozenset[str], bool]:
         """:meth:`_accepts` less the variables ``bound`` forbids here and the terminals that
         would strand the text because of them (:meth:`_dead_end`)."""
+        return self._allowed_memo[stack, bound]
+
+    def _compute_allowed(self, stack: Stack, bound: Bound) -> tuple[dict[str, str], frozenset[str], bool]:
+        """Computes :meth:`_allowed` (memoised there)."""
         base = self._accepts(stack)
         if not self.bound_variables:
             return base
-        key = (stack, bound)
-        try:
-            return self._allowed_memo[key]
-        except KeyError:
-            pass
         by_literal = {
             lit: term
             for lit, term in self._var_allowed(stack, bound).items()
@@ -298,7 +294,6 @@ class GrammarAutomaton:
         else:
             prefixes = frozenset(lit[:i] for lit in by_literal for i in range(1, len(lit) + 1))
             result = (by_literal, prefixes, base[2])
-        self._remember(self._allowed_memo, key, result)
         return result
 
     def _complete(self, stack: Stack, partial: str, bound: Bound) -> tuple[Stack, Bound] | None:
@@ -329,16 +324,14 @@ class GrammarAutomaton:
 
     def step(self, state: State, ch: str) -> State:
         """The state after reading one character (``DEAD`` if the text leaves the grammar)."""
-        key = (state, ch)
-        try:
-            return self._step_memo[key]
-        except KeyError:
-            pass
+        return self._step_memo[state, ch]
+
+    def _compute_step(self, state: State, ch: str) -> State:
+        """Computes :meth:`step` (memoised there)."""
         if ch not in self.alphabet or not state:
             result = DEAD
         else:
             result = frozenset(c for config in state for c in self._config_step(config, ch))
-        self._remember(self._step_memo, key, result)
         return result
 
     def advance(self, state: State, text: str) -> State:
@@ -372,10 +365,10 @@ class GrammarAutomaton:
 
     def next_chars(self, state: State) -> str:
         """The characters that keep ``state`` alive, as a sorted string."""
-        try:
-            return self._next_memo[state]
-        except KeyError:
-            pass
+        return self._next_chars_memo[state]
+
+    def _compute_next_chars(self, state: State) -> str:
+        """Computes :meth:`next_chars` (memoised there)."""
         chars: set[str] = set()
         for stack, partial, bound in state:
             prefixes = self._allowed(stack, bound)[1]
@@ -385,22 +378,20 @@ class GrammarAutomaton:
             if done is not None:
                 chars.update(p for p in self._allowed(*done)[1] if len(p) == 1)
         result = "".join(sorted(chars))
-        self._remember(self._next_memo, state, result)
         return result
 
     def is_final(self, state: State) -> bool:
         """True when the text read so far is a complete sentence of the grammar."""
-        try:
-            return self._final_memo[state]
-        except KeyError:
-            pass
+        return self._is_final_memo[state]
+
+    def _compute_is_final(self, state: State) -> bool:
+        """Computes :meth:`is_final` (memoised there)."""
         result = False
         for stack, partial, bound in state:
             done = self._complete(stack, partial, bound) if partial else None
             if done is not None and self._allowed(*done)[2]:
                 result = True
                 break
-        self._remember(self._final_memo, state, result)
         return result
 
     def is_dead(self, state: State) -> bool:
@@ -465,12 +456,6 @@ class GrammarAutomaton:
                 binder_rule=binder_rule, lookahead=0,
             )
         return self._unpruned_automaton
-
-    @staticmethod
-    def _remember(memo: dict, key: object, value: object) -> None:
-        if len(memo) >= _MEMO_CAP:
-            memo.clear()
-        memo[key] = value
 
 
 def get_automaton(fmt: str = DEFAULT_FORMAT, *, bound_variables: bool = True,

@@ -34,13 +34,13 @@ import json
 import re
 import threading
 import weakref
-from collections import OrderedDict
 from typing import Any, Literal
 
 import torch
 
 from amp.logic.own_words import NO_WORDS, OwnWords
 from amp.logic.vocabulary import DEFAULT_FORMAT
+from amp.memo import LruCache
 from amp.parser.core.errors import DecodingError
 from amp.parser.search.automaton import DEAD, GrammarAutomaton, State, get_automaton
 
@@ -240,31 +240,23 @@ class VocabMasker:
     ) -> None:
         self.automaton = automaton
         self.vocab = get_vocabulary(tokenizer)
-        self._ids: OrderedDict[State, torch.Tensor] = OrderedDict()
-        self._dense: OrderedDict[tuple[State, int], torch.Tensor] = OrderedDict()
-        self._groups: OrderedDict[State, tuple[tuple[int, torch.Tensor], ...]] = OrderedDict()
-        self._cache_size = cache_size
-        self._dense_size = dense_cache_size
-        self._lock = threading.Lock()
-        self.hits = 0
-        self.misses = 0
+        self._ids: LruCache[State, torch.Tensor] = LruCache(cache_size)
+        self._dense: LruCache[tuple[State, int], torch.Tensor] = LruCache(dense_cache_size)
+        self._groups: LruCache[State, tuple[tuple[int, torch.Tensor], ...]] = LruCache(cache_size)
+
+    @property
+    def hits(self) -> int:
+        """Lookups of :meth:`allowed_ids` answered from its cache."""
+        return self._ids.hits
+
+    @property
+    def misses(self) -> int:
+        return self._ids.misses
 
     def allowed_ids(self, state: State) -> torch.Tensor:
         """Sorted int64 ids of the tokens whose text keeps ``state`` alive
         (:meth:`~amp.parser.search.automaton.GrammarAutomaton.advance_token`)."""
-        with self._lock:
-            cached = self._ids.get(state)
-            if cached is not None:
-                self._ids.move_to_end(state)
-                self.hits += 1
-                return cached
-            self.misses += 1
-        ids = torch.tensor(self._dfs(state), dtype=torch.long)
-        with self._lock:
-            self._ids[state] = ids
-            if len(self._ids) > self._cache_size:
-                self._ids.popitem(last=False)
-        return ids
+        return self._ids.get_or_compute(state, lambda: torch.tensor(self._dfs(state), dtype=torch.long))
 
     def _dfs(self, state: State) -> list[int]:
         if not state:
@@ -310,11 +302,9 @@ class VocabMasker:
         whose text is exactly the ending, else the shortest) and mask the others.  Returns
         ``(canonical id, all member ids)`` pairs; cached per state.
         """
-        with self._lock:
-            cached = self._groups.get(state)
-            if cached is not None:
-                self._groups.move_to_end(state)
-                return cached
+        return self._groups.get_or_compute(state, lambda: self._end_groups(state))
+
+    def _end_groups(self, state: State) -> tuple[tuple[int, torch.Tensor], ...]:
         groups: dict[str, list[int]] = {}
         texts = self.vocab.texts
         trailing = self.automaton.trailing
@@ -331,29 +321,17 @@ class VocabMasker:
                 continue
             canon = min(members, key=lambda i: (texts[i] != content, len(texts[i] or ""), i))
             result.append((canon, torch.tensor(sorted(members), dtype=torch.long)))
-        out = tuple(result)
-        with self._lock:
-            self._groups[state] = out
-            if len(self._groups) > self._cache_size:
-                self._groups.popitem(last=False)
-        return out
+        return tuple(result)
 
     def mask(self, state: State, size: int | None = None) -> torch.Tensor:
         """A dense bool mask of length ``size`` (default ``len(tokenizer)``), True = allowed."""
         size = self.vocab.size if size is None else size
-        key = (state, size)
-        with self._lock:
-            cached = self._dense.get(key)
-            if cached is not None:
-                self._dense.move_to_end(key)
-                return cached
+        return self._dense.get_or_compute((state, size), lambda: self._dense_mask(state, size))
+
+    def _dense_mask(self, state: State, size: int) -> torch.Tensor:
         dense = torch.zeros(size, dtype=torch.bool)
         ids = self.allowed_ids(state)
         dense[ids[ids < size]] = True
-        with self._lock:
-            self._dense[key] = dense
-            if len(self._dense) > self._dense_size:
-                self._dense.popitem(last=False)
         return dense
 
     def brute_force_ids(self, state: State) -> list[int]:

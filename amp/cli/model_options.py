@@ -1,0 +1,66 @@
+"""The model options every model-using command shares, declared once: which model, where, in what.
+
+``--model``, ``--device``, ``--dtype``, ``--trust-remote-code`` and (for commands that can be a
+client) ``--server``, as one argument group; :func:`make_parser` turns them into a
+:class:`amp.parser.Parser`.  A new way to run a model (an engine, an API) is one more option here
+and one more keyword in :func:`make_parser`, and every command gets it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from typing import Any
+
+from amp.errors import AmpError
+from amp.parser.models.loading import DTYPE_HELP, DTYPES
+from amp.parser.parser import Parser
+
+#: What ``--model`` takes, in the words of every command's help.
+MODEL_HELP = "'default' (embedded Gemma 3 270M), a Hugging Face id, a model folder or a .gguf file"
+
+
+def add_model_options(parser: argparse.ArgumentParser, *, server: bool = True,
+                      device_help: str = "cpu, cuda, cuda:N or mps (default: best available)") -> None:
+    """``--model``, ``--device``, ``--dtype``, ``--trust-remote-code`` (and ``--server``) as one group."""
+    group = parser.add_argument_group("model")
+    group.add_argument("--model", default="default", help=MODEL_HELP)
+    group.add_argument("--device", default=None, help=device_help)
+    group.add_argument("--dtype", default=None, choices=DTYPES, help=DTYPE_HELP)
+    group.add_argument("--trust-remote-code", action="store_true",
+                       help="allow a Hub model's own Python code (only for models you trust)")
+    if server:
+        group.add_argument("--server", default=os.environ.get("AMP_PARSER_URL") or None,
+                           help="parser service URL (python -m amp serve; default $AMP_PARSER_URL); "
+                                "its token comes from $AMP_TOKEN")
+
+
+def make_parser(args: argparse.Namespace, *, cache: bool | None = None) -> Parser:
+    """A :class:`amp.parser.Parser` for the command-line options (the model loads lazily).
+
+    With ``--server`` (or ``$AMP_PARSER_URL``) the model is the service's: ``--model``,
+    ``--device`` and ``--dtype`` must then be left at their defaults.  ``cache``: use the result
+    cache (default: unless ``--no-cache``).
+    """
+    use_cache = (not getattr(args, "no_cache", False)) if cache is None else cache
+    server = getattr(args, "server", None)
+    if server:
+        asked = [f"--{name.replace('_', '-')}" for name in ("device", "dtype")
+                 if getattr(args, name, None) is not None]
+        if getattr(args, "model", "default") != "default":
+            asked.insert(0, "--model")
+        if asked:
+            raise AmpError(f"{', '.join(asked)} cannot be combined with --server: the server runs its own model "
+                           "(unset AMP_PARSER_URL or drop --server to run a model here)")
+        return Parser.remote(server, cache=use_cache)
+    return Parser(args.model, device=args.device, dtype=args.dtype,
+                  trust_remote_code=args.trust_remote_code, cache=use_cache)
+
+
+def model_payload(args: argparse.Namespace, parser: Any) -> dict[str, Any]:
+    """The model part of a command's ``--json`` output: what was asked for and what ran."""
+    return {"model": args.model, "identity": parser.identity, "device": parser.device, "dtype": parser.dtype}
+
+
+def model_header(parser: Any) -> str:
+    return f"model: {parser.spec} ({parser.identity}) on {parser.device}, {parser.dtype}"
