@@ -381,3 +381,89 @@ def test_every_cited_paper_note_exists() -> None:
                     cited.setdefault(section.rstrip("."), str(path.relative_to(ROOT)))
     assert len(cited) >= 20
     assert {s: where for s, where in cited.items() if s not in sections} == {}
+
+
+# -- the decoding notes the code cites are in the repository ---------------------------------------
+
+#: The file name as code cites it (built, so that this test's own source cites nothing).
+DECODING_NOTES = "decoding-notes" + ".md"
+#: One cited part: ``§n`` / ``§4a``, then `` item m`` or a dotted ``.m``, then ``, "named part"``.
+_CITED_PART = re.compile(r'\s*,?\s*§([0-9]+[a-z]?)(?:\s+item\s+([0-9]+)|\.([0-9]+))?(?:,\s+"([^"]+)")?')
+_NOTES_HEADING = re.compile(r"^#+ (§[0-9]+[a-z]?(?:\.[0-9]+)*)\b", re.MULTILINE)
+
+
+def decoding_note_sections(notes: str) -> dict[str, str]:
+    """Heading label (``§0``, ``§4a``, …) → the section's text, up to the next ``§`` heading."""
+    heads = list(_NOTES_HEADING.finditer(notes))
+    ends = [h.start() for h in heads[1:]] + [len(notes)]
+    return {h.group(1): notes[h.end():end] for h, end in zip(heads, ends, strict=True)}
+
+
+def unresolved_decoding_citations(paths: list[Path], notes: str, root: Path = ROOT) -> list[str]:
+    """Citations of the decoding notes in ``paths`` that name no part of ``notes``, and citations of
+    the design study the notes replace (not in the repository).  ``§n`` must be a heading,
+    ``§n item m`` a numbered item of section n, ``§n, "part"`` a heading inside section n; a dotted
+    ``§5.m`` must itself be a heading (the pitfalls of §5 are items, so it is not)."""
+    sections = decoding_note_sections(notes)
+    found: list[str] = []
+    for path in paths:
+        text = path.read_text(encoding="utf-8")
+        where = str(path.relative_to(root))
+        for stale in re.finditer(r"design study\s+§", text):
+            line = text.count("\n", 0, stale.start()) + 1
+            found.append(f"{where}:{line}: cites the design study, which is not in the repository")
+        for cite in re.finditer(re.escape(DECODING_NOTES) + r"`*", text):
+            line = text.count("\n", 0, cite.start()) + 1
+            pos = cite.end()
+            while (part := _CITED_PART.match(text, pos)) is not None:
+                pos = part.end()
+                label, item, dotted, named = part.groups()
+                section = f"§{label}.{dotted}" if dotted else f"§{label}"
+                shown = part.group(0).strip(" \n,")
+                if section not in sections:
+                    found.append(f"{where}:{line}: {shown}: no heading {section}")
+                elif item and item not in re.findall(r"^([0-9]+)\. ", sections[section], re.MULTILINE):
+                    found.append(f"{where}:{line}: {shown}: {section} has no item {item}")
+                elif named and not re.search(rf"^#+ {re.escape(named)}$", sections[section], re.MULTILINE):
+                    found.append(f"{where}:{line}: {shown}: {section} has no part headed '{named}'")
+    return found
+
+
+def cited_files(root: Path = ROOT) -> list[Path]:
+    """The sources and documents that may cite the decoding notes (all but the notes themselves)."""
+    return [path for folder in ("amp", "ui", "views", "bench", "tests", "docs")
+            for path in sorted((root / folder).rglob("*"))
+            if path.suffix in {".py", ".md"} and path.name != DECODING_NOTES]
+
+
+def test_every_cited_decoding_note_exists() -> None:
+    """Every citation of the decoding notes (``§n``, ``§n item m``, ``§4a, "part"``) names a part of them."""
+    notes = (ROOT / "docs" / DECODING_NOTES).read_text(encoding="utf-8")
+    files = cited_files()
+    cited = sum(len(re.findall(re.escape(DECODING_NOTES) + r"`*\s*§", p.read_text(encoding="utf-8")))
+                for p in files)
+    assert cited >= 20
+    assert unresolved_decoding_citations(files, notes) == []
+
+
+def test_the_check_sees_an_unresolved_decoding_citation(tmp_path: Path) -> None:
+    """Planted citations: good ones pass; a missing section, item or named part, a dotted §5.m and a
+    citation of the design study are each reported."""
+    notes = (ROOT / "docs" / DECODING_NOTES).read_text(encoding="utf-8")
+    planted = tmp_path / "amp" / "planted.py"
+    planted.parent.mkdir(parents=True)
+    cite, stale = "docs/" + DECODING_NOTES, "design " + "study"
+    planted.write_text(
+        f'"""Fine: ({cite} §1, §5 item 1), ({cite} §4a, "Mask = DFS over a trie"), ({cite}\n'
+        f"§5 item 11), ({cite} §0 recommendation (a)).\n\n"
+        f"Wrong: ({cite} §4f), ({cite} §5 item 12), ({cite} §5.5), ({cite} §2, §4a, \"No such part\"),\n"
+        f'({stale} §2); a mere mention of {cite} is no citation."""\n',
+        encoding="utf-8",
+    )
+    assert unresolved_decoding_citations([planted], notes, root=tmp_path) == [
+        "amp/planted.py:5: cites the design study, which is not in the repository",
+        "amp/planted.py:4: §4f: no heading §4f",
+        "amp/planted.py:4: §5 item 12: §5 has no item 12",
+        "amp/planted.py:4: §5.5: no heading §5.5",
+        "amp/planted.py:4: §4a, \"No such part\": §4a has no part headed 'No such part'",
+    ]

@@ -1,8 +1,8 @@
 """Helpers of the decoding tests: AmP-style text, small tokenizers and a tiny trained GPT-2.
 
 The tiny model is trained for a few hundred steps on ``Human: …\\nComputer: <LF>\\n`` lines made
-from the reference's §4 templates, so that its beams end at the newline the way a real model's
-do (design study §2).  Its pre-tokenizer keeps a punctuation run together with the newlines
+from the templates of docs/paper-notes.md §4, so that its beams end at the newline the way a real model's
+do (docs/decoding-notes.md §2).  Its pre-tokenizer keeps a punctuation run together with the newlines
 after it, so the vocabulary has tokens such as ``')\\n'`` and ``')\\n\\n'`` that span grammar
 terminals and end an LF.  Everything is seeded; the session fixture takes well under a minute
 on two CPU cores.
@@ -168,7 +168,7 @@ def train_sentencepiece_tokenizer(texts: list[str], *, vocab_size: int = 800) ->
 
 
 def _training_sequences(tokenizer: Any, examples: list[tuple[str, str]]) -> list[list[int]]:
-    """Prompt and output tokenized separately, as generation produces them (design study §5.5)."""
+    """Prompt and output tokenized separately, as generation produces them (docs/decoding-notes.md §5 item 5)."""
     eos = tokenizer.eos_token_id
     return [
         tokenizer(simple_prompt(s)).input_ids + tokenizer(" " + lf + "\n", add_special_tokens=False).input_ids + [eos]

@@ -102,7 +102,7 @@ def test_next_chars_matches_step() -> None:
 
 
 def test_prefix_literals_keep_a_set_of_configurations() -> None:
-    """'car' may be complete or the start of 'carried': both readings survive (design study §4a)."""
+    """'car' may be complete or the start of 'carried': both readings survive (docs/decoding-notes.md §4a)."""
     parser = Lark('start: " " w+ "\\n"\n!w: "car" | "carried" | "ried" | "cart"\n', parser="lalr")
     a = GrammarAutomaton(parser)
     state = a.advance(a.initial, " carr")

@@ -1,4 +1,4 @@
-"""Bound-variable tracking in the grammar automaton (design study §5 item 11)."""
+"""Bound-variable tracking in the grammar automaton (docs/decoding-notes.md §5 item 11)."""
 
 from __future__ import annotations
 

@@ -76,7 +76,7 @@ def test_gnmt_score_and_alpha_zero(tiny_lm: Any, results: list[ParseResult]) -> 
 
 
 def test_beams_end_on_newline_carrying_tokens(tiny_lm: Any, results: list[ParseResult]) -> None:
-    """The tiny vocabulary has ')\\n'; beams must stop right after it (design study §5.6)."""
+    """The tiny vocabulary has ')\\n'; beams must stop right after it (docs/decoding-notes.md §5 item 6)."""
     vocab = get_masker(tiny_lm.tokenizer, "fol").vocab
     assert ")Ċ" in tiny_lm.tokenizer.get_vocab()
     last = {vocab.texts[b.token_ids[-1]] for r in results for b in r.beams}
@@ -221,7 +221,7 @@ def test_default_model_gives_five_distinct_parseable_lfs(gemma: Any) -> None:
     from amp.logic.ast import free_variables
     from amp.logic.reader import parse_lf
 
-    for beam in result.beams:  # bound-variable automaton: no free variables (design study §5 item 11)
+    for beam in result.beams:  # bound-variable automaton: no free variables (docs/decoding-notes.md §5 item 11)
         assert not free_variables(parse_lf(beam.text)), beam.text
     forced = forced_score_ids(gemma.model, gemma.tokenizer, prompt, [b.token_ids for b in result.beams])
     for beam, fs in zip(result.beams, forced, strict=True):

@@ -1,4 +1,4 @@
-"""Character-level automaton on lark's LALR table (constrained decoding, design study §4a).
+"""Character-level automaton on lark's LALR table (constrained decoding, docs/decoding-notes.md §4a).
 
 Every terminal of the ``decoding`` grammar (:func:`amp.logic.grammar.grammar_text`, docs/paper-notes.md §9)
 is a literal string, so "is this text a prefix of some LF?" is decided character by character
@@ -17,7 +17,7 @@ On a character ``c`` each configuration (i) extends ``partial`` if some acceptab
 still starts with ``partial + c`` and/or (ii) if ``partial`` is itself a complete acceptable
 terminal, feeds it to the LALR driver and starts a new terminal with ``c``.  "Acceptable"
 terminals of a stack are exactly lark's ``InteractiveParser.accepts()``: those whose reduce
-chain does not fail (design study §5 item 9).  A state is *final* when some configuration's
+chain does not fail (docs/decoding-notes.md §5 item 9).  A state is *final* when some configuration's
 partial text completes a terminal after which ``$END`` is accepted; the grammar ends with
 ``"\\n"``, so that happens exactly after the LF's final newline.
 
@@ -29,7 +29,7 @@ sentence's final character, more ``trailing`` characters (default: newlines):
 where the sentence ended inside it.  Plain text (:meth:`advance`, :meth:`accepts_text`) is
 still exactly the grammar.
 
-**Bound variables** (``bound_variables=True``, the default; design study §5 item 11).  A CFG
+**Bound variables** (``bound_variables=True``, the default; docs/decoding-notes.md §5 item 11).  A CFG
 lets through free variables (``telescope(z)`` with no ``exists z``) and double quantification
 (``exists x . exists x .``), and small models produce both.  Each configuration therefore also
 carries ``bound`` — the frozenset of variable names quantified so far — and is
@@ -98,7 +98,7 @@ _NO_VARS: frozenset[str] = frozenset()
 
 
 class GrammarAutomaton:
-    """Prefix automaton of a literal-terminal LALR grammar (design study §4a).
+    """Prefix automaton of a literal-terminal LALR grammar (docs/decoding-notes.md §4a).
 
     Build it from ``lark_parser(fmt, "decoding")``; use :func:`get_automaton` for the cached
     per-format instance.

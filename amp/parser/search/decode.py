@@ -1,11 +1,11 @@
-"""Grammar-constrained beam search (docs/paper-notes.md §12; design study §0 recommendation (a)).
+"""Grammar-constrained beam search (docs/paper-notes.md §12; docs/decoding-notes.md §0 recommendation (a)).
 
 ``model.generate`` runs plain beam search (``num_beams=k``, ``num_return_sequences=k``,
 ``length_penalty=0.0`` so the search keeps *summed* raw log-probs, ``early_stopping=True``,
 ``do_sample=False``) with :class:`~amp.parser.search.processors.GrammarLogitsProcessor` and
 :class:`~amp.parser.search.processors.GrammarStoppingCriteria`.  transformers 5 moved
 ``constraints=``/``force_words_ids=``/group beam search to Hub code, so they are never used
-(design study §1).  The returned beams are then re-ranked by the GNMT length penalty the
+(docs/decoding-notes.md §1).  The returned beams are then re-ranked by the GNMT length penalty the
 original used (α = 0.7, docs/paper-notes.md §12): ``logprob / (((5 + len) ** α) / (6 ** α))``.  (The
 original applied GNMT inside its search; here it only orders the k beams that the summed-score
 search kept, which can differ when long and short LFs compete for the last beam slots.)
@@ -17,7 +17,7 @@ with prompts leaving the batch once their result is fixed and a cancel check eve
 ``generate`` remains the reference (``AMP_SEARCH=generate``), and the path for unconstrained
 search and for models whose attention layout the fast search cannot mask.
 
-Beams cut off by ``max_new_tokens`` come back from transformers looking finished (design study
+Beams cut off by ``max_new_tokens`` come back from transformers looking finished (docs/decoding-notes.md
 §5 item 2); every beam is therefore re-checked with the automaton and with lark and flagged
 ``finished``/``parses``; unfinished beams are ranked after all finished ones.
 

@@ -3,7 +3,7 @@
 The automaton needs three facts of the ``decoding`` grammar besides its parse table: every
 terminal is a plain literal string (:func:`literal_terminals`, :func:`check_table_terminals`),
 and, for bound-variable tracking, which terminals are variables and after which symbols a
-variable is *binding* (:func:`binding_contexts`; design study §5 item 11).
+variable is *binding* (:func:`binding_contexts`; docs/decoding-notes.md §5 item 11).
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ def literal_terminals(parser: Lark) -> dict[str, str]:
         if pattern.type != "str" or pattern.flags:
             raise DecodingError(
                 f"terminal {term.name} ({pattern!r}) is not a plain literal string; the "
-                "constrained decoder supports literal terminals only (design study §5 item 9)"
+                "constrained decoder supports literal terminals only (docs/decoding-notes.md §5 item 9)"
             )
         if not pattern.value:
             raise DecodingError(f"terminal {term.name} is the empty string")

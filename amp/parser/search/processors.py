@@ -1,6 +1,6 @@
-"""Beam-safe grammar processor and stopping criteria for ``model.generate`` (design study §4a).
+"""Beam-safe grammar processor and stopping criteria for ``model.generate`` (docs/decoding-notes.md §4a).
 
-transformers regathers beam rows every step (design study §1, §5 item 1), so no per-row
+transformers regathers beam rows every step (docs/decoding-notes.md §1, §5 item 1), so no per-row
 matcher is kept: the automaton state of a row is looked up by its **generated-token prefix**
 (``tuple(input_ids[row, prompt_len:])``) and computed as parent state + text of the last token.
 Reordering, forking, dropping beams and batching several prompts therefore need no handling.
@@ -10,10 +10,10 @@ tokens ending the LF with the same text are merged into one canonical token carr
 total probability (:func:`merge_end_groups`).
 
 Rows that cannot continue — an EOS/pad/special token, a dead prefix (a ``-inf`` filler
-candidate that beam search still carries, §5 item 10), or a row already at the grammar's final
+candidate that beam search still carries, docs/decoding-notes.md §5 item 10), or a row already at the grammar's final
 newline — allow **only EOS**, so every row keeps a finite option.  Nothing asserts on a failed
 consume.  Masking is applied to the log-probs that beam search hands to processors and does not
-renormalise, so beam scores are the model's raw log-probs (§5 item 3) — with one deliberate
+renormalise, so beam scores are the model's raw log-probs (docs/decoding-notes.md §5 item 3) — with one deliberate
 exception: the token that ends the LF carries the total probability of all tokens that end it
 the same way (see above).
 
@@ -204,7 +204,7 @@ class GrammarLogitsProcessor(LogitsProcessor):
 class GrammarStoppingCriteria(StoppingCriteria):
     """Ends a row exactly when its text completes the grammar (its final ``"\\n"``).
 
-    Works for newline-carrying tokens such as ``')\\n'`` (design study §5 item 6): the test is
+    Works for newline-carrying tokens such as ``')\\n'`` (docs/decoding-notes.md §5 item 6): the test is
     the automaton's final state, not a token id.
     """
 
@@ -225,7 +225,7 @@ class NewlineStoppingCriteria(StoppingCriteria):
     """Unconstrained decoding: end a row at the first generated token containing ``"\\n"``.
 
     A text criterion rather than ``eos_token_id=<newline id>``, so merged tokens like
-    ``')\\n'`` also stop (design study §5 item 6).
+    ``')\\n'`` also stop (docs/decoding-notes.md §5 item 6).
     """
 
     def __init__(self, vocab: Vocabulary, processor: RecordingProcessor) -> None:

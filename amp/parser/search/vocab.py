@@ -1,4 +1,4 @@
-"""Token ids → text, the vocabulary trie and grammar masks (design study §4a, "Token → bytes").
+"""Token ids → text, the vocabulary trie and grammar masks (docs/decoding-notes.md §4a, "Token → bytes").
 
 Two tokenizer families are supported, detected from the tokenizer itself
 (:func:`detect_family`):
@@ -12,7 +12,7 @@ Two tokenizer families are supported, detected from the tokenizer itself
   space, so ``" exists"`` is one token both alone and after ``"Computer:"``.
 
 Prompt and output are tokenized **separately** (:func:`encode_prompt`, :func:`encode_output`),
-the way generation produces them (design study §5 item 5): the prompt ends with ``Computer:``
+the way generation produces them (docs/decoding-notes.md §5 item 5): the prompt ends with ``Computer:``
 and the LF text as the grammar frames it, ``" " + lf + "\\n"``, is encoded without special
 tokens.  :func:`encode_output` checks that the ids spell the text back exactly; a tokenizer that
 inserts a dummy-prefix space raises :class:`~amp.parser.core.errors.DecodingError`.
@@ -221,7 +221,7 @@ def get_vocabulary(tokenizer: Any) -> Vocabulary:
 
 
 class VocabMasker:
-    """Grammar masks over a tokenizer's vocabulary (design study §4a, "Mask = DFS over a trie").
+    """Grammar masks over a tokenizer's vocabulary (docs/decoding-notes.md §4a, "Mask = DFS over a trie").
 
     :meth:`allowed_ids` walks the vocabulary trie only along characters the automaton allows
     in each state, so its cost grows with the number of *allowed* tokens, not with |V|.
