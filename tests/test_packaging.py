@@ -219,3 +219,28 @@ def test_app_beyond_loopback_gets_a_passphrase_printed_at_start(capsys, monkeypa
     env = app_cli.app_environment("0.0.0.0", {})
     assert len(env[teacher_auth.ENV]) >= 20
     assert env[teacher_auth.ENV] in capsys.readouterr().err
+
+
+def test_requirements_txt_points_at_pyproject_and_installs(tmp_path: Path) -> None:
+    """``pip install -r requirements.txt`` installs the project with the app and serve extras; the file
+    declares nothing of its own (pyproject.toml stays the one declaration).  The install runs into a
+    fresh environment that sees this one's packages (offline: every dependency is already there)."""
+    lines = [ln.strip() for ln in (REPO / "requirements.txt").read_text(encoding="utf-8").splitlines()
+             if ln.strip() and not ln.lstrip().startswith("#")]
+    assert lines == ["-e .[app,serve]"]
+    env = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(env)], check=True, timeout=120)
+    python = env / "bin" / "python"
+    purelib = Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                                  check=True, capture_output=True, text=True, timeout=60).stdout.strip())
+    purelib.mkdir(parents=True, exist_ok=True)
+    (purelib / "parent.pth").write_text(sysconfig.get_paths()["purelib"] + "\n", encoding="utf-8")
+    done = subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--no-index",
+                           "--no-build-isolation", "-r", "requirements.txt"],
+                          cwd=REPO, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    probe = subprocess.run([str(python), "-c", "import importlib.metadata as m, amp, streamlit, ray.serve; "
+                            "print(m.version('amp-explorer'))"],
+                           cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert probe.returncode == 0, probe.stderr[-2000:]
+    assert probe.stdout.strip() == __version__
