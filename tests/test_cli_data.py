@@ -80,7 +80,7 @@ def test_generate_lisp(capsys) -> None:
         (["prompt", "mixed", "--type", "pp", "--ratio", "1.5", "--seed", "1"], "range [0, 1]"),
         (["prompt", "mixed", "--type", "pp", "--ratio", "0.5"], "--seed"),
         (["prompt", "mixed", "--type", "pp", "--ratio", "0.5", "--seed", "1", "--k", "-2"], "--k"),
-        (["prompt", "zero-shot", "--type", "nope", "--seed", "1"], "invalid choice"),
+        (["prompt", "zero-shot", "--type", "nope", "--seed", "1"], "unknown ambiguity type 'nope'; known: pp"),
         (["prompt", "zero-shot", "--seed", "1"], "give --type or --sentence"),
         (["prompt", "zero-shot", "--seed", "1", "--sentence", "the bird saw the boy"],
          "not an ambiguous sentence"),
