@@ -17,7 +17,7 @@ claims that parser's :class:`ModelHold` (``docs/architecture.md``: the app's mod
 A waiting claim wakes when the hold is given back and at least every :data:`POLL_S` seconds, and
 calls its ``on_wait`` callback in between: a Streamlit run raises there when the user clicks
 Cancel (or anything else), which ends the wait with nothing held.  Nothing here imports Streamlit;
-:mod:`ui.model_wait` is the Streamlit side (who a script run is, the visible wait note).
+:mod:`ui.model_use` is the Streamlit side (who a script run is, the visible wait note, ``using()``).
 """
 
 from __future__ import annotations

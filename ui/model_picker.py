@@ -15,7 +15,7 @@
   shared parser's :class:`ui.model_hold.ModelHold`: a second session waits until the first action
   ends (sweeps give it back between items, and waiting claims are served in turn).  The hold is
   given back on every path, a holder whose script run has ended holds nothing, and a waiting run
-  says so in plain sight with a Cancel (:mod:`ui.model_wait`; issue #32).
+  says so in plain sight with a Cancel (:mod:`ui.model_use`; issue #32).
 * **Precision.**  ``st.session_state["model_dtype"]`` is ``""`` (the device's default: float32 on
   the CPU, the exact path), ``"int8"`` (the opt-in CPU path with an int8 output layer,
   :mod:`amp.parser.quantize`) or ``"bfloat16"`` (fast on CPUs with bf16 instructions); the last
