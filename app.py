@@ -19,6 +19,7 @@ import streamlit as st
 from amp.errors import AmpError
 from ui import auth as ui_auth
 from ui import model_picker as ui_model
+from ui import settings_widgets
 from ui.common import PageHalt
 
 # A local favicon: a ":material/…:" page icon would be fetched from fonts.gstatic.com.
@@ -146,14 +147,8 @@ with st.sidebar:
         if st.session_state.get(TYPED_WARNING):
             st.warning(st.session_state[TYPED_WARNING], icon=":material/warning:")
     if not server:
-        st.session_state.setdefault(ui_model.PRECISION_CHOICE_KEY, ui_model.current_dtype())
-        st.selectbox("Precision", list(ui_model.PRECISIONS), key=ui_model.PRECISION_CHOICE_KEY,
-                     format_func=ui_model.PRECISIONS.__getitem__, on_change=_pick_precision,
-                     help="int8 quantises the model's output layer (the 262,144-row matrix every decode step "
-                          "multiplies by) on the CPU; bfloat16 halves every weight, and is fast only on CPUs with "
-                          "bf16 instructions (AVX512-BF16, AMX). Measured on the default model, 50 sweep items: "
-                          "0.75× (int8) and 0.55× (bfloat16) of float32's time, P(LF0) within 0.09 of float32's. "
-                          "Their results are cached apart from the exact ones.")
+        settings_widgets.precision_select(st, ui_model.PRECISION_CHOICE_KEY, default=ui_model.current_dtype(),
+                                          on_change=_pick_precision)
     with st.expander("Parser server" + (" · connected" if server else ""), expanded=False,
                      icon=":material/cloud:"), st.form("server_form", border=False):
         st.text_input("Parser server URL", value=server, key="server_typed",

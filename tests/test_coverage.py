@@ -134,7 +134,28 @@ def test_figure_draws_one_type_in_percent_next_to_zm() -> None:
     assert lines["zm"]["line"]["dash"] == "dash" and lines["recall"]["line"]["dash"] == "solid"
     scope = coverage_curves_figure(frame, "scope").to_dict()
     assert {t["meta"]["type"] for t in scope["data"]} == {"scope"}
-    nan = coverage_curves_figure(coverage_frame(coverage_curves([_rec("z/pp/1", "pp", ["x"])], max_k=2))).to_dict()
-    assert list(next(t for t in nan["data"] if t["meta"]["measure"] == "precision")["y"]) == [None, None]
     empty = coverage_curves_figure(coverage_frame([])).to_dict()
     assert "No zero-shot results yet" in empty["layout"]["title"]["text"]
+
+
+def test_figure_says_in_words_when_no_beam_was_a_reading() -> None:
+    """Issue #32: every measure 0 at every k is a sentence, not four lines stacked on the zero line."""
+    from amp.reporting.coverage_plots import coverage_curves_figure
+
+    unparseable = coverage_curves([_rec("z/pp/1", "pp", ["x"]), _rec("z/pp/3", "pp", ["not an LF", ""])], max_k=2)
+    fig = coverage_curves_figure(coverage_frame(unparseable)).to_dict()
+    assert fig["data"] == [] and fig["layout"]["meta"] == {"nothing_found": True}
+    assert fig["layout"]["title"]["text"].startswith("Interpretation coverage over k — PP attachment (n = 2)")
+    assert [a["text"] for a in fig["layout"]["annotations"]] == [
+        "No beam was one of the two readings at any k from 1 to 2, in any of the 2 sentences.",
+        "No beam parsed as a logical form (so precision is undefined); recall, both found and ZM_k are 0."]
+    neither = coverage_curves([_rec("z/scope/1", "scope", [OTHER, BAD])], max_k=3)  # parses, is neither reading
+    fig = coverage_curves_figure(coverage_frame(neither)).to_dict()
+    assert fig["data"] == [] and "(n = 1)" in fig["layout"]["title"]["text"]
+    assert [a["text"] for a in fig["layout"]["annotations"]] == [
+        "No beam was one of the two readings at any k from 1 to 3, in the one sentence.",
+        "Recall, precision, both found and ZM_k are 0 at every k."]
+    one_found = coverage_curves([_rec("z/scope/1", "scope", [OTHER, LF1])], max_k=2)  # found at k = 2: lines
+    fig = coverage_curves_figure(coverage_frame(one_found)).to_dict()
+    assert [t["meta"]["measure"] for t in fig["data"]] == ["recall", "precision", "both_found", "zm"]
+    assert list(fig["data"][0]["y"]) == [0.0, 50.0] and "meta" not in fig["layout"]

@@ -9,7 +9,7 @@ import io
 import math
 import re
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 import pandas as pd
 import streamlit as st
@@ -45,7 +45,7 @@ class PageHalt(Exception):
     """Raised by :func:`halt`; ``app.py`` catches it around ``page.run()``."""
 
 
-def halt() -> None:
+def halt() -> NoReturn:
     """Stop the current page here, like ``st.stop()``, but let the frame (``app.py``) finish.
 
     ``st.stop()`` would also stop the sidebar code that runs after the page (model status,
@@ -130,3 +130,17 @@ def fmt_prob(p: float | None, digits: int = 3) -> str:
     if p is None or math.isnan(p):
         return "–"
     return f"{p:.{digits}f}"
+
+
+#: How a table shows its floats unless a column says otherwise: three significant digits, so a
+#: tiny probability reads ``5.11e-43`` (not ``0.000…05`` or ``0``) and a common one ``0.484``.
+READABLE_FLOAT = "%.3g"
+
+
+def readable_numbers(df: pd.DataFrame, **configured: Any) -> dict[str, Any]:
+    """An ``st.dataframe`` ``column_config``: every float column of ``df`` in :data:`READABLE_FLOAT`,
+    except the columns ``configured`` here (their own ``st.column_config``)."""
+    config: dict[str, Any] = {column: st.column_config.NumberColumn(format=READABLE_FLOAT)
+                              for column in df.columns if pd.api.types.is_float_dtype(df[column])}
+    config.update(configured)
+    return config

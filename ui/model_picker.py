@@ -9,35 +9,42 @@
 * **Loaded once per process.**  :func:`_load` is an ``st.cache_resource``: every session and
   browser tab shares one :class:`amp.parser.Parser` per spec.  Streamlit computes a resource
   once even when two sessions ask at the same moment (it holds a per-key lock while loading).
-* **No races.**  Two tabs must not interleave inside one model action.  The library already holds
-  ``LoadedModel.lock`` around every model call; on top of that every page action (a parse with
-  its scores and steps, one sweep item) runs inside :func:`using`, a re-entrant lock per shared
-  parser, so a second session waits until the first action ends (and sweeps release it between
-  items, so sessions take turns).
+* **No races, no hangs.**  Two tabs must not interleave inside one model action.  The library
+  already holds ``LoadedModel.lock`` around every model call; on top of that every page action (a
+  parse with its scores and steps, one sweep item) runs inside :func:`using`, which claims the
+  shared parser's :class:`ui.model_hold.ModelHold`: a second session waits until the first action
+  ends (sweeps give it back between items, and waiting claims are served in turn).  The hold is
+  given back on every path, a holder whose script run has ended holds nothing, and a waiting run
+  says so in plain sight with a Cancel (:mod:`ui.model_use`; issue #32).
 * **Precision.**  ``st.session_state["model_dtype"]`` is ``""`` (the device's default: float32 on
   the CPU, the exact path), ``"int8"`` (the opt-in CPU path with an int8 output layer,
   :mod:`amp.parser.models.quantize`) or ``"bfloat16"`` (fast on CPUs with bf16 instructions); the last
   two are faster, their results differ slightly and are cached apart.  Its initial value is
   ``$AMP_MODEL_DTYPE``.
-* **Failures.**  A spec that fails to load is remembered for the session with its message
-  (:data:`ERROR_KEY`); pages show it with ``st.error`` and offer to go back to the default; the
-  picker stays usable.
+* **Failures.**  A model (spec and precision, a :class:`ModelChoice`) that fails to load is
+  remembered for the session with its message (:data:`ERROR_KEY`); pages show it with
+  ``st.error`` and offer to go back to the default; the picker stays usable.  A page may use a
+  model other than the sidebar's (Compare's model B): its failure is shown and remembered as its
+  own, never as the sidebar model's.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-import threading
-from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any, TypeVar
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import streamlit as st
 
+from amp.cache import ResultCache
 from amp.errors import AmpError
+from amp.parser import Parser
 from amp.parser.core.errors import BackendError, ModelLoadError, SearchCancelled
-from amp.parser.search.cancel import cancel_scope
-from ui.common import describe_error
+from amp.settings import results_dir
+from ui.common import describe_error, plain
+from ui.model_use import hold_of, using
 
 if TYPE_CHECKING:
     from amp.cache import ResultCache
@@ -47,7 +54,7 @@ T = TypeVar("T")
 
 #: session_state key: the model spec the user picked.
 SPEC_KEY = "model_spec"
-#: session_state key: {spec: error message} of specs that failed to load in this session.
+#: session_state key: {(spec, precision): error message} of models that failed to load in this session.
 ERROR_KEY = "model_errors"
 #: session_state key of the sidebar radio (default vs other) and its "other" value.
 CHOICE_KEY = "model_choice"
@@ -91,7 +98,6 @@ def set_server(url: str) -> None:
 @st.cache_resource(show_spinner=False, max_entries=3, ttl=600)
 def _load_remote(url: str, token: str | None) -> Parser:
     """A parser whose model is the service's at ``url`` (raises BackendError if it is not usable)."""
-    from amp.parser import Parser
 
     return Parser.remote(url, token=token, cache=result_cache())
 
@@ -116,10 +122,12 @@ def current_spec() -> str:
 
 
 def set_spec(spec: str) -> None:
-    """Switch this session to ``spec`` (and forget an earlier failure of it, to allow a retry)."""
+    """Switch this session to ``spec`` (and forget earlier failures of it, to allow a retry)."""
     spec = spec.strip() or DEFAULT
     st.session_state[SPEC_KEY] = spec
-    st.session_state.setdefault(ERROR_KEY, {}).pop(spec, None)
+    errors = st.session_state.setdefault(ERROR_KEY, {})
+    for key in [k for k in errors if k[0] == spec]:
+        del errors[key]
     # keep the sidebar radio in step (set_spec runs in widget callbacks, before the widgets)
     st.session_state[CHOICE_KEY] = DEFAULT if spec == default_spec() else OTHER
 
@@ -134,15 +142,43 @@ def current_dtype() -> str:
 
 
 def set_dtype(dtype: str) -> None:
-    """Switch this session's precision (and forget the current spec's failure, to allow a retry)."""
+    """Switch this session's precision (and forget the current spec's failure in it, to allow a retry)."""
     st.session_state[DTYPE_KEY] = dtype if dtype in PRECISIONS else ""
-    st.session_state.setdefault(ERROR_KEY, {}).pop(current_spec(), None)
+    st.session_state.setdefault(ERROR_KEY, {}).pop((current_spec(), st.session_state[DTYPE_KEY]), None)
     st.session_state[PRECISION_CHOICE_KEY] = st.session_state[DTYPE_KEY]  # (set_dtype runs in callbacks)
 
 
-def load_error(spec: str | None = None) -> str | None:
-    """The message of a failed load of ``spec`` (default: the current one) in this session."""
-    return st.session_state.get(ERROR_KEY, {}).get(spec or current_spec())
+@dataclass(frozen=True)
+class ModelChoice:
+    """A model as the app loads it: its spec and its precision (``""``: the device's default).
+
+    The sidebar's is :func:`current_choice`; a page with a model of its own (Compare's model B)
+    builds one from its widgets.  A further loading option (an engine) is one more field here and
+    one more widget beside the precision (:func:`ui.settings_widgets.precision_select`).
+    """
+
+    spec: str = DEFAULT
+    dtype: str = ""
+
+    @property
+    def key(self) -> tuple[str, str]:
+        """Its key in :data:`ERROR_KEY` and in the set of created parsers."""
+        return self.spec, self.dtype
+
+    def label(self) -> str:
+        """``"spec"``, with the precision when it is not the exact one (``"spec · int8"``)."""
+        return f"{self.spec} · {self.dtype}" if self.dtype else self.spec
+
+
+def current_choice() -> ModelChoice:
+    """The sidebar's model: :func:`current_spec` in :func:`current_dtype`."""
+    return ModelChoice(current_spec(), current_dtype())
+
+
+def load_error(spec: str | None = None, dtype: str | None = None) -> str | None:
+    """The message of a failed load of ``spec`` in ``dtype`` (default: the sidebar's) in this session."""
+    key = (spec or current_spec(), current_dtype() if dtype is None else dtype)
+    return st.session_state.get(ERROR_KEY, {}).get(key)
 
 
 @st.cache_resource(show_spinner=False, max_entries=3)
@@ -153,7 +189,6 @@ def _load(spec: str, dtype: str = "") -> Parser:
     page whose results are all cached never loads the model.  Here only the spec is checked
     (its identity is computed: a missing path or a folder that is not a model fails now).
     """
-    from amp.parser import Parser
 
     parser = Parser(spec, dtype=dtype or None, cache=result_cache())
     parser.identity  # noqa: B018 - validates the spec (raises ModelLoadError)
@@ -167,9 +202,19 @@ def check_spec(spec: str) -> str | None:
     try:
         _load(spec, current_dtype())
     except Exception as exc:  # noqa: BLE001 - ModelLoadError, or any loader crash: a message
-        return _record_failure(spec, exc)
+        return _record_failure(ModelChoice(spec, current_dtype()), exc)
     _READY.add((spec, current_dtype()))
     return None
+
+
+def parser_for(choice: ModelChoice) -> Parser:
+    """The shared parser of ``choice`` (raises what loading raises: a bad spec is a ModelLoadError).
+
+    For a page's own model (Compare's model B); the sidebar's model is :func:`get_parser`'s.
+    """
+    parser = _load(choice.spec, choice.dtype)
+    _READY.add(choice.key)
+    return parser
 
 
 def loaded_parser(spec: str | None = None) -> Parser | None:
@@ -219,135 +264,117 @@ def get_parser(*, where: Any = None) -> Parser | None:
             box.button("Use a model in this app instead", key="server_fallback", on_click=set_server, args=("",),
                        icon=":material/undo:")
             return None
-    spec = current_spec()
-    failed = load_error(spec)
+    choice = current_choice()
+    failed = load_error()
     if failed is not None:
-        _show_failure(box, spec, failed)
+        _show_failure(box, choice, failed)
         return None
     try:
-        parser = _load(spec, current_dtype())
+        parser = _load(choice.spec, choice.dtype)
     except Exception as exc:  # noqa: BLE001 - ModelLoadError, or any loader crash: never kill the page
-        _fail(box, spec, exc)
+        _fail(box, choice, exc)
         return None
-    _READY.add((spec, current_dtype()))
+    _READY.add(choice.key)
     return parser
 
 
-def _record_failure(spec: str, exc: BaseException) -> str:
-    """Mark ``spec`` failed for this session; its message."""
+def _record_failure(choice: ModelChoice, exc: BaseException) -> str:
+    """Mark ``choice`` failed for this session; its message."""
     message = str(exc) if isinstance(exc, AmpError) else f"{type(exc).__name__}: {exc}"
-    st.session_state.setdefault(ERROR_KEY, {})[spec] = message
-    _READY.discard((spec, current_dtype()))
+    st.session_state.setdefault(ERROR_KEY, {})[choice.key] = message
+    _READY.discard(choice.key)
     return message
 
 
-def _fail(box: Any, spec: str, exc: BaseException) -> None:
-    _show_failure(box, spec, _record_failure(spec, exc))
+def _fail(box: Any, choice: ModelChoice, exc: BaseException) -> str:
+    message = _record_failure(choice, exc)
+    _show_failure(box, choice, message)
+    return message
+
+
+@dataclass(frozen=True)
+class Outcome(Generic[T]):
+    """How one page action on the model ended: its ``value``, or what went wrong (in words), or cancelled."""
+
+    value: T | None = None
+    error: str | None = None
+    cancelled: bool = False
 
 
 def compute(parser: Parser, label: str, fn: Callable[[Parser], T], *, who: str | None = None) -> T | None:
-    """Run ``fn(parser)`` under the model lock inside a status box; errors become ``st.error``.
+    """Run ``fn(parser)`` holding the model, inside a status box; errors become ``st.error``.
+
+    The value, or ``None`` when it failed or was cancelled (:func:`attempt` says which).
+    """
+    return attempt(parser, label, fn, who=who).value
+
+
+def attempt(parser: Parser, label: str, fn: Callable[[Parser], T], *, who: str | None = None,
+            model: ModelChoice | None = None) -> Outcome[T]:
+    """Run ``fn(parser)`` holding the model (:func:`using`) inside a status box; how it ended.
 
     The status label says when the call may also load the model (the Parser loads on its first
-    cache miss). A :class:`ModelLoadError` marks *that parser's* model as failed for this session.  ``who``
+    cache miss).  A wait for the model is shown above the box, in plain sight; a failure opens
+    the box, so its reason is never collapsed.  ``model`` is the model ``parser`` is (default: its
+    spec in the sidebar's precision): a :class:`ModelLoadError` marks *that* model as failed for
+    this session, and offers the sidebar's way back only when it is the sidebar's model.  ``who``
     (e.g. ``"Model A"``) names the box in its final label ("Model A done · …"), for pages that
     show several boxes at once.
     """
+    model = model or ModelChoice(parser.spec, current_dtype())
+
     def final(text: str) -> str:
         return f"{who}: {text[0].lower()}{text[1:]}" if who else text
 
+    what = label
     if not parser.loaded:
         label += (" The model loads on the first uncached call: about a minute the first time for the "
-                  "embedded model, seconds later." if current_spec() == DEFAULT else " (loading the model first)")
+                  "embedded model, seconds later." if model.spec == DEFAULT else " (loading the model first)")
+    wait_slot = st.empty()  # a wait for the model shows here, not inside the collapsed box
     with st.status(label, expanded=False) as status:
         try:
-            with using(parser):
+            with using(parser, what=what, where=wait_slot):
                 value = fn(parser)
         except BackendError as exc:
-            status.update(label=final("The parser server did not answer"), state="error")
+            status.update(label=final("The parser server did not answer"), state="error", expanded=True)
             st.error(str(exc), icon=":material/cloud_off:")
             st.button("Use a model in this app instead", key=f"server_fallback_{label[:20]}", on_click=set_server,
                       args=("",), icon=":material/undo:")
-            return None
+            return Outcome(error=str(exc))
         except SearchCancelled:
             status.update(label=final("Cancelled: the model stopped"), state="error")
-            return None
+            return Outcome(cancelled=True)
         except ModelLoadError as exc:
-            status.update(label=final("The model could not be loaded"), state="error")
-            _fail(st, parser.spec, exc)  # the model that failed (Compare's model B is not the sidebar's)
-            return None
+            status.update(label=final("The model could not be loaded"), state="error", expanded=True)
+            return Outcome(error=_fail(st, model, exc))
         except AmpError as exc:
-            status.update(label=final("That did not work"), state="error")
+            status.update(label=final("That did not work"), state="error", expanded=True)
             st.error(describe_error(exc), icon=":material/error:")
-            return None
+            return Outcome(error=str(exc) or type(exc).__name__)
         except Exception as exc:  # noqa: BLE001 - show, do not crash the page
-            status.update(label=final("That did not work"), state="error")
-            st.error(f"Unexpected error from the model: {type(exc).__name__}: {exc}", icon=":material/error:")
-            return None
+            message = f"Unexpected error from the model: {type(exc).__name__}: {exc}"
+            status.update(label=final("That did not work"), state="error", expanded=True)
+            st.error(plain(message), icon=":material/error:")
+            return Outcome(error=message)
         status.update(label=f"{who + ' done' if who else 'Done'} · {describe(parser)}", state="complete")
-    return value
+    return Outcome(value=value)
 
 
-def _show_failure(box: Any, spec: str, message: str) -> None:
-    box.error(f"**Model {spec!r} could not be loaded.** {message}", icon=":material/error:")
-    if current_dtype():
-        box.button("Use the exact precision instead", key=f"exact_{abs(hash(spec))}", on_click=set_dtype,
+def _show_failure(box: Any, choice: ModelChoice, message: str) -> None:
+    box.error(f"**Model {plain(repr(choice.label()))} could not be loaded.** {plain(message)}", icon=":material/error:")
+    if choice != current_choice():  # a page's own model (Compare's B): the sidebar's buttons do not apply
+        return
+    spec, tag = choice.spec, abs(hash(choice.key))
+    if choice.dtype:
+        box.button("Use the exact precision instead", key=f"exact_{tag}", on_click=set_dtype,
                    args=("",), icon=":material/undo:")
         return
     if spec != default_spec():
-        box.button("Use the default model instead", key=f"fallback_{abs(hash(spec))}",
+        box.button("Use the default model instead", key=f"fallback_{tag}",
                    on_click=set_spec, args=(default_spec(),), icon=":material/undo:")
     else:
-        box.button("Try loading again", key=f"retry_{abs(hash(spec))}", on_click=set_spec, args=(spec,),
+        box.button("Try loading again", key=f"retry_{tag}", on_click=set_spec, args=(spec,),
                    icon=":material/refresh:")
-
-
-_SESSION_LOCKS: dict[int, Any] = {}
-_SESSION_LOCKS_GUARD = threading.Lock()
-
-
-def _lock_of(parser: Parser) -> Any:
-    """One re-entrant lock per shared parser object (created once, under a guard)."""
-    with _SESSION_LOCKS_GUARD:
-        return _SESSION_LOCKS.setdefault(id(parser), threading.RLock())
-
-
-@contextlib.contextmanager
-def using(parser: Parser) -> Iterator[Parser]:
-    """Serialise one unit of work on the shared parser: ``with using(p): inspect(p, ...)``.
-
-    The library already holds ``LoadedModel.lock`` around every model call; this lock makes a
-    whole page action (parse + scores + steps, or one sweep item) atomic with respect to other
-    sessions, so two tabs never interleave inside one action. It is re-entrant.
-    """
-    lock = _lock_of(parser)
-    if not lock.acquire(blocking=False):
-        note = st.empty()
-        note.info("Waiting for the model: another computation (a sweep or another tab) is using it; this "
-                  "one starts when it ends.", icon=":material/hourglass_top:")
-        lock.acquire()
-        note.empty()
-    try:
-        with cancel_scope(_rerun_requested):
-            yield parser
-    finally:
-        lock.release()
-
-
-def _rerun_requested() -> bool:
-    """Whether Streamlit has a rerun or stop waiting for this script (a Cancel or any other click).
-
-    The decoder polls it every step (:func:`amp.parser.search.cancel.cancel_scope`): the model stops at
-    once and the script reruns, instead of the page saying "cancelled" while the model computes on.
-    """
-    try:
-        from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
-    except ImportError:
-        return False
-    ctx = get_script_run_ctx(suppress_warning=True)
-    requests = getattr(ctx, "script_requests", None)
-    state = getattr(requests, "_state", None)
-    return state is not None and getattr(state, "name", "CONTINUE") != "CONTINUE"
 
 
 def describe(parser: Parser) -> str:
@@ -365,14 +392,12 @@ def identity(parser: Parser) -> str:
 
 @st.cache_resource(show_spinner=False)
 def _result_cache(directory: str) -> ResultCache:
-    from amp.cache import ResultCache
 
     return ResultCache(directory)
 
 
 def result_cache() -> ResultCache:
     """The process-wide :class:`amp.cache.ResultCache` (of ``$AMP_CACHE_DIR`` or ``cache/``)."""
-    from amp.settings import results_dir
 
     return _result_cache(str(results_dir()))
 
@@ -395,7 +420,12 @@ __all__ = [
     "TOKEN_KEY",
     "PRECISIONS",
     "PRECISION_CHOICE_KEY",
+    "ModelChoice",
     "ModelLoadError",
+    "Outcome",
+    "attempt",
+    "compute",
+    "current_choice",
     "current_dtype",
     "current_server",
     "current_spec",
@@ -403,9 +433,11 @@ __all__ = [
     "default_spec",
     "describe",
     "get_parser",
+    "hold_of",
     "identity",
     "load_error",
     "loaded_parser",
+    "parser_for",
     "result_cache",
     "set_dtype",
     "set_server",

@@ -216,7 +216,7 @@ def _follow(key: str, config: Any, items: Sequence[SweepItem], parser: Parser, s
     try:
         while True:
             t0 = time.perf_counter()
-            with ui_model.using(parser), progress_scope(on_searched):
+            with ui_model.using(parser, what=f"a sweep on the {PAGES.get(key, key)}"), progress_scope(on_searched):
                 record = next(stream, None)
             if record is None:
                 break

@@ -102,7 +102,7 @@ def model_p_lf0(surface: str) -> float | None:
     if parser is None or lesson.sentence_item(surface) is None:
         return None
     try:
-        with st.spinner("Scoring both readings with the model…"), ui_model.using(parser):
+        with st.spinner("Scoring both readings with the model…"), ui_model.using(parser, what="scoring a class sentence"):
             p = lesson.model_p_lf0(parser, surface)
     except Exception:  # noqa: BLE001 - a missing model never breaks a class
         return None

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
 import streamlit as st
 
 from amp.data.types import type_ids
@@ -11,54 +15,113 @@ from amp.evaluation import runs as saved_runs
 from amp.evaluation.matching import match_lf
 from amp.reporting import plots
 from ui import model_picker as ui_model
+from ui import settings_widgets
 from ui.common import chart, fmt_prob, guarded, halt, plain, type_label
 
-st.title("Compare two models")
-st.caption("Model A is the sidebar's model; model B is typed here. Both parse the same zero-shot prompt; "
-           "the heatmap draws each model's token probabilities for the gold LFs on a shared character axis, "
-           "so different tokenizers line up.")
+#: Pixels of a beam table's match column: "unparseable", its longest verdict, in full.
+MATCH_WIDTH = 100
+#: session_state key of the last comparison: (item id, {"A": ModelRun, "B": ModelRun}).
+RESULT_KEY = "cmp_result"
 
-c1, c2, c3 = st.columns([2, 1, 2])
+
+@dataclass(frozen=True)
+class ModelRun:
+    """One model's part of a comparison: its beams and pair score, or why it could not run."""
+
+    name: str  #: the spec as shown (model A: the sidebar's, or the parser server's)
+    precision: str  #: where and how it ran ("cpu · float32"), or the chosen precision if it never ran
+    result: tuple[Any, Any] | None = None  #: (ParseResult, pair score)
+    error: str | None = None
+
+
+st.title("Compare two models")
+st.caption("Model A is the sidebar's model; model B is typed here, with its own precision. Both parse the same "
+           "zero-shot prompt; the heatmap draws each model's token probabilities for the gold LFs on a shared "
+           "character axis, so different tokenizers line up.")
+
+c1, c2 = st.columns([2, 1])
 type_ = c1.selectbox("Ambiguity type", type_ids(), format_func=type_label, key="cmp_type")
 index = int(c2.number_input("Sentence", 0, 199, 0, key="cmp_index"))
-spec_b = c3.text_input("Model B (id or path)", value=ui_model.current_spec(), key="cmp_spec_b")
+b1, b2 = st.columns([2, 1])
+choice_b = ui_model.ModelChoice(
+    spec=b1.text_input("Model B (id or path)", value=ui_model.current_spec(), key="cmp_spec_b").strip()
+    or ui_model.DEFAULT,
+    dtype=settings_widgets.precision_select(b2, "cmp_dtype_b", default=ui_model.current_dtype(),
+                                            label="Model B precision"),
+)
 items = guarded(lambda: ex.plan_zeroshot(ex.ZeroShotConfig(types=(type_,), n=index + 1)), what="Cannot plan")
 if not items:
     halt()
 item = items[index]
-st.markdown(f"**{item.surface}**  \nLF0 `{item.lf0}`  \nLF1 `{item.lf1}`")
+st.markdown(f"**{plain(item.surface)}**  \nLF0 `{item.lf0}`  \nLF1 `{item.lf1}`")
+
+
+def _parse_and_score(parser: Any) -> tuple[Any, Any]:
+    return (parser.parse(item.prompt_text, fmt=item.fmt),
+            parser.score_pair(item.prompt_text, item.lf0, item.lf1, fmt=item.fmt))
+
+
+def _run_a() -> ModelRun:
+    """The sidebar's model (its own failure box, with the sidebar's ways back, comes from get_parser)."""
+    parser = ui_model.get_parser()
+    server = ui_model.current_server()
+    name = (parser.spec if parser is not None else server) if server else ui_model.current_choice().label()
+    if parser is None:
+        return ModelRun(name, "", error=ui_model.load_error() or "The sidebar's model cannot be used (see above).")
+    done = ui_model.attempt(parser, "Model A: parsing and scoring…", _parse_and_score, who="Model A")
+    return ModelRun(name, ui_model.describe(parser), done.value, _why(done))
+
+
+def _run_b(choice: ui_model.ModelChoice) -> ModelRun:
+    """Model B, in its own precision: a failure is B's alone (the sidebar's model stays as it is)."""
+    precision = ui_model.PRECISIONS[choice.dtype]
+    try:
+        parser = ui_model.parser_for(choice)
+    except Exception as exc:  # noqa: BLE001 - a bad spec is a message, not a crash
+        return ModelRun(choice.spec, precision, error=str(exc) if isinstance(exc, AmpError)
+                        else f"{type(exc).__name__}: {exc}")
+    done = ui_model.attempt(parser, "Model B: parsing and scoring…", _parse_and_score, who="Model B", model=choice)
+    return ModelRun(choice.spec, ui_model.describe(parser), done.value, _why(done))
+
+
+def _why(done: ui_model.Outcome) -> str | None:
+    return "Cancelled before it finished." if done.cancelled else done.error
+
+
+def _beam_table(model: ModelRun) -> None:
+    """Rank, match and score first, the beam text last: the verdict is never scrolled out of view."""
+    parse = model.result[0] if model.result else None
+    rows = [{"rank": b.rank + 1, "match": match_lf(b.text, item.lf0, item.lf1, fmt=item.fmt), "score": b.score,
+             "beam": b.text} for b in (parse.beams if parse else ())]
+    st.dataframe(rows, hide_index=True, width="stretch", column_config={
+        "rank": st.column_config.NumberColumn(width="small"),
+        "match": st.column_config.TextColumn(width=MATCH_WIDTH, help="which gold LF the beam is: lf0, lf1, both, "
+                                                                 "neither, or unparseable"),
+        "score": st.column_config.NumberColumn(format="%.2f", width="small", help="summed log-probability"),
+        "beam": st.column_config.TextColumn(width="large")})
+
 
 if st.button("Compare", key="cmp_run", type="primary", icon=":material/compare_arrows:"):
-    parser_a = ui_model.get_parser()
-    try:
-        parser_b = ui_model._load(spec_b.strip() or ui_model.DEFAULT, ui_model.current_dtype())
-    except Exception as exc:  # noqa: BLE001 - a bad spec is a message, not a crash
-        st.error(f"Model B could not be used: {exc}")
-        parser_b = None
-    if parser_a is None or parser_b is None:
-        halt()
-    out = {}
-    for label, parser in (("A", parser_a), ("B", parser_b)):
-        out[label] = ui_model.compute(parser, f"Model {label}: parsing and scoring…", lambda p: (
-            p.parse(item.prompt_text, fmt=item.fmt),
-            p.score_pair(item.prompt_text, item.lf0, item.lf1, fmt=item.fmt)), who=f"Model {label}")
-    st.session_state["cmp_result"] = (item.id, spec_b, out)
+    st.session_state[RESULT_KEY] = (item.id, {"A": _run_a(), "B": _run_b(choice_b)})
 
-saved = st.session_state.get("cmp_result")
-if saved and saved[0] == item.id and all(v is not None for v in saved[2].values()):
-    _, spec_b_used, out = saved
-    cols = st.columns(2)
-    for col, (label, (parse, pair)) in zip(cols, out.items(), strict=True):
+saved = st.session_state.get(RESULT_KEY)
+if saved and saved[0] == item.id:
+    runs_by_label: dict[str, ModelRun] = saved[1]
+    for col, (label, model) in zip(st.columns(2), runs_by_label.items(), strict=True):
         with col:
-            name = ui_model.current_spec() if label == "A" else spec_b_used
-            st.subheader(f"Model {label}: {name}")
-            st.metric("P(LF0)", fmt_prob(pair.p_lf0))
-            st.dataframe([{"rank": b.rank + 1, "beam": b.text, "score": b.score,
-                           "match": match_lf(b.text, item.lf0, item.lf1, fmt=item.fmt)}
-                          for b in parse.beams], hide_index=True, key=f"cmp_beams_{label}")
-    for which in ("lf0", "lf1"):
-        rows = {f"{label}": ([s.token for s in getattr(pair, which).steps], [s.prob for s in getattr(pair, which).steps])
-                for label, (_parse, pair) in out.items()}
+            st.subheader(f"Model {label}: {plain(model.name)}")
+            if model.precision:
+                st.caption(model.precision)
+            if model.result is None:
+                st.error(f"**Model {label} gave no result.** {plain(model.error or '')}", icon=":material/error:")
+                continue
+            st.metric("P(LF0)", fmt_prob(model.result[1].p_lf0))
+            _beam_table(model)
+    done = {label: model.result[1] for label, model in runs_by_label.items() if model.result is not None}
+    for which in ("lf0", "lf1") if done else ():
+        rows: dict[str, tuple[Sequence[str], Sequence[float]]] = {
+            label: ([s.token for s in getattr(pair, which).steps], [s.prob for s in getattr(pair, which).steps])
+            for label, pair in done.items()}
         chart(plots.char_heatmap(rows, title=f"{which.upper()} token probabilities"), key=f"cmp_heat_{which}",
               filename=f"compare-{which}")
 

@@ -9,7 +9,7 @@ from amp.evaluation import experiments as ex
 from amp.evaluation.sweep_summary import records_view
 from amp.reporting import plots
 from ui import calibration_view, settings_widgets, sweep
-from ui.common import chart, csv_download, guarded, halt, type_label
+from ui.common import chart, csv_download, guarded, halt, readable_numbers, type_label
 
 KEY = "fewshot_sweep"
 
@@ -52,9 +52,9 @@ def draw(records: list, final: bool) -> None:
     with live.container():
         st.markdown("**FDM and FIM per type** — FDM (Eq. 2) ranges **0–2** (0 = accuracies follow r exactly; "
                     "1 = never predicts either LF); FIM (Eq. 3) ranges 0–1. Lower is better for both.")
-        st.dataframe(per_type, hide_index=True, column_config={
-            "FDM": st.column_config.NumberColumn(format="%.3f", help="range 0–2, lower is better"),
-            "FIM": st.column_config.NumberColumn(format="%.3f", help="range 0–1, lower is better")})
+        st.dataframe(per_type, hide_index=True, column_config=readable_numbers(
+            per_type, FDM=st.column_config.NumberColumn(format="%.3f", help="range 0–2, lower is better"),
+            FIM=st.column_config.NumberColumn(format="%.3f", help="range 0–1, lower is better")))
         chart(plots.p_lf0_vs_ratio(per_ratio), filename="p_lf0_vs_ratio", key=f"fs_plf0{tag}")
         chart(plots.accuracy_vs_ratio(per_ratio), filename="accuracy_vs_ratio", key=f"fs_acc{tag}")
         if len(per_ratio) and int(per_ratio["n"].max()) == 1:
@@ -63,7 +63,8 @@ def draw(records: list, final: bool) -> None:
         if final:
             frame = records_view(records)  # match and P(LF0) first
             with st.expander(f"All {len(frame)} results (one row per test sentence and ratio)"):
-                st.dataframe(frame.drop(columns=["beams"]), hide_index=True)
+                table = frame.drop(columns=["beams"])
+                st.dataframe(table, hide_index=True, column_config=readable_numbers(table))
             d1, d2, d3 = st.columns(3)
             with d1:
                 csv_download(per_type, "fewshot_per_type.csv", label="Per-type CSV", key="fs_csv_type")

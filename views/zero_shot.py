@@ -9,7 +9,7 @@ from amp.evaluation import experiments as ex
 from amp.evaluation.sweep_summary import records_view
 from amp.reporting import plots
 from ui import settings_widgets, sweep
-from ui.common import chart, csv_download, guarded, halt, type_label
+from ui.common import chart, csv_download, guarded, halt, readable_numbers, type_label
 from ui.coverage_view import coverage_section
 
 KEY = "zeroshot_sweep"
@@ -58,11 +58,12 @@ def draw(records: list, final: bool) -> None:
                           else "total sequence probability (what Fig. 3 plotted)")
         frame = records_view(records)  # match and P(LF0) first
         chart(plots.p_lf0_distribution(frame, column=column), filename="p_lf0_distribution", key=f"zs_dist{tag}")
-        st.dataframe(summary, hide_index=True, column_config={
-            f"ZM_{k}": st.column_config.NumberColumn(format="%.1f %%", help="0–100, higher = both readings found")})
+        st.dataframe(summary, hide_index=True, column_config=readable_numbers(summary, **{
+            f"ZM_{k}": st.column_config.NumberColumn(format="%.1f %%", help="0–100, higher = both readings found")}))
         if final:
             with st.expander(f"All {len(frame)} results"):
-                st.dataframe(frame.drop(columns=["beams"]), hide_index=True)
+                table = frame.drop(columns=["beams"])
+                st.dataframe(table, hide_index=True, column_config=readable_numbers(table))
             d1, d2 = st.columns(2)
             with d1:
                 csv_download(summary, "zeroshot_per_type.csv", label="Per-type CSV", key="zs_csv_type")

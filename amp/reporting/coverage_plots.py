@@ -5,6 +5,9 @@ k).  The four curves share one 0–100 % axis: ZM_k (paper Eq. 1) is in percent 
 coverage measures are fractions there and shown as percentages.  LF0 blue and LF1 vermillion are
 kept for the readings themselves, so the measures take the other Okabe–Ito colours and each its
 own dash and marker (legible without colour).
+
+When no beam was one of the two readings at any k (every defined value 0), four lines stacked
+on the zero line say nothing legible: the figure says so in words instead (issue #32).
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from amp.data.types import display_name, order_types
 from amp.evaluation.sweep_run import optional_float
 from amp.reporting.style import IDEAL_COLOR, apply_layout, empty_figure, hover_escape, require_columns
 
-__all__ = ["COVERAGE_MEASURES", "coverage_curves_figure"]
+__all__ = ["COVERAGE_MEASURES", "NOTHING_FOUND", "coverage_curves_figure"]
 
 #: (column, legend name, colour, dash, marker) per curve; colours from the Okabe–Ito palette.
 COVERAGE_MEASURES: tuple[tuple[str, str, str, str, str], ...] = (
@@ -43,19 +46,40 @@ def coverage_curves_figure(coverage_df: pd.DataFrame | None, type_: str | None =
     sub = df[df["type"] == chosen].sort_values("k")
     ks = [int(k) for k in sub["k"]]
     n = int(sub["n"].iloc[0]) if len(sub) else 0
+    full_title = f"{title} — {display_name(chosen)} (n = {n})"
+    values = {column: [optional_float(x) for x in sub[column]] for column, *_ in COVERAGE_MEASURES}
+    defined = [v for vs in values.values() for v in vs if v is not None]
+    if defined and not any(defined):
+        return _nothing_found(full_title, n, max(ks, default=1), parsed=any(v is not None for v in values["precision"]))
     fig = go.Figure()
     for column, name, color, dash, marker in COVERAGE_MEASURES:
         scale = 1.0 if column == "zm" else 100.0
-        ys = [None if v is None else v * scale for v in (optional_float(x) for x in sub[column])]
+        ys = [None if v is None else v * scale for v in values[column]]
         fig.add_trace(go.Scatter(
             x=ks, y=ys, mode="lines+markers", name=name,
             line={"color": color, "dash": dash, "width": 3}, marker={"size": 9, "symbol": marker},
             hovertemplate=f"<b>{hover_escape(name)}</b><br>k = %{{x}}<br>%{{y:.1f}}%<extra></extra>",
             meta={"type": chosen, "measure": column},
         ))
-    apply_layout(fig, f"{title} — {display_name(chosen)} (n = {n})", height=480,
+    apply_layout(fig, full_title, height=480,
                  legend={"orientation": "h", "y": -0.22, "x": 0})
     fig.update_xaxes(title={"text": "k (top-k distinct interpretations; beams for ZM_k)"}, dtick=1,
                      range=[0.7, max(ks, default=1) + 0.3])
     fig.update_yaxes(title={"text": "mean over test sentences (%)"}, range=[-3, 103], dtick=20)
+    return fig
+
+
+#: The words of a coverage figure with nothing to draw (every measure 0 at every k).
+NOTHING_FOUND = "No beam was one of the two readings"
+
+
+def _nothing_found(title: str, n: int, max_k: int, *, parsed: bool) -> go.Figure:
+    """The coverage figure when every measure is 0 at every k: a sentence instead of four flat lines."""
+    sentences = "the one sentence" if n == 1 else f"any of the {n} sentences"
+    detail = ("Recall, precision, both found and ZM_k are 0 at every k." if parsed else
+              "No beam parsed as a logical form (so precision is undefined); recall, both found and ZM_k are 0.")
+    fig = empty_figure(title, f"{NOTHING_FOUND} at any k from 1 to {max_k}, in {sentences}.")
+    fig.add_annotation(text=detail, x=0.5, y=0.3, xref="paper", yref="paper", showarrow=False,
+                       font={"size": 14, "color": IDEAL_COLOR})
+    fig.update_layout(meta={"nothing_found": True})
     return fig

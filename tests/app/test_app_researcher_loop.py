@@ -49,32 +49,41 @@ def _zero_shot_sweep(at, types: list[str]) -> None:
     assert at.session_state["zeroshot_sweep"].status == "done"
 
 
+#: What the coverage figure says when the tiny model's beams (noise: none parses) find no reading.
+NOTHING_FOUND = ["No beam was one of the two readings at any k from 1 to 3, in the one sentence.",
+                 "No beam parsed as a logical form (so precision is undefined); recall, both found and ZM_k are 0."]
+
+
 def test_zero_shot_coverage_curves_saved_run_and_records_table(app) -> None:
     _zero_shot_sweep(app, ["pp", "scope"])
     state = app.session_state["zeroshot_sweep"]
     points = coverage_curves(state.records, max_k=3, mode="logical")
+    # the tiny model's beams are noise: every measure is 0 at every k, and the figure says so in words
+    assert all(p.recall == p.both_found == p.zm == 0 and p.n_precision == 0 for p in points)
     spec = _coverage_spec(app)
     assert "PP attachment (n = 1)" in spec["layout"]["title"]["text"]
-    curves = {t["meta"]["measure"]: t for t in spec["data"]}
-    assert set(curves) == {"recall", "precision", "both_found", "zm"}
-    pp = [p for p in points if p.type == "pp"]
-    assert curves["recall"]["x"] == [1, 2, 3]
-    assert curves["recall"]["y"] == pytest.approx([100 * p.recall for p in pp])
-    assert curves["both_found"]["y"] == pytest.approx([100 * p.both_found for p in pp])
-    assert curves["zm"]["y"] == pytest.approx([p.zm for p in pp])
-    assert curves["precision"]["y"] == pytest.approx([None if p.n_precision == 0 else 100 * p.precision for p in pp])
-    summary = app.dataframe[0].value  # ZM_3 of the table is the curve's last point
+    assert spec["data"] == [] and spec["layout"]["meta"] == {"nothing_found": True}
+    assert [a["text"] for a in spec["layout"]["annotations"]] == NOTHING_FOUND
+    summary = app.dataframe[0].value  # ZM_3 of the table is the coverage's last point
     assert list(summary["ZM_3"]) == pytest.approx([p.zm for p in points if p.k == 3])
     app.selectbox(key="zs_cov_type").select("scope").run()
     assert_ok(app)
     spec = _coverage_spec(app)
-    assert {t["meta"]["type"] for t in spec["data"]} == {"scope"}
-    assert [t["y"] for t in spec["data"] if t["meta"]["measure"] == "recall"][0] == pytest.approx(
-        [100 * p.recall for p in points if p.type == "scope"])
+    assert "quantifier scope (n = 1)" in spec["layout"]["title"]["text"]
+    assert [a["text"] for a in spec["layout"]["annotations"]] == NOTHING_FOUND
     assert "Coverage CSV (all types, every k)" in {b.label for b in app.get("download_button")}
     assert any("n = 1 per type" in c and "little information" in c for c in texts(app, "caption"))
-    records = next(d.value for d in app.dataframe if "surface" in d.value.columns)
+    records_table = next(d for d in app.dataframe if "surface" in d.value.columns)
+    records = records_table.value
     assert list(records.columns[:2]) == ["match", "p_lf0"]
+    # tiny probabilities read as 5.11e-43, not 0.000…0511: floats in three significant digits
+    assert 0 < records["p_lf0_total"].min() < 1e-9
+    formats = {c: v["type_config"].get("format") for c, v in json.loads(records_table.proto.columns).items()
+               if "type_config" in v}
+    assert {formats[c] for c in ("p_lf0", "p_lf0_total", "min_prob_lf0", "min_prob_lf1")} == {"%.3g"}
+    formats = {c: v["type_config"].get("format") for c, v in json.loads(app.dataframe[0].proto.columns).items()
+               if "type_config" in v}
+    assert formats["ZM_3"] == "%.1f %%" and formats["mean_p_lf0_total"] == formats["acc_lf0"] == "%.3g"
     # the finished sweep is a saved run, and the Research page lists it
     assert state.saved_as is not None
     assert any(plain(state.saved_as) in c and "Research and Compare" in c for c in texts(app, "caption"))
@@ -111,8 +120,18 @@ def test_ratio_sweep_saved_run_is_listed_by_research_and_compare(app) -> None:
     state = app.session_state["fewshot_sweep"]
     assert state.status == "done" and state.saved_as is not None
     assert any("n = 1 per ratio" in c and "little information" in c for c in texts(app, "caption"))
-    records = next(d.value for d in app.dataframe if "surface" in d.value.columns)
+    records_table = next(d for d in app.dataframe if "surface" in d.value.columns)
+    records = records_table.value
     assert list(records.columns[:2]) == ["match", "p_lf0"]
+    # tiny probabilities read as 5.11e-43, not 0.000…0511: floats in three significant digits
+    assert 0 < records["p_lf0_total"].min() < 1e-9
+    formats = {c: v["type_config"].get("format") for c, v in json.loads(records_table.proto.columns).items()
+               if "type_config" in v}
+    assert {formats[c] for c in ("p_lf0", "p_lf0_total", "min_prob_lf0", "min_prob_lf1")} == {"%.3g"}
+    per_type = app.dataframe[0]
+    formats = {c: v["type_config"].get("format") for c, v in json.loads(per_type.proto.columns).items()
+               if "type_config" in v}
+    assert formats == {"FDM": "%.3f", "FIM": "%.3f"}  # its own; the rest are whole numbers
     goto(app, "research")
     assert app.selectbox(key="research_run_0").options == [state.saved_as]
     assert any("FDM" in d.value.columns for d in app.dataframe)
