@@ -19,7 +19,8 @@ from amp.code_digest import CODE_MODULES, PACKAGE_DIR, code_digest, source_diges
 #: amp/parser modules that do not decide what a cached result holds (see CODE_MODULES' comment):
 #: the package, model loading (identified by weight hashes), the backend interface, the remote
 #: client, its job protocol and request bounds.
-NOT_RESULT_CODE = {"parser/__init__.py", "parser/errors.py", "parser/backend.py", "parser/jobs.py", "parser/limits.py",
+NOT_RESULT_CODE = {"parser/__init__.py", "parser/backend.py", "parser/jobs.py",
+                   "parser/core/__init__.py", "parser/core/errors.py", "parser/core/limits.py",
                    "parser/search/__init__.py", "parser/search/settings.py",
                    "parser/models/__init__.py", "parser/models/spec.py", "parser/models/embedded.py",
                    "parser/models/loading.py", "parser/models/registry.py",
@@ -84,7 +85,7 @@ def test_a_stale_entry_from_older_code_is_not_found(tmp_path: Path, monkeypatch:
     """An entry stored by other code (here: one byte different in decode.py) is a miss for this code."""
     store = ResultCache(tmp_path / "results")
     package = _copy_package(tmp_path / "amp")
-    decode = package / "parser" / "decode.py"
+    decode = package / "parser" / "search" / "decode.py"
     text = decode.read_text(encoding="utf-8")
     changed = text.replace("MIN_NEW_TOKENS = 64", "MIN_NEW_TOKENS = 65", 1)
     assert changed != text  # the edit took place

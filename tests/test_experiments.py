@@ -10,9 +10,7 @@ from __future__ import annotations
 
 import itertools
 import math
-import sys
 import threading
-import types
 from dataclasses import dataclass, field, replace
 from types import SimpleNamespace
 from typing import Any
@@ -311,13 +309,18 @@ def fake_run_batch(parser, items, *, beams, on_progress=None, cancel=None, batch
         yield FResult(item.id, parse, pair, cached=item.id.endswith("000"))
 
 
+def _use_batch(monkeypatch, run_batch) -> SimpleNamespace:
+    """The sweep runner with a stand-in ``run_batch`` and ``BatchItem`` (it imports them at load time)."""
+    from amp.evaluation import sweep_run
+
+    monkeypatch.setattr(sweep_run, "run_batch", run_batch)
+    monkeypatch.setattr(sweep_run, "BatchItem", FBatchItem)
+    return SimpleNamespace(BatchItem=FBatchItem, run_batch=run_batch)
+
+
 @pytest.fixture
 def fake_batch(monkeypatch):
-    module = types.ModuleType("amp.parser.batch")
-    module.BatchItem = FBatchItem
-    module.run_batch = fake_run_batch
-    monkeypatch.setitem(sys.modules, "amp.parser.batch", module)
-    return module
+    return _use_batch(monkeypatch, fake_run_batch)
 
 
 NEITHER = "exists x . boy(x)"
@@ -414,12 +417,9 @@ def test_run_items_cancel_stops_the_stream(fake_batch, scope_sweep):
 
 def test_run_items_stops_even_if_run_batch_ignores_cancel(monkeypatch, scope_sweep):
     _, items, table = scope_sweep
-    module = types.ModuleType("amp.parser.batch")
-    module.BatchItem = FBatchItem
-    module.run_batch = lambda parser, items, *, beams, on_progress=None, cancel=None, batch_size=None, **_: fake_run_batch(
+    _use_batch(monkeypatch, lambda parser, items, *, beams, on_progress=None, cancel=None, batch_size=None, **_: fake_run_batch(
         parser, items, beams=beams
-    )
-    monkeypatch.setitem(sys.modules, "amp.parser.batch", module)
+    ))
     flag = {"stop": False}
     got = []
     for record in run_items(FakeParser(table), items, beams=3, cancel=lambda: flag["stop"]):
@@ -628,10 +628,7 @@ def test_run_items_passes_the_batch_size_on(monkeypatch, scope_sweep) -> None:
         seen.append(batch_size)
         return fake_run_batch(parser, items, beams=beams, cancel=cancel)
 
-    module = types.ModuleType("amp.parser.batch")
-    module.BatchItem = FBatchItem
-    module.run_batch = spy
-    monkeypatch.setitem(sys.modules, "amp.parser.batch", module)
+    _use_batch(monkeypatch, spy)
     assert len(list(run_items(FakeParser(table), items, beams=3, batch_size=4))) == len(items)
     assert seen == [4]
 
