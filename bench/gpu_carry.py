@@ -255,8 +255,8 @@ def build(out: Path = CARRY_DIR, *, limit_mib: float = LIMIT_MIB, wheels: Sequen
             total = folder_bytes(tmp)
         if total > limit:
             largest = sorted((p for p in tmp.rglob("*") if p.is_file()), key=lambda p: -p.stat().st_size)[:3]
-            names = ", ".join(f"{p.relative_to(tmp)} {p.stat().st_size / 2**20:.1f} MiB" for p in largest)
-            raise CarryError(f"{out.name}/ would hold {total / 2**20:.1f} MiB, over its {limit_mib:g} MiB limit "
+            names = ", ".join(f"{p.relative_to(tmp)} {p.stat().st_size / 2**20:.2f} MiB" for p in largest)
+            raise CarryError(f"{out.name}/ would hold {total / 2**20:.2f} MiB, over its {limit_mib:g} MiB limit "
                              f"(largest: {names}); carry fewer or smaller wheels")
         shutil.rmtree(out, ignore_errors=True)
         os.replace(tmp, out)

@@ -51,7 +51,7 @@ Usage::
     bash gpu_carry/run.sh                                       # the same on an offline GPU machine
 
 ``--quick``: batch sizes 1/2 and 2 items per phase (a smoke test, e.g. on CPU); random-weight
-shapes keep two of their layers.  Asking for cuda where there is none exits with code 2 and one
+shapes keep two of their layers and 12/8 pinned steps.  Asking for cuda where there is none exits with code 2 and one
 ``error:`` line.
 """
 
@@ -340,10 +340,26 @@ def model_files_for(args: argparse.Namespace, meta: dict[str, Any], say: Callabl
     carry = os.environ.get(rw.CARRY_ENV, "").strip()
     if carry and (Path(carry) / "MANIFEST.json").is_file():
         meta["carry"] = json.loads((Path(carry) / "MANIFEST.json").read_text(encoding="utf-8"))
+        meta["carried_in_use"] = carried_in_use(meta["carry"])
+        say("carried packages in use: " + ", ".join(f"{k} {v or 'MISSING'}" for k, v in meta["carried_in_use"].items()))
     say(f"model files from {source}: vocabulary {len(tokenizer):,} ({time.perf_counter() - t:.1f} s)")
     if args.random_weights:
-        meta["pinned_steps"] = rw.PINNED_STEPS if args.max_new_tokens is None else args.max_new_tokens
+        meta["pinned_steps"] = args.max_new_tokens or pinned_steps(args)
     return ModelFiles(rw.base_config(folder), tokenizer, ids)
+
+
+def carried_in_use(manifest: dict[str, Any]) -> dict[str, str | None]:
+    """The version of each carried package that this process sees (the carried one, or the
+    machine's own where run.sh fell back to it); None where none is installed."""
+    from importlib import metadata
+
+    found: dict[str, str | None] = {}
+    for wheel in manifest.get("wheels", []):
+        try:
+            found[wheel["name"]] = metadata.version(wheel["name"])
+        except metadata.PackageNotFoundError:
+            found[wheel["name"]] = None
+    return found
 
 
 def wants_parity(args: argparse.Namespace) -> bool:
@@ -374,8 +390,13 @@ def random_model(spec: str, args: argparse.Namespace, files: ModelFiles | None) 
     shape = rw.SHAPES[spec.removeprefix("random:")]
     loader = rw.random_loader(shape, files.base, files.tokenizer, files.newline_ids, device=args.device,
                               dtype=args.dtype, seed=SEED, quick=args.quick)
-    given = args.max_new_tokens
-    return loader, (lambda batch: given) if given else rw.pinned_budget
+    given, steps = args.max_new_tokens, pinned_steps(args)
+    return loader, (lambda batch: given) if given else (lambda batch: rw.pinned_budget(batch, steps))
+
+
+def pinned_steps(args: argparse.Namespace) -> dict[str, int]:
+    """The random shapes' generation budgets per kind (few-shot, zero-shot)."""
+    return rw.QUICK_PINNED_STEPS if args.quick else rw.PINNED_STEPS
 
 
 def report(result: dict[str, Any], args: argparse.Namespace) -> int:

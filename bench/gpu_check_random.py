@@ -60,10 +60,12 @@ TOKENIZER_GZ = TOKENIZER_FILE + ".gz"
 #: Decode steps per item of the real embedded model under the parser's beam-5 search
 #: (``bench/search_bench.py``; README, *Speed on a laptop CPU*): the random models' budgets.
 PINNED_STEPS = {"few": 44, "zero": 32}
+#: The budgets under ``--quick`` (a smoke test of every phase, on a CPU too).
+QUICK_PINNED_STEPS = {"few": 12, "zero": 8}
 #: Subtracted from the logits of newline-carrying tokens, so that no random beam ends its LF early.
 NEWLINE_PENALTY = 1.0e4
 #: Layers a shape keeps under ``--quick`` (one sliding and one full attention layer): its widths
-#: and vocabulary stay, so the CPU smoke test builds every shape in seconds.
+#: and vocabulary stay, so the CPU smoke test builds and runs every shape in minutes.
 QUICK_LAYERS = 2
 #: Every sixth layer of a Gemma 3 model attends globally, the others in a sliding window.
 GLOBAL_EVERY = 6
@@ -277,9 +279,9 @@ def pin_lengths(model: Any, ids: list[int]) -> Any:
     return head.register_forward_hook(hook)
 
 
-def pinned_budget(batch: list[Any]) -> int:
+def pinned_budget(batch: list[Any], steps: dict[str, int] = PINNED_STEPS) -> int:
     """The pinned generation budget of a batch (one kind: few-shot or zero-shot)."""
-    return PINNED_STEPS["zero" if batch and batch[0].ratio is None else "few"]
+    return steps["zero" if batch and batch[0].ratio is None else "few"]
 
 
 @dataclass
