@@ -32,18 +32,15 @@ BUDGET = 32
 
 @contextlib.contextmanager
 def full_precision() -> Iterator[None]:
-    """Float32 matrix products in full precision on CUDA (no TF32) while the body runs."""
+    """Float32 matrix products in full precision (no TF32 on CUDA) while the body runs."""
     import torch
 
-    before = (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32, torch.get_float32_matmul_precision())
-    torch.backends.cuda.matmul.allow_tf32 = False
-    torch.backends.cudnn.allow_tf32 = False
+    before = torch.get_float32_matmul_precision()
     torch.set_float32_matmul_precision("highest")
     try:
         yield
     finally:
-        torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = before[0], before[1]
-        torch.set_float32_matmul_precision(before[2])
+        torch.set_float32_matmul_precision(before)
 
 
 def run_batches(model: Any, tokenizer: Any, batches: list[list[Any]]) -> list[Any]:

@@ -1,4 +1,5 @@
-"""bench/gpu_check.py: a quick CPU run on the tiny model fills every phase; cuda without CUDA fails cleanly."""
+"""bench/gpu_check.py: a quick CPU run on the tiny model fills every phase; cuda without CUDA fails cleanly;
+the random-weight shapes, the CUDA = CPU check and the carried folder for an offline GPU machine (issue #33)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,17 @@ def gpu_check():
     sys.modules[spec.name] = module  # its dataclasses look their module up
     spec.loader.exec_module(module)
     return module
+
+
+@pytest.fixture(autouse=True)
+def one_thread():
+    """One torch thread for these tiny models (two gain nothing and suffer on a busy machine)."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
 
 
 @pytest.fixture(scope="module")
@@ -117,17 +129,6 @@ GEMMA_270M = {
     "hidden_activation": "gelu_pytorch_tanh", "tie_word_embeddings": True, "final_logit_softcapping": None,
     "attn_logit_softcapping": None, "bos_token_id": 2, "eos_token_id": 1, "pad_token_id": 0,
 }
-
-
-@pytest.fixture(autouse=True)
-def one_thread():
-    """One torch thread for these tiny models (two gain nothing and suffer on a busy machine)."""
-    import torch
-
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
 
 
 @pytest.fixture(scope="module")
