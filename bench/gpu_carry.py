@@ -78,9 +78,11 @@ class Wheel:
 # Where the project's pins differ from the GPU machine, and why that is safe there:
 # * torch: pyproject pins 2.13.0 (the CPU wheel these machines have on disk); the GPU machine's
 #   2.11.0+cu130 is used as it is (a CUDA build of torch is gigabytes and cannot travel).  The
-#   check runs inference only, through transformers, which supports torch >= 2.6 (5.24.0's own
-#   floor) and through plain tensor ops of the parser's search; the CUDA = CPU step and every
-#   phase report any failure instead of hiding it.
+#   check runs inference only: through transformers, which supports torch >= 2.6 (5.24.0's own
+#   floor), and through the parser's search, which uses long-standing torch APIs only (tensor
+#   ops, inference_mode, torch.cuda's memory statistics); the CUDA = CPU step and every phase
+#   report a failure instead of hiding it.  (No torch 2.11 build for the CPU is reachable from the
+#   project's machines, so this is argued, not tested here.)
 # * transformers: carried at the project's pin 5.24.0 rather than the machine's 5.17.0.  The fast
 #   search drives transformers' internals (its cache classes, explicit 4-D masks, and
 #   ``mask_layout`` reads Gemma 3's forward), which the project's tests check on 5.24.0; its

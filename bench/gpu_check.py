@@ -51,8 +51,8 @@ Usage::
     bash gpu_carry/run.sh                                       # the same on an offline GPU machine
 
 ``--quick``: batch sizes 1/2 and 2 items per phase (a smoke test, e.g. on CPU); random-weight
-shapes keep two of their layers and 12/8 pinned steps.  Asking for cuda where there is none exits with code 2 and one
-``error:`` line.
+shapes keep two of their layers and 12/8 pinned steps.  Asking for cuda where there is none
+exits with code 2 and one ``error:`` line.
 """
 
 from __future__ import annotations
