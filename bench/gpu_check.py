@@ -26,6 +26,19 @@ has run ``--phase-s`` seconds (the items done are counted), and phases that woul
 the overall ``--budget-s`` are skipped, so the script finishes in bounded time.  A failing
 phase (e.g. out of memory at batch 32) is reported and the rest still run.
 
+**Random weights** (``--random-weights``, issue #33; :mod:`gpu_check_random`): instead of the
+default model, models built from configs with seeded random weights on the device, for a GPU
+machine that cannot receive the weights: the embedded model's own shape (Gemma 3 270M), a
+1B-class and a 7B-class shape (``--shapes``), all with the embedded model's tokenizer, their
+generation budgets pinned to the real model's decode steps per item.  ``bench/gpu_carry.sh``
+prepares what such a machine needs; ``docs/gpu.md`` says how to run it.
+
+**CUDA = CPU** (:mod:`gpu_check_parity`): on a GPU, before anything is measured, a seeded tiny
+float32 model runs the same parse + P(LF0) calls on the GPU and on the CPU; the beams must be
+the same and the log-probs agree within 1e-4.  The comparison is printed first; if it does not
+hold, the run still measures but exits with code 1 (``--skip-parity`` leaves it out; on the CPU
+it is skipped with a note).
+
 Output: a table on stdout and a JSON file (``--json-out``; default ``$OUT/gpu_check.json`` when
 ``$OUT`` is set, else ``gpu_check.json`` in the current folder).
 
@@ -34,9 +47,12 @@ Usage::
     python bench/gpu_check.py                                   # default model, cuda, bf16
     python bench/gpu_check.py --model /path/to/model --model Qwen/Qwen2.5-0.5B
     python bench/gpu_check.py --device cpu --dtype float32 --quick --model tiny/ --skip-default
+    python bench/gpu_check.py --random-weights                  # 270m, 1b, 7b shapes, random weights
+    bash gpu_carry/run.sh                                       # the same on an offline GPU machine
 
-``--quick``: batch sizes 1/2 and 2 items per phase (a smoke test, e.g. on CPU).  Asking for
-cuda where there is none exits with code 2 and one ``error:`` line.
+``--quick``: batch sizes 1/2 and 2 items per phase (a smoke test, e.g. on CPU); random-weight
+shapes keep two of their layers and 12/8 pinned steps.  Asking for cuda where there is none
+exits with code 2 and one ``error:`` line.
 """
 
 from __future__ import annotations
@@ -48,14 +64,18 @@ import platform
 import random
 import sys
 import time
+import traceback
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # gpu_check_steps beside it, also when loaded by path
 
-from gpu_check_steps import BEAMS, SEED, TYPES, one_line, plan_items, run_model
+import gpu_check_parity as parity
+import gpu_check_random as rw
+from gpu_check_steps import BEAMS, SEED, TYPES, Budget, Loader, one_line, plan_items, run_model
 
 #: Peak memory bandwidth in GB/s by device-name fragment; the first match wins (most specific first).
 BANDWIDTH_TABLE: tuple[tuple[str, float], ...] = (
@@ -173,7 +193,19 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                     help="JSON output (default $OUT/gpu_check.json, else ./gpu_check.json)")
     ap.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's)")
     ap.add_argument("--verbose", action="store_true", help="print tracebacks of failing phases")
+    ap.add_argument("--random-weights", action="store_true",
+                    help="measure random-weight models of real shapes instead of the default model (offline machines)")
+    ap.add_argument("--shapes", default=",".join(rw.DEFAULT_SHAPES),
+                    help=f"random-weight shapes, comma-separated, of {', '.join(rw.SHAPES)} (default %(default)s)")
+    ap.add_argument("--model-files", type=Path, default=None, metavar="DIR",
+                    help="folder with the config.json and tokenizer of the random-weight shapes and of the CUDA = CPU "
+                         f"check (default: ${rw.CARRY_ENV}/model, else the embedded model's)")
+    ap.add_argument("--skip-parity", action="store_true", help="leave out the CUDA = CPU check")
     args = ap.parse_args(argv)
+    try:
+        args.shapes = rw.parse_shapes(args.shapes)
+    except ValueError as exc:
+        ap.error(f"--shapes: {exc}")
     if args.batch_sizes:
         try:
             args.batch_sizes = [int(s) for s in args.batch_sizes.split(",") if s.strip()]
@@ -195,9 +227,14 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         args.joint_items = max(32, 2 * args.joint_batch)
     if args.joint_batch < 1:
         ap.error("--joint-batch must be at least 1")
-    args.phase_s = args.phase_s if args.phase_s is not None else (600.0 if args.quick else 30.0)
-    args.budget_s = args.budget_s if args.budget_s is not None else (1800.0 if args.quick else 330.0)
-    args.specs = ([] if args.skip_default else ["default"]) + list(args.model)
+    # Random weights: three shapes in one command of a lease (well under 10 minutes, docs/gpu.md).
+    args.phase_s = args.phase_s if args.phase_s is not None else (
+        600.0 if args.quick else 15.0 if args.random_weights else 30.0)
+    args.budget_s = args.budget_s if args.budget_s is not None else (
+        1800.0 if args.quick else 400.0 if args.random_weights else 330.0)
+    shapes = [f"random:{name}" for name in args.shapes] if args.random_weights else []
+    default = [] if args.skip_default or args.random_weights else ["default"]
+    args.specs = shapes + default + list(args.model)
     if not args.specs:
         ap.error("nothing to measure: --skip-default without --model")
     return args
@@ -256,6 +293,8 @@ def run_meta(args: argparse.Namespace, device_name: str, device_extra: dict[str,
         "max_new_tokens": args.max_new_tokens,
         "phase_s": args.phase_s,
         "budget_s": args.budget_s,
+        "random_weights": args.random_weights,
+        "shapes": args.shapes if args.random_weights else [],
         "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
     }
 
@@ -275,12 +314,98 @@ def plan_prompts(args: argparse.Namespace, meta: dict[str, Any],
     return few, zero
 
 
+@dataclass(frozen=True)
+class ModelFiles:
+    """The embedded model's config and tokenizer, loaded once for every random shape and the
+    CUDA = CPU check (one tokenizer object: its grammar masks are built once)."""
+
+    base: dict[str, Any]
+    tokenizer: Any
+    newline_ids: list[int]
+
+
+def model_files_for(args: argparse.Namespace, meta: dict[str, Any], say: Callable[[str], None]) -> ModelFiles | None:
+    """The model files when random shapes or the CUDA = CPU check need them, else None."""
+    if not (args.random_weights or wants_parity(args)):
+        return None
+    if "default" in args.specs and args.model_files is None and not os.environ.get(rw.CARRY_ENV):
+        from amp.parser.models.embedded import ensure_default_model
+
+        ensure_default_model(progress=say)  # converted anyway for the default model; its files are then at hand
+    t = time.perf_counter()
+    folder, source = rw.model_files(args.model_files, say)
+    tokenizer = rw.load_tokenizer(folder)
+    ids = rw.newline_ids(tokenizer) if args.random_weights else []
+    meta["model_files"] = {"source": source, "vocab": len(tokenizer), "newline_tokens": len(ids)}
+    carry = os.environ.get(rw.CARRY_ENV, "").strip()
+    if carry and (Path(carry) / "MANIFEST.json").is_file():
+        meta["carry"] = json.loads((Path(carry) / "MANIFEST.json").read_text(encoding="utf-8"))
+        meta["carried_in_use"] = carried_in_use(meta["carry"])
+        say("carried packages in use: " + ", ".join(f"{k} {v or 'MISSING'}" for k, v in meta["carried_in_use"].items()))
+    say(f"model files from {source}: vocabulary {len(tokenizer):,} ({time.perf_counter() - t:.1f} s)")
+    if args.random_weights:
+        meta["pinned_steps"] = args.max_new_tokens or pinned_steps(args)
+    return ModelFiles(rw.base_config(folder), tokenizer, ids)
+
+
+def carried_in_use(manifest: dict[str, Any]) -> dict[str, str | None]:
+    """The version of each carried package that this process sees (the carried one, or the
+    machine's own where run.sh fell back to it); None where none is installed."""
+    from importlib import metadata
+
+    found: dict[str, str | None] = {}
+    for wheel in manifest.get("wheels", []):
+        try:
+            found[wheel["name"]] = metadata.version(wheel["name"])
+        except metadata.PackageNotFoundError:
+            found[wheel["name"]] = None
+    return found
+
+
+def wants_parity(args: argparse.Namespace) -> bool:
+    return args.device.startswith("cuda") and not args.skip_parity
+
+
+def run_parity(args: argparse.Namespace, files: ModelFiles | None, few: list[Any], zero: list[Any],
+               say: Callable[[str], None]) -> dict[str, Any]:
+    """The CUDA = CPU record (skipped on the CPU and with --skip-parity; never raises)."""
+    if args.skip_parity:
+        return {"ok": True, "skipped": "--skip-parity"}
+    if not args.device.startswith("cuda") or files is None:
+        return {"ok": True, "skipped": f"--device {args.device}: no GPU to compare with the CPU"}
+    say(f"CUDA = CPU: a tiny seeded float32 model on {args.device} and on the CPU …")
+    n = parity.ITEMS_PER_KIND
+    try:
+        return parity.check(args.device, files.base, files.tokenizer, [few[:n], zero[:n]], SEED, say)
+    except Exception as exc:  # noqa: BLE001 - a broken check fails the run, the measurements still run
+        if args.verbose:
+            traceback.print_exc()
+        return {"ok": False, "error": one_line(exc)}
+
+
+def random_model(spec: str, args: argparse.Namespace, files: ModelFiles | None) -> tuple[Loader | None, Budget | None]:
+    """(loader, budget) of a ``random:SHAPE`` spec; (None, None) for a model to load."""
+    if not spec.startswith("random:") or files is None:
+        return None, None
+    shape = rw.SHAPES[spec.removeprefix("random:")]
+    loader = rw.random_loader(shape, files.base, files.tokenizer, files.newline_ids, device=args.device,
+                              dtype=args.dtype, seed=SEED, quick=args.quick)
+    given, steps = args.max_new_tokens, pinned_steps(args)
+    return loader, (lambda batch: given) if given else (lambda batch: rw.pinned_budget(batch, steps))
+
+
+def pinned_steps(args: argparse.Namespace) -> dict[str, int]:
+    """The random shapes' generation budgets per kind (few-shot, zero-shot)."""
+    return rw.QUICK_PINNED_STEPS if args.quick else rw.PINNED_STEPS
+
+
 def report(result: dict[str, Any], args: argparse.Namespace) -> int:
     """Print the table and write the JSON file; 1 when it cannot be written or no model loaded."""
     meta = result["meta"]
     print()
     print(f"== gpu_check: {meta['device_name']}, {args.dtype}, beam {BEAMS}; bandwidth {meta['bandwidth_gbs']:.0f} GB/s "
           f"({meta['bandwidth_source']}); torch {meta['torch']}, transformers {meta['transformers']} ==")
+    print(parity.summary(meta["parity"]))
     print(table(result))
     print("bw% = weight bytes x decode steps / phase wall time / bandwidth; bw%fwd = the same over the time "
           "inside decode passes (inputs of at most 8 tokens) only")
@@ -294,6 +419,9 @@ def report(result: dict[str, Any], args: argparse.Namespace) -> int:
         print(json.dumps(result, default=str))
         return 1
     loaded = [m for m in result["models"] if not m.get("error")]
+    if not meta["parity"].get("ok"):
+        print("error: CUDA = CPU did not hold (above): this run is marked failed", file=sys.stderr)
+        return 1
     return 0 if loaded else 1
 
 
@@ -319,13 +447,22 @@ def main(argv: Sequence[str] | None = None) -> int:
                                                   if device_extra else ""))
     say(f"bandwidth bound: {meta['bandwidth_gbs']:.0f} GB/s from {meta['bandwidth_source']}")
     few, zero = plan_prompts(args, meta, say)
+    try:
+        files = model_files_for(args, meta, say)
+    except Exception as exc:  # noqa: BLE001 - the random shapes need them: nothing to measure
+        print(f"error: the model files (config and tokenizer) could not be had: {one_line(exc)}", file=sys.stderr)
+        return 2
+    meta["parity"] = run_parity(args, files, few, zero, say)
+    say(parity.summary(meta["parity"]))
 
     result: dict[str, Any] = {"meta": meta, "models": []}
     end = started + args.budget_s
     for i, spec in enumerate(args.specs):
         now = time.perf_counter()
         share = (end - now) / (len(args.specs) - i)  # later models keep their share of the budget
-        result["models"].append(run_model(spec, args, few, zero, now + max(0.0, share), meta["bandwidth_gbs"], say))
+        loader, budget = random_model(spec, args, files)
+        result["models"].append(run_model(spec, args, few, zero, now + max(0.0, share), meta["bandwidth_gbs"], say,
+                                          loader=loader, budget=budget))
     meta["total_s"] = round(time.perf_counter() - started, 1)
     return report(result, args)
 

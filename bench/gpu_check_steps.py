@@ -33,6 +33,11 @@ DECODE_PASS_MAX_WIDTH = 8
 
 #: One phase's model call on a batch of sweep items with a generation budget: (items done, generated tokens).
 PhaseCall = Callable[[list[Any], int | None], tuple[int, int]]
+#: A batch's generation budget (None: the parser's own, from the prompt's examples).
+Budget = Callable[[list[Any]], int | None]
+#: Builds or loads one model to measure: an object with ``model``, ``tokenizer``, ``source`` and
+#: ``dtype`` (:class:`amp.parser.LoadedModel`, or a random-weight model of ``gpu_check_random``).
+Loader = Callable[[], Any]
 
 
 # --------------------------------------------------------------------------- helpers
@@ -139,6 +144,7 @@ class Bench:
     weight_bytes: int
     counter: ForwardCounter
     say: Callable[[str], None]
+    budget: Budget
 
     def sync(self) -> None:
         self.counter.sync()
@@ -185,15 +191,17 @@ def seed_all() -> None:
     torch.manual_seed(SEED)
 
 
-def load(spec: str, args: argparse.Namespace, record: dict[str, Any], say: Callable[[str], None]) -> Any:
-    """The loaded model for ``spec`` with its figures in ``record``, or None (the error in ``record``)."""
+def load(spec: str, args: argparse.Namespace, record: dict[str, Any], say: Callable[[str], None],
+         loader: Loader | None = None) -> Any:
+    """The loaded model for ``spec`` (through ``loader`` if given, else the parser's registry) with
+    its figures in ``record``, or None (the error in ``record``)."""
     import torch
 
-    from amp.parser.models.registry import load_model
+    from amp.parser import load_model
 
     t0 = time.perf_counter()
     try:
-        lm = load_model(spec, device=args.device, dtype=args.dtype)
+        lm = loader() if loader is not None else load_model(spec, device=args.device, dtype=args.dtype)
     except Exception as exc:  # noqa: BLE001 - reported, the next model still runs
         record["error"] = f"load failed: {one_line(exc)}"
         say(f"[{spec}] {record['error']}")
@@ -216,14 +224,15 @@ def load(spec: str, args: argparse.Namespace, record: dict[str, Any], say: Calla
     return lm
 
 
-def warm_up(bench: Bench, prompt_text: str, max_new_tokens: int | None) -> None:
+def warm_up(bench: Bench, item: Any) -> None:
     """One full untimed search builds the grammar automaton, masker and its first masks."""
     from amp.parser.search import decode
 
     seed_all()
     t = time.perf_counter()
     try:
-        decode.beam_search_batch(bench.model, bench.tok, [prompt_text], beams=BEAMS, max_new_tokens=max_new_tokens)
+        decode.beam_search_batch(bench.model, bench.tok, [item.prompt_text], beams=BEAMS,
+                                 max_new_tokens=bench.budget([item]))
         bench.say(f"[{bench.spec}] model warm-up (one full beam-{BEAMS} search): {time.perf_counter() - t:.1f} s")
     except Exception as exc:  # noqa: BLE001
         bench.say(f"[{bench.spec}] model warm-up failed: {one_line(exc)}")
@@ -264,7 +273,7 @@ def timed_phase(bench: Bench, phase: Phase, batches: list[list[Any]], args: argp
     if bench.cuda:
         torch.cuda.empty_cache()
     # Untimed warm-up at this batch size: allocator, kernel shapes, a short generation budget.
-    mnt = args.max_new_tokens
+    mnt = bench.budget(batches[0])
     phase.call(batches[0], min(mnt, 16) if mnt else 16)
     bench.sync()
     if bench.cuda:
@@ -278,7 +287,7 @@ def timed_phase(bench: Bench, phase: Phase, batches: list[list[Any]], args: argp
         if done and (time.perf_counter() >= cap or time.perf_counter() >= deadline):
             row["note"] = f"stopped after {done}/{phase.n_items} items (--phase-s / --budget-s)"
             break
-        k, toks = phase.call(batch, mnt)
+        k, toks = phase.call(batch, bench.budget(batch))
         done += k
         tokens += toks
         ran += batch
@@ -359,17 +368,21 @@ def release(cuda: bool) -> None:
 
 
 def run_model(spec: str, args: argparse.Namespace, few: list[Any], zero: list[Any], deadline: float,
-              bandwidth_gbs: float, say: Callable[[str], None]) -> dict[str, Any]:
-    """Load ``spec`` and run every phase on it; never raises (errors land in the record)."""
+              bandwidth_gbs: float, say: Callable[[str], None], *, loader: Loader | None = None,
+              budget: Budget | None = None) -> dict[str, Any]:
+    """Load ``spec`` (through ``loader`` if given) and run every phase on it, each batch with the
+    generation budget ``budget`` gives it (default ``--max-new-tokens``); never raises (errors
+    land in the record)."""
     record: dict[str, Any] = {"spec": spec, "phases": []}
     cuda = args.device.startswith("cuda")
-    lm = load(spec, args, record, say)
+    lm = load(spec, args, record, say, loader)
     if lm is None:
         return record
     counter = ForwardCounter(lm.model, device_sync(cuda))
-    bench = Bench(spec, lm.model, lm.tokenizer, cuda, record["weight_bytes"], counter, say)
+    bench = Bench(spec, lm.model, lm.tokenizer, cuda, record["weight_bytes"], counter, say,
+                  budget or (lambda _batch: args.max_new_tokens))
     try:
-        warm_up(bench, few[0].prompt_text, args.max_new_tokens)
+        warm_up(bench, few[0])
         for phase in phases_for(bench, args):
             record["phases"].append(run_phase(bench, phase, few, zero, args, deadline, bandwidth_gbs))
     finally:
