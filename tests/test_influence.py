@@ -46,6 +46,32 @@ def test_variants_are_base_then_each_removed_then_each_ambiguous_flipped() -> No
     assert all(p.test_utterance == "t" for _, _, p in variants)
 
 
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_every_variant_differs_from_the_base_in_exactly_its_one_example(seed: int) -> None:
+    """Each variant is the base prompt with one example removed or flipped, nothing else: no
+    change builds on an earlier one (a second flipped example would mix two examples' influence)."""
+    base = mixed_prompt("the man saw the boy with the telescope", 0.5, seed=seed)
+    variants = influence_variants(base)
+    assert variants[0] == ("base", None, base)
+    flipped_seen = 0
+    for kind, i, prompt in variants[1:]:
+        assert i is not None
+        assert (prompt.test_utterance, prompt.header, prompt.type, prompt.gold_lf0, prompt.gold_lf1) == (
+            base.test_utterance, base.header, base.type, base.gold_lf0, base.gold_lf1)
+        if kind == "removed":
+            assert prompt.examples == base.examples[:i] + base.examples[i + 1:]
+        else:
+            assert kind == "flipped"
+            flipped_seen += 1
+            assert len(prompt.examples) == len(base.examples)
+            differs = [j for j, (a, b) in enumerate(zip(prompt.examples, base.examples, strict=True)) if a != b]
+            assert differs == [i]
+            was, now = base.examples[i], prompt.examples[i]
+            assert (now.utterance, now.lf, now.alt_lf, now.label) == (was.utterance, was.alt_lf, was.lf,
+                                                                       1 - was.label)  # type: ignore[operator]
+    assert flipped_seen == sum(ex.is_ambiguous for ex in base.examples) >= 2
+
+
 def test_deltas_are_variant_minus_base_and_ranked_by_size() -> None:
     scores = [_pair(0.5, 0.6), _pair(0.2, 0.6), _pair(0.55, 0.1), _pair(0.9, 0.65), _pair(0.1, 0.2),
               _pair(math.nan, 0.7)]
