@@ -4,7 +4,14 @@
 ``early_stopping=True``, in float32 as transformers keeps it: the top ``keep = max(2, 1 + #eos) · k``
 candidates by summed log-prob, finished ones (the grammar complete, or the budget spent) pushed
 down by ``1e9`` among the running ones, the ``k`` best finished kept, and the prompt done when
-``k`` beams finished or no live beam can beat the worst finished one.
+``k`` beams finished, the budget is spent, or no live beam is left.
+
+transformers also asks "can the best running beam still beat the worst finished one?"; with
+``length_penalty=0`` and ``early_stopping=True`` that test never decides anything: while a
+finished slot is empty its bound is ``-1e9``, which every live beam beats, and once all ``k`` slots
+are full the "all finished" test already stops the search (the only other way to fail it, no beam
+above ``-1e9``, is the "no live beam" test).  So it is not computed here (see
+``docs/decoding-notes.md`` §1).
 """
 
 from __future__ import annotations
@@ -33,7 +40,6 @@ class SearchItem:
     last_prompt_token: int
     running: list[tuple[tuple[int, ...], np.float32]]
     finished: list[tuple[tuple[int, ...], np.float32, bool]]
-    unsatisfied: bool = True
     done: bool = False
     rows: list[int] = field(default_factory=list)
 
@@ -57,13 +63,9 @@ def advance(it: SearchItem, dists: dict, tracker: ScoreTracker, prefixes: Any, a
     ranked = sorted(range(len(cands)), key=lambda i: (-float(pen[i]), i))[:beams]
     it.running = [(cands[i][0], pen[i]) for i in ranked]
     _merge_finished(it, cands, hits, beams)
-    # heuristic: can the best running beam still beat the worst finished one?
     all_done = all(f for _p, _s, f in it.finished)
-    lowest = min(s for _p, s, _f in it.finished)
-    best = it.running[0][1]
-    it.unsatisfied = it.unsatisfied and any(bool(best > (lowest if f else NEG)) for _p, _s, f in it.finished)
     no_live = not any(alive(s) for _p, s in it.running)
-    if all_done or not it.unsatisfied or step + 1 >= budget or no_live:
+    if all_done or step + 1 >= budget or no_live:
         it.done = True
 
 
@@ -102,15 +104,14 @@ def _top_candidates(it: SearchItem, dists: dict, tracker: ScoreTracker, keep: in
 
 def _merge_finished(it: SearchItem, cands: list[Hyp], hits: list[bool], beams: int) -> None:
     """Merge the eligible finished candidates (among the top ``beams`` positions) into the ``k``
-    best finished ones, penalising as transformers does (full heap, a satisfied search, ineligible)."""
+    best finished ones, penalising as transformers does (full heap, ineligible; its third penalty, for
+    a search the early-stop heuristic has satisfied, never applies here: see the module docstring)."""
     full = all(f for _p, _s, f in it.finished)
     merged = list(it.finished)
     for i, ((p, s), h) in enumerate(zip(cands, hits, strict=True)):
         eligible = h and i < beams
         v = s
         if full:
-            v = np.float32(v + NEG)
-        if not it.unsatisfied:
             v = np.float32(v + NEG)
         if not eligible:
             v = np.float32(v + NEG)
