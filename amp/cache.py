@@ -49,6 +49,9 @@ SCHEMA = 1
 
 #: diskcache eviction: least recently stored first, once the folder exceeds this size.
 SIZE_LIMIT_BYTES = 2**30
+#: The largest value file read (a parse with every beam's per-token alternatives is well under a
+#: megabyte): a larger one is refused as corrupt on its size alone, before a byte is read.
+MAX_VALUE_BYTES = 64 * 2**20
 
 
 def canonical_json(obj: Any) -> str:
@@ -120,14 +123,21 @@ class JSONTextDisk(diskcache.Disk):
 def _read_regular_text(path: str) -> str:
     """The UTF-8 text of the regular file at ``path``, opened without blocking: a FIFO, device or
     other non-regular file planted as a value file is refused (:class:`UnsafeEntryError`) instead
-    of hanging the reader."""
+    of hanging the reader, and so is a file over :data:`MAX_VALUE_BYTES` (judged by its size,
+    never read whole)."""
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
             raise UnsafeEntryError("the value file is not a regular file")
-        with os.fdopen(fd, encoding="utf-8", closefd=True) as reader:
+        if info.st_size > MAX_VALUE_BYTES:
+            raise UnsafeEntryError(f"the value file has {info.st_size:,} bytes, over the limit of {MAX_VALUE_BYTES:,}")
+        with os.fdopen(fd, "rb", closefd=True) as reader:
             fd = -1
-            return reader.read()
+            data = reader.read(MAX_VALUE_BYTES + 1)  # a file that grew since: still bounded
+        if len(data) > MAX_VALUE_BYTES:
+            raise UnsafeEntryError(f"the value file grew over the limit of {MAX_VALUE_BYTES:,} bytes")
+        return data.decode("utf-8")
     finally:
         if fd >= 0:
             os.close(fd)

@@ -6,13 +6,17 @@
 2. 16 concurrent clients with Serve request batching vs the same 16 asks one at a time
    (throughput ratio), for 16 different prompts and for 16 students asking the same one;
 3. a sweep job on 2 replicas vs 1 (wall-time ratio);
-4. job submit → first result latency.
+4. job submit → first result latency;
+5. ``--stall``: one large request's effect on the p50 latency of small requests behind it on the only
+   replica (the issue's ``beams 64 × 1,024 tokens``, and the largest legal request sent by a client
+   that gives up after a few seconds), and the replica's memory before and after.
 Starts its own local Ray cluster on loopback (and stops it); caches are fresh temporary folders.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import os
 import socket
@@ -48,6 +52,10 @@ def parse_args() -> argparse.Namespace:
     ap.add_argument("--clients", type=int, default=16)
     ap.add_argument("--items", type=int, default=8, help="items of the sweep job")
     ap.add_argument("--max-new-tokens", type=int, default=None)
+    ap.add_argument("--stall", action="store_true", help="only 5.: the large request's effect on small ones")
+    ap.add_argument("--small", type=int, default=3, help="small requests timed per phase of 5.")
+    ap.add_argument("--give-up", type=float, default=5.0, help="seconds the large request's client waits")
+    ap.add_argument("--small-timeout", type=float, default=60.0, help="seconds a small request's client waits")
     return ap.parse_args()
 
 
@@ -144,8 +152,81 @@ def print_replicas(url: str, args: argparse.Namespace, plan: list[Any], search: 
     print(f"4. job submit → first result: {first1:.1f} s (one chunk of 2 items)")
 
 
+def _post(url: str, body: dict[str, Any], timeout: float) -> tuple[int | str, float]:
+    """(HTTP status, or the exception's name on a client timeout; wall seconds)."""
+    import json
+    import urllib.error
+    import urllib.request
+
+    req = urllib.request.Request(url, data=json.dumps(body).encode(), method="POST",
+                                 headers={"Content-Type": "application/json"})
+    t0 = time.perf_counter()
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as r:
+            r.read()
+            return r.status, time.perf_counter() - t0
+    except urllib.error.HTTPError as exc:
+        return exc.code, time.perf_counter() - t0
+    except OSError as exc:  # the client gave up (timeout): it closes the connection
+        return type(exc).__name__, time.perf_counter() - t0
+
+
+def _replica_rss() -> float:
+    """GB resident of the ParserWorker replica processes together."""
+    import psutil
+
+    total = 0
+    for proc in psutil.process_iter(["cmdline"]):
+        if any("ParserWorker" in part for part in proc.info["cmdline"] or ()):
+            with contextlib.suppress(psutil.Error):
+                total += proc.memory_info().rss
+    return total / 2**30
+
+
+def stall(args: argparse.Namespace, tmp: str) -> None:
+    """5. p50 of small requests alone, and right behind a large one whose client gives up."""
+    from amp.serve import launch
+
+    url, _cfg = _start(args.model, 1, f"{tmp}/stall")
+    counter = iter(range(10**6))
+    small_limit = args.small_timeout
+
+    def small_p50() -> tuple[float, int]:
+        times, late = [], 0
+        for _ in range(args.small):
+            body = {"prompts": [f"Human: the man saw girl {next(counter)}\nComputer:"],
+                    "search": {"beams": 2, "max_new_tokens": 16}}
+            status, took = _post(url + "/v1/parse", body, small_limit)
+            late += status != 200
+            times.append(took)
+        return statistics.median(times), late
+
+    try:
+        small_p50()  # load + warm
+        alone, _ = small_p50()
+        print(f"5. small request (1 prompt, beams 2, 16 tokens) alone: p50 {alone:.2f} s; replica "
+              f"{_replica_rss():.2f} GB")
+        for name, search in (("issue's beams 64 × 1,024 tokens", {"beams": 64, "max_new_tokens": 1024}),
+                             ("largest legal request: beams 32 × 1,024 tokens", {"beams": 32, "max_new_tokens": 1024})):
+            body = {"prompts": [f"Human: the big request {next(counter)}\nComputer:"], "search": search}
+            status, took = _post(url + "/v1/parse", body, args.give_up)
+            behind, late = small_p50()
+            print(f"   behind the {name} (answered {status} after {took:.1f} s; its client gives up at "
+                  f"{args.give_up:g} s): small p50 {behind:.2f} s = ×{behind / alone:.1f} of alone; "
+                  f"{late}/{args.small} small requests failed or timed out at {small_limit:g} s; "
+                  f"replica {_replica_rss():.2f} GB")
+    finally:
+        launch.stop()
+
+
 def main() -> int:
     args = parse_args()
+    if args.stall:
+        tmp = tempfile.mkdtemp(prefix="serve-bench-")
+        os.environ["AMP_CACHE_DIR"] = tmp
+        print(f"model {args.model}; 1 CPU replica")
+        stall(args, tmp)
+        return 0
     import torch
 
     from amp.evaluation import experiments as ex

@@ -2,14 +2,14 @@
 
     python -m amp serve [--model M] [--device cuda] [--dtype bfloat16] [--replicas N]
         [--host 127.0.0.1] [--port 8600] [--address RAY_ADDRESS] [--batch-size 8]
-        [--trust-remote-code] [--no-cache]
+        [--trust-remote-code] [--no-cache] [--job-retention-hours 168]
 
 Starts a local Ray cluster (or joins ``--address``) and deploys the parser: one replica per GPU
 with ``--device cuda``, else ``--replicas`` CPU replicas (default 1).  Clients point at it with
 ``AMP_PARSER_URL=http://HOST:PORT`` (app and CLI) or ``--server URL`` (CLI).  Listening on
 anything but loopback requires ``AMP_TOKEN`` (at least 16 characters), which clients send as a
 bearer token; the token is read from the environment only, never from the command line.
-Ctrl-C stops the service.  API documentation: ``http://HOST:PORT/docs``.
+Ctrl-C stops the service.  API description: ``http://HOST:PORT/openapi.json``.
 """
 
 from __future__ import annotations
@@ -34,7 +34,8 @@ def run(args: argparse.Namespace) -> int:
         config = launch.config_from_args(
             spec=args.model, device=args.device, dtype=args.dtype, replicas=args.replicas, host=args.host,
             port=args.port, address=args.address, token=token, trust_remote_code=args.trust_remote_code,
-            use_cache=not args.no_cache, batch_size=args.batch_size)
+            use_cache=not args.no_cache, batch_size=args.batch_size,
+            job_retention_s=args.job_retention_hours * 3600.0)
     except AmpError as exc:
         return fail(exc)
 
@@ -56,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
     signal.signal(signal.SIGINT, stop_on_signal)
     where = f"{config.replicas} {'GPU' if config.gpus_per_replica else 'CPU'} replica(s)"
     print(f"AmP parser service ready at {url} — model {config.spec!r}, {where}"
-          f"{', token required' if token else ''}; API docs at {url}/docs. Ctrl-C stops it.", flush=True)
+          f"{', token required' if token else ''}; API schema at {url}/openapi.json. Ctrl-C stops it.", flush=True)
     try:
         while True:
             time.sleep(3600)
@@ -77,4 +78,6 @@ def register(subparsers: Any) -> None:
     p.add_argument("--address", default=None, help="join this Ray cluster instead of starting one")
     p.add_argument("--batch-size", type=int, default=8, help="items per model call (default 8)")
     p.add_argument("--no-cache", action="store_true", help="no server-side result cache")
+    p.add_argument("--job-retention-hours", type=float, default=7 * 24.0,
+                   help="hours a finished job (and its results) is kept on the server (default a week)")
     p.set_defaults(func=run)

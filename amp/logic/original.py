@@ -31,7 +31,7 @@ not the original's code.
 from __future__ import annotations
 
 import re
-from collections import defaultdict
+from collections import defaultdict, deque
 from functools import lru_cache
 from typing import Any
 
@@ -132,7 +132,56 @@ def _shunt(tokens: list[str]) -> list[str]:
     return output
 
 
+def _drop(stack: list[int], value: int) -> None:
+    """``stack`` without ``value`` (an index is pushed once; it sits on top or just below)."""
+    for k in (len(stack) - 1, len(stack) - 2):
+        if k >= 0 and stack[k] == value:
+            del stack[k]
+            return
+    stack[:] = [x for x in stack if x != value]
+
+
+def _merge_same_operator(graph: _Graph) -> None:
+    """Merge every same-operator edge, as the original's repeated passes do, in one sweep.
+
+    The original merges, pass after pass, the *first* edge ``(a, b)`` in node and successor
+    order whose ends share an operator: ``b`` leaves ``a``'s successor list and ``b``'s children
+    are appended to it.  Only ``a``'s list changes (parents precede children), so the passes
+    finish one node before they touch the next, and within a node the list before the merged
+    child never changes again: a queue over the list gives the same final order.
+    """
+    for a in list(graph.name):
+        if a not in graph.name:
+            continue  # merged into its parent already
+        op = _base(graph.name[a])
+        if op not in OPERATORS:
+            continue
+        kids = graph.succ[a]
+        if not any(_base(graph.name[c]) == op for c in kids):
+            continue
+        done: list[Any] = []
+        seen = set(kids)
+        queue = deque(kids)
+        while queue:
+            c = queue.popleft()
+            if _base(graph.name[c]) != op:
+                done.append(c)
+                continue
+            for g in graph.succ.pop(c):
+                if g not in seen:
+                    seen.add(g)
+                    queue.append(g)
+            del graph.name[c]
+        graph.succ[a] = done
+
+
 def _tree(postfix: list[str]) -> _Graph:
+    """The binary tree of the reversed postfix, same-operator edges merged, names amended (§8.1).
+
+    Linear in the number of tokens (docs/paper-notes.md §8.1 describes the original's repeated
+    single merges, each a scan of every edge — quadratic; the result here is the same, see
+    :func:`_merge_same_operator`).
+    """
     graph = _Graph()
     stack: list[int] = []
     count: dict[int, int] = defaultdict(int)
@@ -147,15 +196,8 @@ def _tree(postfix: list[str]) -> _Graph:
         if parent != -1:
             graph.add_edge(parent, i)
         if count[parent] == 2:
-            stack = [x for x in stack if x != parent]
-    for _ in range(len(graph.name)):  # one merge per pass, as many passes as nodes
-        for a, b in graph.edges():
-            if _base(graph.name[a]) == _base(graph.name[b]) and _base(graph.name[a]) in OPERATORS:
-                moved = list(graph.succ[b])
-                graph.remove_node(b)
-                for c in moved:
-                    graph.add_edge(a, c)
-                break
+            _drop(stack, parent)
+    _merge_same_operator(graph)
     for parent in list(graph.name):  # §8.1 step 7, in node order; later writes win
         kids = graph.succ[parent]
         if all(_base(graph.name[c]) in OPERATORS for c in kids):

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Unpack
 
 from amp.errors import AmpError
+from amp.parser.core import limits
 from amp.parser.core.errors import BackendError, ModelLoadError, SearchCancelled
 from amp.parser.core.results import BatchItem, BatchItemResult, PairScore, ParseResult
 from amp.parser.jobs import follow, run_as_job, search_of
@@ -113,8 +114,9 @@ def run_batch(
     page can find and reattach to it later; :attr:`BatchRun.job_id` names it) and stream back in
     input order; cancelling cancels the job.
     """
-    plan = _Plan(parser, list(items), SearchSettings.of(search, **settings),
-                 _cancel_check(cancel), max(1, batch_size or default_batch_size(parser)), label, meta)
+    search = SearchSettings.of(search, **settings)
+    size = limits.prompts_per_call(search.beams, search.max_new_tokens, max(1, batch_size or default_batch_size(parser)))
+    plan = _Plan(parser, list(items), search, _cancel_check(cancel), size, label, meta)
     in_order = ordered and parser.backend.jobs is None
 
     def generate(run: BatchRun) -> Generator[BatchItemResult]:

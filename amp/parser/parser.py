@@ -160,6 +160,7 @@ class Parser:
         """``parse`` for several prompts; the uncached ones go through one batched decode."""
         search = SearchSettings.of(search, **settings)
         _check_asks([(p, None, None) for p in prompts])
+        limits.check_search_cost(len(prompts), search.beams, search.max_new_tokens)
         return self._cached_many(
             "parse", ParseResult.from_dict, ParseResult.to_dict,
             lambda todo: self.backend.parse(todo, fmt=fmt, top_n=self.top_n, search=search, words=words),
@@ -180,6 +181,7 @@ class Parser:
         search = SearchSettings.of(search, **settings)
         items = [(p, a, b) if a is not None and b is not None else (p, None, None) for p, a, b in items]
         _check_asks(items)
+        limits.check_search_cost(len(items), search.beams, search.max_new_tokens)
         parse_keys = [self.cache_key("parse", **_parse_parts(p, fmt, search, words)) for p, _a, _b in items]
         pair_keys = [self.cache_key("pair", **_pair_parts(p, a, b, fmt, words)) if a else None for p, a, b in items]
         parses = [self._lookup(key, ParseResult.from_dict) for key in parse_keys]

@@ -1,6 +1,6 @@
 """The parser service: the constrained parser hosted on Ray Serve (``python -m amp serve``).
 
-* :mod:`amp.serve.schema` — the JSON request bodies, validated and bounded (OpenAPI at ``/docs``);
+* :mod:`amp.serve.schema` — the JSON request bodies, validated and bounded (OpenAPI at ``/openapi.json``);
 * :mod:`amp.serve.worker` — ``ParserWorker``, the model replicas (one per GPU, or CPU replicas),
   which merge concurrent requests into shared forward passes (Serve request batching);
 * :mod:`amp.serve.jobs` — ``JobManager``, sweeps as jobs that outlive their client;

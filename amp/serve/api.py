@@ -1,6 +1,6 @@
 """``Api``: the HTTP ingress of the parser service (FastAPI on Ray Serve).
 
-Routes (JSON; schema and examples at ``/docs`` and ``/openapi.json``):
+Routes (JSON; schema and examples at ``/openapi.json``; no ``/docs`` page, see :data:`OPEN_PATHS`):
 
 ``GET /health`` (no token) · ``GET /v1/info`` · ``POST /v1/parse`` · ``POST /v1/parse_and_score`` ·
 ``POST /v1/forced`` · ``POST /v1/pairs`` · ``POST /v1/steps`` · ``POST /v1/sample`` ·
@@ -16,6 +16,7 @@ prompt over the model's context), 404 for an unknown job; 503 if the model canno
 """
 
 
+import asyncio
 import hmac
 import os
 from typing import Any
@@ -24,13 +25,15 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from ray import serve
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from amp.parser.backends.remote import API_VERSION
 from amp.parser.core import limits
 from amp.serve import schema
 
-#: Paths answered without a token: liveness and the API's own description.
-OPEN_PATHS = frozenset({"/health", "/docs", "/openapi.json", "/docs/oauth2-redirect"})
+#: Paths answered without a token: liveness and the API's own description (``/docs`` is switched
+#: off: its page loads scripts from a public CDN, blank offline; the schema is at ``/openapi.json``).
+OPEN_PATHS = frozenset({"/health", "/openapi.json"})
 
 #: The environment variable that carries the token into the ingress replica's process only
 #: (:func:`amp.serve.launch.start` sets it in that deployment's runtime environment).
@@ -41,6 +44,8 @@ GUARD: dict[str, Any] = {"max_body": limits.MAX_BODY_BYTES}
 app = FastAPI(
     title="AmP Explorer parser service",
     version=str(API_VERSION),
+    docs_url=None,
+    redoc_url=None,
     description="Grammar-constrained semantic parsing and forced scoring of ambiguous sentences "
                 "(AmP), with sweeps as jobs. Send `Authorization: Bearer <AMP_TOKEN>` when the "
                 "service has a token.",
@@ -77,12 +82,39 @@ async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse
     return JSONResponse(status_code=422, content={"error": {"type": "invalid", "message": message, "status": 422}})
 
 
+#: Short words for the statuses FastAPI/Starlette raise themselves (a body that is not JSON, a wrong path).
+_KINDS = {400: "bad_request", 404: "not_found", 405: "method_not_allowed", 413: "too_large"}
+
+
+@app.exception_handler(StarletteHTTPException)
+async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+    """FastAPI's own refusals (a body it cannot parse: invalid UTF-8, JSON nested too deep; an unknown
+    path or method) in the same ``{"error": …}`` envelope."""
+    return refusal(exc.status_code, _KINDS.get(exc.status_code, "refused"), str(exc.detail))
+
+
+@app.exception_handler(Exception)
+async def failure(request: Request, exc: Exception) -> JSONResponse:
+    """Anything unforeseen: still the envelope (and no traceback to the client)."""
+    return refusal(500, "server", f"the service failed on this request ({type(exc).__name__})")
+
+
 def answer(reply: dict[str, Any]) -> Any:
     """A worker's answer as the HTTP reply: its error as a 4xx/5xx JSON body, else as is."""
     if isinstance(reply, dict) and "error" in reply:
         err = reply["error"]
         return refusal(int(err.get("status", 500)), str(err.get("type", "error")), str(err.get("message", "")))
     return reply
+
+
+async def ask(response: Any) -> Any:
+    """A worker call's answer (:func:`answer`); if this request is cancelled (its client went away,
+    or timed out), the worker call is cancelled too, which stops its search at the next step."""
+    try:
+        return answer(await response)
+    except asyncio.CancelledError:
+        response.cancel()
+        raise
 
 
 def _missing(job_id: str) -> JSONResponse:
@@ -104,31 +136,31 @@ class Api:
 
     @app.get("/v1/info")
     async def info(self) -> Any:
-        return answer(await self.worker.info.remote())
+        return await ask(self.worker.info.remote())
 
     @app.post("/v1/parse")
     async def parse(self, body: schema.ParseRequest) -> Any:
-        return answer(await self.worker.parse.remote(body.model_dump()))
+        return await ask(self.worker.parse.remote(body.model_dump()))
 
     @app.post("/v1/parse_and_score")
     async def parse_and_score(self, body: schema.JointRequest) -> Any:
-        return answer(await self.worker.joint.remote(body.model_dump()))
+        return await ask(self.worker.joint.remote(body.model_dump()))
 
     @app.post("/v1/forced")
     async def forced(self, body: schema.ForcedRequest) -> Any:
-        return answer(await self.worker.forced.remote(body.model_dump()))
+        return await ask(self.worker.forced.remote(body.model_dump()))
 
     @app.post("/v1/pairs")
     async def pairs(self, body: schema.PairsRequest) -> Any:
-        return answer(await self.worker.pairs.remote(body.model_dump()))
+        return await ask(self.worker.pairs.remote(body.model_dump()))
 
     @app.post("/v1/steps")
     async def steps(self, body: schema.StepsRequest) -> Any:
-        return answer(await self.worker.steps.remote(body.model_dump()))
+        return await ask(self.worker.steps.remote(body.model_dump()))
 
     @app.post("/v1/sample")
     async def sample(self, body: schema.SampleRequest) -> Any:
-        return answer(await self.worker.sample.remote(body.model_dump()))
+        return await ask(self.worker.sample.remote(body.model_dump()))
 
     @app.post("/v1/jobs")
     async def submit(self, body: schema.JobRequest) -> Any:

@@ -34,7 +34,8 @@ def is_loopback(host: str) -> bool:
 
 def config_from_args(*, spec: str, device: str | None, dtype: str | None, replicas: int | None, host: str,
                      port: int, address: str | None, token: str | None, trust_remote_code: bool = False,
-                     use_cache: bool = True, batch_size: int = 8, top_n: int = DEFAULT_TOP_N) -> ServeConfig:
+                     use_cache: bool = True, batch_size: int = 8, top_n: int = DEFAULT_TOP_N,
+                     job_retention_s: float = ServeConfig.job_retention_s) -> ServeConfig:
     """A checked :class:`ServeConfig` (raises :class:`ServeError` with the reason)."""
     if not is_loopback(host) and not token:
         raise ServeError(f"listening on {host} reaches beyond this machine: set AMP_TOKEN to a secret first "
@@ -47,6 +48,8 @@ def config_from_args(*, spec: str, device: str | None, dtype: str | None, replic
         raise ServeError(f"--replicas must be 1-64, not {replicas}")
     if not 1 <= batch_size <= 64:
         raise ServeError(f"--batch-size must be 1-64, not {batch_size}")
+    if not job_retention_s > 0:
+        raise ServeError(f"--job-retention-hours must be above 0, not {job_retention_s / 3600:g}")
     cpus = os.cpu_count() or 1
     gpu = (device or "").startswith("cuda")
     n = replicas or 1
@@ -59,7 +62,7 @@ def config_from_args(*, spec: str, device: str | None, dtype: str | None, replic
     return ServeConfig(spec=spec, device="cuda" if gpu else device, dtype=dtype, trust_remote_code=trust_remote_code,
                        replicas=n, cpus_per_replica=1.0, gpus_per_replica=1.0 if gpu else 0.0, host=host, port=port,
                        address=address, use_cache=use_cache, batch_size=batch_size, top_n=top_n,
-                       threads=max(1, cpus // n))
+                       threads=max(1, cpus // n), job_retention_s=float(job_retention_s))
 
 
 def _runtime_env(config: ServeConfig) -> dict[str, Any]:
@@ -73,8 +76,28 @@ def _runtime_env(config: ServeConfig) -> dict[str, Any]:
     return {"env_vars": env}
 
 
+#: Ray's switch that makes a local cluster use the loopback address as the node's address (read by
+#: ``ray._private.services.get_node_ip_address``; false, Ray replaces ``127.0.0.1`` by the
+#: machine's outward address and its GCS, raylet and worker servers listen on every interface).
+RAY_LOCAL_ONLY_VAR = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
+
+
+def _loopback_only() -> None:
+    """Make the Ray cluster started next keep every internal server (GCS, raylet, workers, agents)
+    on loopback: the service was asked to listen on loopback only (issue #27 item 9)."""
+    os.environ[RAY_LOCAL_ONLY_VAR] = "0"  # the raylet and its workers inherit it
+    from ray._private import ray_constants  # late: optional dependency (ray, the serve extra)
+
+    ray_constants.ENABLE_RAY_CLUSTER = False  # read at call time; ray may be imported already
+
+
 def start(config: ServeConfig, token: str | None) -> str:
-    """Start (or join) Ray, deploy the service, wait until it answers; its base URL."""
+    """Start (or join) Ray, deploy the service, wait until it answers; its base URL.
+
+    A cluster started here for a loopback ``host`` keeps Ray's own servers on loopback too
+    (:func:`_loopback_only`); beyond loopback they listen where Ray puts them (every interface),
+    guarded by Ray's cluster token and the service's bearer token.
+    """
     import ray  # late: optional dependency (ray, the serve extra)
     from ray import serve  # late: optional dependency (ray, the serve extra)
 
@@ -84,6 +107,8 @@ def start(config: ServeConfig, token: str | None) -> str:
 
     runtime_env = _runtime_env(config)
     if not ray.is_initialized():
+        if not config.address and is_loopback(config.host):
+            _loopback_only()
         if config.address:
             ray.init(address=config.address, runtime_env=runtime_env, log_to_driver=False)
         else:

@@ -6,9 +6,10 @@ travel as the ``to_dict()`` JSON of :mod:`amp.parser.core.results` (non-finite f
 
 from __future__ import annotations
 
+import json
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from amp.logic.own_words import MAX_OWN_WORDS, MAX_WORD_CHARS
 from amp.logic.vocabulary import DEFAULT_FORMAT
@@ -46,6 +47,19 @@ class Search(Strict):
     constrained: bool = _DEFAULT.constrained
     max_new_tokens: int | None = Field(_DEFAULT.max_new_tokens, ge=1, le=limits.MAX_NEW_TOKENS)
 
+    @model_validator(mode="after")
+    def _one_search_within_cost(self) -> Search:
+        _within_cost(1, self)
+        return self
+
+
+def _within_cost(prompts: int, search: Search) -> None:
+    """prompts × beams × tokens within :data:`~amp.parser.core.limits.MAX_SEARCH_COST` (a 422 naming it)."""
+    try:
+        limits.check_search_cost(prompts, search.beams, search.max_new_tokens)
+    except ValueError as exc:  # RequestTooLarge: pydantic turns a ValueError into a 422 with its text
+        raise ValueError(str(exc)) from None
+
 
 class ParseRequest(Strict):
     """Constrained beam search after each prompt."""
@@ -56,6 +70,11 @@ class ParseRequest(Strict):
     top_n: TopN = DEFAULT_TOP_N
     search: Search = Search()
 
+    @model_validator(mode="after")
+    def _within_cost(self) -> ParseRequest:
+        _within_cost(len(self.prompts), self.search)
+        return self
+
 
 class JointRequest(Strict):
     """Beam search and, where both LFs are given, P(LF0) — one prompt pass per item."""
@@ -65,6 +84,11 @@ class JointRequest(Strict):
     words: Words | None = None
     top_n: TopN = DEFAULT_TOP_N
     search: Search = Search()
+
+    @model_validator(mode="after")
+    def _within_cost(self) -> JointRequest:
+        _within_cost(len(self.items), self.search)
+        return self
 
 
 class ForcedRequest(Strict):
@@ -130,3 +154,11 @@ class JobRequest(Strict):
     batch_size: int = Field(8, ge=1, le=limits.MAX_JOB_BATCH)
     label: str = Field("", max_length=limits.MAX_ID_CHARS)
     meta: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _meta_within_bound(self) -> JobRequest:
+        size = len(json.dumps(self.meta, ensure_ascii=False).encode("utf-8"))
+        if size > limits.MAX_JOB_META_BYTES:
+            raise ValueError(f"meta is {size:,} bytes as JSON, over the limit of {limits.MAX_JOB_META_BYTES:,} "
+                             "(MAX_JOB_META_BYTES)")
+        return self

@@ -28,9 +28,10 @@ from amp.parser.backends.local import InProcessBackend
 from amp.parser.backends.remote import API_VERSION, code_version
 from amp.parser.batch import run_batch
 from amp.parser.core import limits
-from amp.parser.core.errors import ModelLoadError
+from amp.parser.core.errors import ModelLoadError, RequestTooLarge, SearchCancelled
 from amp.parser.core.results import BatchItem, Beam
 from amp.parser.parser import Parser
+from amp.parser.search.cancel import current_check
 from amp.parser.search.settings import DEFAULT_TOP_N, SearchSettings
 from amp.records import JsonRecord
 
@@ -54,12 +55,16 @@ class ServeConfig(JsonRecord):
     top_n: int = DEFAULT_TOP_N
     batch_size: int = 8
     threads: int = 1
+    #: Seconds a finished job is kept (:mod:`amp.serve.jobs`; default a week).
+    job_retention_s: float = 7 * 24 * 3600.0
 
 
 def error_answer(exc: BaseException) -> dict[str, Any]:
     """``{"error": {...}}`` for an exception: 400 for bad input, 503 for a model that cannot load."""
     if isinstance(exc, ModelLoadError):
         status = 503
+    elif isinstance(exc, RequestTooLarge):
+        status = 413
     elif isinstance(exc, (AmpError, ValueError, KeyError, TypeError)):
         status = 400
     else:
@@ -94,7 +99,8 @@ class Work:
         self.cache = ResultCache() if config.use_cache else None
         self._parsers: dict[int, Any] = {}
         #: Calls answered and merged passes run by :meth:`joint`/:meth:`parse` (``/v1/info`` shows them).
-        self.stats = {"merged_calls": 0, "merged_passes": 0}
+        #: ``cancelled``: merged passes stopped because every caller went away.
+        self.stats = {"merged_calls": 0, "merged_passes": 0, "cancelled": 0}
 
     def parser(self, top_n: int) -> Any:
         """The facade for ``top_n`` (one per value; all share one backend and one cache)."""
@@ -121,8 +127,9 @@ class Work:
         def run(parser: Any, asks: list[tuple], fmt: str, search: SearchSettings,
                 words: OwnWords) -> list[dict[str, Any]]:
             out = []
-            for start in range(0, len(asks), self.config.batch_size):
-                part = parser.parse_and_score_many(asks[start:start + self.config.batch_size], fmt=fmt,
+            size = limits.prompts_per_call(search.beams, search.max_new_tokens, self.config.batch_size)
+            for start in range(0, len(asks), size):
+                part = parser.parse_and_score_many(asks[start:start + size], fmt=fmt,
                                                    words=words, **search.as_dict())
                 out += [{"parse": p.to_dict(), "pair": q.to_dict() if q is not None else None} for p, q in part]
             return out
@@ -134,8 +141,9 @@ class Work:
         def run(parser: Any, prompts: list[str], fmt: str, search: SearchSettings,
                 words: OwnWords) -> list[dict[str, Any]]:
             out = []
-            for start in range(0, len(prompts), self.config.batch_size):
-                part = parser.parse_many(prompts[start:start + self.config.batch_size], fmt=fmt, words=words,
+            size = limits.prompts_per_call(search.beams, search.max_new_tokens, self.config.batch_size)
+            for start in range(0, len(prompts), size):
+                part = parser.parse_many(prompts[start:start + size], fmt=fmt, words=words,
                                          **search.as_dict())
                 out += [r.to_dict() for r in part]
             return out
@@ -163,6 +171,9 @@ class Work:
                 self.stats["merged_passes"] += 1
                 for i in members:
                     answers[i] = {"results": [done[x] for x in inputs(calls[i])]}
+            except SearchCancelled:
+                self.stats["cancelled"] += 1
+                raise  # every caller went away: nothing to answer
             except Exception:  # noqa: BLE001 - find the guilty call: each on its own
                 for i in members:
                     answers[i] = _safe(functools.partial(self._alone, calls[i], inputs, run))
@@ -206,7 +217,7 @@ class Work:
             items = [BatchItem.from_dict(d) for d in call["items"]]
             search = SearchSettings(**call["search"])
             run = run_batch(self.parser(int(call["top_n"])), items, batch_size=len(items), ordered=True,
-                            **search.as_dict())
+                            cancel=current_check(), **search.as_dict())
             return {"results": [r.to_dict() for r in run]}
 
         return _safe(go)

@@ -7,6 +7,7 @@ and therefore every number — are the same on both sides.
 
 from __future__ import annotations
 
+import http.client
 import json
 import threading
 import time
@@ -296,3 +297,101 @@ def test_app_with_an_unreachable_server_shows_an_error_and_stays_usable(tmp_path
     assert any("cannot be used" in str(e.value) and "cannot reach" in str(e.value) for e in at.error)
     at.button(key="server_fallback").click().run()  # back to a model in this app
     assert not at.exception and at.session_state["parser_server"] == ""
+
+
+# -- bounds, cancellation, envelopes, Ray's ports (issue #27 items 7, 9, 10) ---------------------------
+
+
+def test_a_search_over_the_cost_bound_is_refused_before_any_work(service):
+    from amp.parser.core import limits
+    from amp.parser.core.errors import RequestTooLarge
+
+    status, body = post(service.url + "/v1/parse", json.dumps(
+        {"prompts": [PROMPT], "search": {"beams": 64, "max_new_tokens": 1024}}).encode())
+    assert status == 422 and "MAX_SEARCH_COST" in body["error"]["message"]
+    nine = {"prompts": [f"{PROMPT} {k}" for k in range(9)], "search": {"beams": 16}}  # 9 × 16 × 256
+    status, body = post(service.url + "/v1/parse", json.dumps(nine).encode())
+    assert status == 422 and "9 prompt(s) × 16 beams × 256 tokens" in body["error"]["message"]
+    status, body = post(service.url + "/v1/parse_and_score", json.dumps(
+        {"items": [[PROMPT, None, None]], "search": {"beams": 40, "max_new_tokens": 1024}}).encode())
+    assert status == 422 and "MAX_SEARCH_COST" in body["error"]["message"]
+    with pytest.raises(RequestTooLarge, match="MAX_SEARCH_COST"):  # the library refuses it the same way
+        Parser.remote(service.url, cache=None).parse(PROMPT, beams=64, max_new_tokens=1024)
+    assert limits.search_cost(8, 16, None) <= limits.MAX_SEARCH_COST  # the app's widest sweep batch fits
+
+
+def test_a_client_that_gives_up_cancels_its_search_and_the_replica_serves_on(service):
+    far = Parser.remote(service.url, cache=None)
+    for k in range(4):  # both replicas have their model loaded
+        far.parse(f"{PROMPT} warm {k}", **FAST)
+    before = sum(s.get("cancelled", 0) for s in replica_stats(service))
+    # within every bound (32 × 960 beam-tokens, inside the tiny model's 1,024-token context): minutes of work
+    big = {"prompts": ["Human: a search nobody waits for\nComputer:"], "search": {"beams": 32, "max_new_tokens": 960}}
+    host, port = service.url.split("//")[1].split(":")
+    conn = http.client.HTTPConnection(host, int(port), timeout=2)
+    conn.request("POST", "/v1/parse", body=json.dumps(big).encode(), headers={"Content-Type": "application/json"})
+    with pytest.raises(OSError):  # the client times out …
+        conn.getresponse()
+    conn.close()  # … and goes away
+    deadline = time.time() + 90
+    cancelled = before
+    while cancelled <= before and time.time() < deadline:
+        time.sleep(0.5)
+        cancelled = sum(s.get("cancelled", 0) for s in replica_stats(service))
+    assert cancelled > before  # the search stopped at a decode step, not after its 1,024 tokens
+    assert Parser.remote(service.url, cache=None).parse(PROMPT + " next", **FAST).beams
+
+
+def _raw(url: str, method: str = "GET", body: bytes | None = None) -> tuple[int, dict]:
+    req = urllib.request.Request(url, data=body, method=method, headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(req, timeout=60) as r:
+            return r.status, json.loads(r.read())
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read())
+
+
+def test_every_bad_input_gets_a_4xx_in_the_error_envelope(service):
+    base = service.url
+    beam = Parser.remote(base, cache=None).parse(PROMPT, **FAST).beams[0].to_dict()
+    cases = {
+        "deeply nested JSON": ("/v1/parse", b"[" * 100_000 + b"]" * 100_000),
+        "invalid UTF-8": ("/v1/parse", b'{"prompts": ["\xff\xfe\xfd"]}'),
+        "temperature 1e-300": ("/v1/sample", json.dumps({"prompt": PROMPT, "temperature": 1e-300}).encode()),
+        "token ids out of range": ("/v1/steps", json.dumps(
+            {"prompt": PROMPT, "beam": {**beam, "token_ids": [999999999, -5], "tokens": ["a", "b"]}}).encode()),
+        "meta over its bound": ("/v1/jobs", json.dumps(
+            {"items": [{"id": "a", "prompt": PROMPT}], "meta": {"blob": "x" * 70_000}}).encode()),
+    }
+    for name, (path, body) in cases.items():
+        status, reply = _raw(base + path, "POST", body)
+        assert 400 <= status < 500 and set(reply) == {"error"}, (name, status, reply)
+        assert reply["error"]["status"] == status and reply["error"]["message"], name
+    for path in ("/docs", "/no/such/route"):
+        status, reply = _raw(base + path)
+        assert status == 404 and set(reply) == {"error"}, (path, reply)
+    status, reply = _raw(base + "/openapi.json")
+    assert status == 200 and reply["info"]["title"]
+    assert Parser.remote(base, cache=None).parse(PROMPT, **FAST).beams  # still serving
+
+
+def test_ray_s_own_servers_listen_on_loopback_only(service):
+    import ipaddress
+
+    import psutil
+
+    listening = []
+    for proc in [psutil.Process(), *psutil.Process().children(recursive=True)]:
+        try:
+            conns = proc.net_connections(kind="inet")
+        except psutil.Error:
+            continue
+        listening += [(proc.name(), c.laddr) for c in conns if c.status == psutil.CONN_LISTEN]
+    assert len(listening) >= 4  # GCS, raylet, workers, the HTTP proxy
+
+    def loopback(ip: str) -> bool:
+        address = ipaddress.ip_address(ip)
+        mapped = getattr(address, "ipv4_mapped", None)
+        return (mapped or address).is_loopback
+
+    assert all(loopback(addr.ip) for _name, addr in listening), [x for x in listening if not loopback(x[1].ip)]

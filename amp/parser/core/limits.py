@@ -9,7 +9,7 @@ a message naming the setting and its range, so every front end shows the same se
 from __future__ import annotations
 
 import math
-from collections.abc import Sized
+from collections.abc import Iterable, Sized
 from typing import Any
 
 from amp.errors import SettingError
@@ -48,8 +48,26 @@ MIN_TEMPERATURE = 0.01
 MAX_TEMPERATURE = 100.0
 #: Characters of a job item's id and of a job's label.
 MAX_ID_CHARS = 300
+#: Bytes of a job's ``meta`` (as JSON): what a page attaches to find and rebuild its sweep.
+MAX_JOB_META_BYTES = 64 * 2**10
+#: Bytes of one job's stored results (its ``results.jsonl``): a job over it stops, failed, saying so.
+MAX_JOB_RESULT_BYTES = 256 * 2**20
+#: Finished jobs kept by the service (the oldest finished ones go first beyond this) …
+MAX_STORED_JOBS = 200
+#: … and bytes of every stored job together (likewise).
+MAX_JOBS_STORE_BYTES = 2 * 2**30
 #: Largest seed (seeds are 0 … MAX_SEED, as numpy's generators take them).
 MAX_SEED = 2**32 - 1
+#: The most tokens a budget derived from the prompt takes (``max_new_tokens=None``,
+#: :func:`amp.parser.search.decode.default_max_new_tokens`).
+DERIVED_MAX_NEW_TOKENS = 256
+#: The cost of one search call, prompts × beams × token budget ("beam-tokens"), checked before any
+#: work: each bound alone admits 64 beams × 1,024 tokens, a search that holds a CPU replica for
+#: minutes; their product is bounded here (8 prompts × 16 beams × 256 tokens, 1 × 32 × 1,024).
+MAX_SEARCH_COST = 32_768
+#: Prompt tokens of one search call, all its prompts together (checked after tokenising, before
+#: the first forward pass; each prompt is also bounded by the model's context).
+MAX_CALL_PROMPT_TOKENS = 65_536
 
 
 def _whole(value: Any, name: str) -> int:
@@ -133,3 +151,33 @@ def check_items(items: Sized, name: str = "batch", maximum: int = MAX_BATCH_ITEM
     """At most ``maximum`` items in one call."""
     if len(items) > maximum:
         raise RequestTooLarge(f"the {name} has {len(items)} items, over the limit of {maximum}")
+
+
+def search_cost(prompts: int, beams: int, max_new_tokens: int | None) -> int:
+    """prompts × beams × token budget (a derived budget counts as :data:`DERIVED_MAX_NEW_TOKENS`)."""
+    return prompts * beams * (max_new_tokens or DERIVED_MAX_NEW_TOKENS)
+
+
+def check_search_cost(prompts: int, beams: int, max_new_tokens: int | None) -> int:
+    """A search call within :data:`MAX_SEARCH_COST` (``RequestTooLarge`` naming it otherwise)."""
+    cost = search_cost(prompts, beams, max_new_tokens)
+    if cost > MAX_SEARCH_COST:
+        tokens = max_new_tokens or DERIVED_MAX_NEW_TOKENS
+        raise RequestTooLarge(
+            f"the search cost {prompts} prompt(s) × {beams} beams × {tokens} tokens = {cost:,} is over the "
+            f"limit of {MAX_SEARCH_COST:,} (MAX_SEARCH_COST): use fewer beams, a smaller max_new_tokens or "
+            "fewer prompts per call")
+    return cost
+
+
+def prompts_per_call(beams: int, max_new_tokens: int | None, wanted: int) -> int:
+    """At most ``wanted`` prompts, and no more than one call of :data:`MAX_SEARCH_COST` takes (≥ 1)."""
+    return max(1, min(wanted, MAX_SEARCH_COST // search_cost(1, beams, max_new_tokens)))
+
+
+def check_prompt_tokens(counts: Iterable[int]) -> None:
+    """The prompt tokens of one call (its per-prompt counts) within :data:`MAX_CALL_PROMPT_TOKENS`."""
+    total = sum(counts)
+    if total > MAX_CALL_PROMPT_TOKENS:
+        raise RequestTooLarge(f"the call's prompts have {total:,} tokens together, over the limit of "
+                              f"{MAX_CALL_PROMPT_TOKENS:,} (MAX_CALL_PROMPT_TOKENS): send fewer or shorter prompts")

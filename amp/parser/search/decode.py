@@ -50,6 +50,7 @@ from transformers import LogitsProcessorList, StoppingCriteriaList
 from amp.logic.grammar import lark_parser
 from amp.logic.own_words import NO_WORDS, OwnWords
 from amp.logic.vocabulary import DEFAULT_FORMAT
+from amp.parser.core import limits
 from amp.parser.core.results import Beam, ForcedScore, PairScore, ParseResult, TokenStep
 from amp.parser.search.fastsearch import SearchStats, fast_beam_search, supported
 from amp.parser.search.prefix import cache_kwarg, prefill, prefixed_logprobs, reorder_only_after
@@ -73,7 +74,7 @@ from amp.parser.search.vocab import Vocabulary, check_context, encode_output, en
 
 #: Bounds of the default generation budget (tokens).
 MIN_NEW_TOKENS = 64
-MAX_NEW_TOKENS = 256
+MAX_NEW_TOKENS = limits.DERIVED_MAX_NEW_TOKENS
 
 _EXAMPLE_LF = re.compile(r"^Computer: ?(\S.*)$", re.MULTILINE)
 #: ``(lf0, lf1, ids0, ids1)``: an LF pair to score and its output token ids.
@@ -243,10 +244,12 @@ def parse_and_score_batch(
     prompts = [prompt for prompt, _a, _b in items]
     pairs = [_encoded_pair(tokenizer, masker, lf0, lf1) for _prompt, lf0, lf1 in items]
     prompt_ids = [encode_prompt(tokenizer, p) for p in prompts]
+    limits.check_prompt_tokens(len(p) for p in prompt_ids)
     eos = eos_ids(model, tokenizer)
     pad_id = masker.vocab.pad_id if masker.vocab.pad_id is not None else (eos[0] if eos else 0)
     width = max(len(p) for p in prompt_ids)
     budget = settings.max_new_tokens or max(default_max_new_tokens(tokenizer, p) for p in prompts)
+    limits.check_search_cost(len(prompts), settings.beams, budget)
     check_context(model, width, budget)
     algorithm = search_algorithm(algorithm)
     beams = settings.beams

@@ -291,6 +291,12 @@ def forced_score_ids(
     search (pass False for unconstrained beams, whose search used the raw token probabilities).
     """
     masker = get_masker(tokenizer, fmt, words=words)
+    size = masker.vocab.size
+    for k, seq in enumerate(seqs):
+        bad = [t for t in seq if isinstance(t, bool) or not isinstance(t, int) or not 0 <= t < size]
+        if bad:
+            raise DecodingError(f"sequence {k} has token ids outside this model's vocabulary (0 … {size - 1}): "
+                                f"{', '.join(repr(t) for t in bad[:5])}")
     prompt_ids = encode_prompt(tokenizer, prompt)
     lps = continuation_logprobs(model, prompt_ids, seqs)
     vocab = masker.vocab

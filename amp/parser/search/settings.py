@@ -58,6 +58,7 @@ class SearchSettings:
         object.__setattr__(self, "alpha", limits.check_alpha(self.alpha))
         object.__setattr__(self, "constrained", bool(self.constrained))
         limits.check_max_new_tokens(self.max_new_tokens)
+        limits.check_search_cost(1, self.beams, self.max_new_tokens)
 
     @classmethod
     def of(cls, search: SearchSettings | None = None, **changes: Unpack[SearchKeywords]) -> SearchSettings:
