@@ -107,6 +107,7 @@ def _model_status() -> None:
     failure = ui_model.load_error(spec)
     if failure:
         st.error(f"This model failed to load: {failure}", icon=":material/error:")
+        ui_model.suggestion_buttons(st, spec)
     elif parser is not None and parser.loaded:
         st.success(f"Loaded · {ui_model.describe(parser)}", icon=":material/memory:")
     elif parser is not None:

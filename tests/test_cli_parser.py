@@ -100,7 +100,7 @@ def test_unknown_hub_model_offline_subprocess(prompt_file: Path, tmp_path: Path)
     )
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.startswith("error: could not load Hugging Face model 'amp-tests/no-such-model'")
-    assert "Traceback" not in proc.stderr and "No network" in proc.stderr
+    assert "Traceback" not in proc.stderr and "offline mode is on (HF_HUB_OFFLINE=1)" in proc.stderr
 
 
 # --- issue #28 point 1: one prompt reader for every command ---------------------------------------
@@ -152,3 +152,23 @@ def test_a_file_that_is_not_a_prompt_is_one_error_line(command: str, content: st
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.count("\n") == 1 and proc.stderr.startswith(f"error: the prompt file {str(file)!r}"), proc.stderr
     assert says in proc.stderr and "does not exist" not in proc.stderr
+
+
+# --- issue #28 point 3: --model checked before anything loads ----------------------------------------
+
+
+@pytest.mark.parametrize(("offline", "says"), [
+    ("1", "offline mode is on (HF_HUB_OFFLINE=1)"),
+    ("", "unknown model 'defualt'"),
+])
+def test_a_misspelt_model_is_one_error_line_with_the_close_name(offline: str, says: str, prompt_file: Path,
+                                                                tmp_path: Path) -> None:
+    env = {**os.environ, "HF_HUB_OFFLINE": offline, "TRANSFORMERS_OFFLINE": "", "HF_HOME": str(tmp_path / "hf"),
+           "HF_HUB_CACHE": str(tmp_path / "hf" / "hub"), "AMP_CACHE_DIR": str(tmp_path / "c")}
+    proc = subprocess.run(
+        [sys.executable, "-m", "amp", "parse", "--model", "defualt", "--prompt-file", str(prompt_file),
+         "--device", "cpu"], cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=300, check=False)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.startswith("error: ") and proc.stderr.count("\n") == 1, proc.stderr
+    assert says in proc.stderr and "did you mean 'default'?" in proc.stderr
+    assert "huggingface.co" not in proc.stderr  # refused before any download was tried

@@ -42,7 +42,8 @@ import streamlit as st
 from amp.cache import ResultCache
 from amp.errors import AmpError
 from amp.parser import Parser
-from amp.parser.core.errors import BackendError, ModelLoadError, SearchCancelled
+from amp.parser.core.errors import BackendError, ModelLoadError, ModelNameError, SearchCancelled
+from amp.parser.models.names import check_model_name
 from amp.settings import results_dir
 from ui import server_state
 from ui.common import describe_error, plain
@@ -58,6 +59,8 @@ T = TypeVar("T")
 SPEC_KEY = "model_spec"
 #: session_state key: {(spec, precision): error message} of models that failed to load in this session.
 ERROR_KEY = "model_errors"
+#: session_state key: {spec: close model names} of misspelt names checked at Load.
+SUGGEST_KEY = "model_suggestions"
 #: session_state key of the sidebar radio (default vs other) and its "other" value.
 CHOICE_KEY = "model_choice"
 OTHER = "other"
@@ -193,6 +196,7 @@ def _load(spec: str, dtype: str = "") -> Parser:
     (its identity is computed: a missing path or a folder that is not a model fails now).
     """
 
+    check_model_name(spec)  # a misspelt or (offline) uncached name: ModelNameError with close names
     parser = Parser(spec, dtype=dtype or None, cache=result_cache())
     parser.identity  # noqa: B018 - validates the spec (raises ModelLoadError)
     return parser
@@ -205,9 +209,18 @@ def check_spec(spec: str) -> str | None:
     try:
         _load(spec, current_dtype())
     except Exception as exc:  # noqa: BLE001 - ModelLoadError, or any loader crash: a message
+        if isinstance(exc, ModelNameError):
+            st.session_state.setdefault(SUGGEST_KEY, {})[spec] = exc.suggestions
         return _record_failure(ModelChoice(spec, current_dtype()), exc)
     _READY.add((spec, current_dtype()))
     return None
+
+
+def suggestion_buttons(box: Any, spec: str) -> None:
+    """A button for each close name of a misspelt ``spec`` (``Use 'default'``), as checked at Load."""
+    for i, name in enumerate(st.session_state.get(SUGGEST_KEY, {}).get(spec, ())):
+        box.button(f"Use {name!r}", key=f"model_suggestion_{i}", on_click=set_spec, args=(name,),
+                   icon=":material/spellcheck:")
 
 
 def parser_for(choice: ModelChoice) -> Parser:
@@ -467,6 +480,7 @@ __all__ = [
     "result_cache",
     "set_dtype",
     "server_failure",
+    "suggestion_buttons",
     "set_server",
     "set_spec",
     "using",
