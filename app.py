@@ -19,7 +19,7 @@ import streamlit as st
 from amp.errors import AmpError
 from ui import auth as ui_auth
 from ui import model_picker as ui_model
-from ui import settings_widgets
+from ui import server_state, settings_widgets
 from ui.common import PageHalt
 
 # A local favicon: a ":material/…:" page icon would be fetched from fonts.gstatic.com.
@@ -91,11 +91,15 @@ def _connect() -> None:
 def _model_status() -> None:
     server = ui_model.current_server()
     if server:
-        parser = ui_model.loaded_parser()
+        health = server_state.current(server, ui_model.current_token())  # a page's failure shows here at once
+        parser = ui_model.loaded_parser() if health.ok else None
         if parser is None:
-            st.error(f"Parser server {server} is not usable (see the page).", icon=":material/cloud_off:")
+            ui_model.server_failure(st, f"Parser server {server}: {health.summary()}.",
+                                    health.reason or "It answered, but its model cannot be used (see the page).",
+                                    "sidebar_server_fallback")
         else:
-            st.success(f"Server model **{parser.spec}** · {ui_model.describe(parser)}", icon=":material/cloud_done:")
+            st.success(f"Server model **{parser.spec}** · {ui_model.describe(parser)} · {health.summary()}",
+                       icon=":material/cloud_done:")
         return
     spec = ui_model.current_spec()
     st.caption(f"Using **{spec}**")
@@ -103,6 +107,7 @@ def _model_status() -> None:
     failure = ui_model.load_error(spec)
     if failure:
         st.error(f"This model failed to load: {failure}", icon=":material/error:")
+        ui_model.suggestion_buttons(st, spec)
     elif parser is not None and parser.loaded:
         st.success(f"Loaded · {ui_model.describe(parser)}", icon=":material/memory:")
     elif parser is not None:
@@ -149,7 +154,8 @@ with st.sidebar:
     if not server:
         settings_widgets.precision_select(st, ui_model.PRECISION_CHOICE_KEY, default=ui_model.current_dtype(),
                                           on_change=_pick_precision)
-    with st.expander("Parser server" + (" · connected" if server else ""), expanded=False,
+    health = server_state.current(server, ui_model.current_token()) if server else None
+    with st.expander("Parser server" + (f" · {health.summary()}" if health else ""), expanded=False,
                      icon=":material/cloud:"), st.form("server_form", border=False):
         st.text_input("Parser server URL", value=server, key="server_typed",
                       placeholder="http://gpu-box:8600 (empty: the model runs in this app)",

@@ -100,4 +100,75 @@ def test_unknown_hub_model_offline_subprocess(prompt_file: Path, tmp_path: Path)
     )
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.startswith("error: could not load Hugging Face model 'amp-tests/no-such-model'")
-    assert "Traceback" not in proc.stderr and "No network" in proc.stderr
+    assert "Traceback" not in proc.stderr and "offline mode is on (HF_HUB_OFFLINE=1)" in proc.stderr
+
+
+# --- issue #28 point 1: one prompt reader for every command ---------------------------------------
+
+
+@pytest.mark.parametrize("command", ["parse", "score"])
+def test_a_json_prompt_is_the_prompt_it_holds(command: str, saved_tiny_model: Path, tmp_path: Path,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """The Prompt builder's JSON (= ``amp prompt --json``) and the rendered text of the same prompt
+    give the same numbers: the JSON is read as the prompt, never as a 2,000-token prompt text."""
+    from amp.prompts import mixed_prompt
+    from amp.teaching.prompt_file import prompt_json, prompt_text
+
+    prompt = mixed_prompt("the man saw the boy with the telescope", 0.5, seed=0, k=2)
+    as_json, as_text = tmp_path / "prompt.json", tmp_path / "prompt.txt"
+    as_json.write_bytes(prompt_json(prompt))
+    as_text.write_text(prompt_text(prompt), encoding="utf-8")
+    extra = (["--lf", prompt.gold_lf0, "--lf", prompt.gold_lf1] if command == "score"
+             else ["--beams", "2", "--max-new-tokens", "6"])
+    outs = []
+    for file in (as_json, as_text):
+        assert main([command, "--model", str(saved_tiny_model), "--prompt-file", str(file), *extra, "--device", "cpu",
+                     "--no-cache", "--json"]) == 0
+        outs.append(json.loads(capsys.readouterr().out))
+    assert outs[0] == outs[1]
+    if command == "parse":
+        rendered_tokens = outs[0]["result"]["prompt_tokens"]
+        assert 0 < rendered_tokens < len(as_json.read_text(encoding="utf-8")) // 4  # the JSON was not the prompt
+
+
+@pytest.mark.parametrize(("content", "says"), [
+    ('{"sentences": ["a boy saw a cat"]}\n', "holds JSON that is not a prompt"),
+    ('[{"utterance": "a"}]\n', "must hold one JSON object (a prompt), not list"),
+    ('{"examples": [], "test_utterance": \n', "is not JSON: Expecting value at line 2"),
+    ("42\n", "must hold one JSON object (a prompt), not int"),
+    ("a boy saw a cat\n", "does not end with the test block 'Human: <sentence>'"),
+])
+@pytest.mark.parametrize("command", ["parse", "score", "influence"])
+def test_a_file_that_is_not_a_prompt_is_one_error_line(command: str, content: str, says: str, tmp_path: Path) -> None:
+    """A real ``python -m amp`` process: a JSON file that is not a prompt (or text that is not one)
+    is one ``error:`` line naming the file, exit 2 — before any model loads."""
+    file = tmp_path / "not-a-prompt.json"
+    file.write_text(content, encoding="utf-8")
+    extra = ["--lf", LF0] if command == "score" else []
+    proc = subprocess.run(
+        [sys.executable, "-m", "amp", command, "--model", str(tmp_path / "no-model-needed"), "--prompt-file", str(file),
+         *extra], cwd=REPO_ROOT, env={**os.environ, "AMP_CACHE_DIR": str(tmp_path / "c")}, capture_output=True,
+        text=True, timeout=300, check=False)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.count("\n") == 1 and proc.stderr.startswith(f"error: the prompt file {str(file)!r}"), proc.stderr
+    assert says in proc.stderr and "does not exist" not in proc.stderr
+
+
+# --- issue #28 point 3: --model checked before anything loads ----------------------------------------
+
+
+@pytest.mark.parametrize(("offline", "says"), [
+    ("1", "offline mode is on (HF_HUB_OFFLINE=1)"),
+    ("", "unknown model 'defualt'"),
+])
+def test_a_misspelt_model_is_one_error_line_with_the_close_name(offline: str, says: str, prompt_file: Path,
+                                                                tmp_path: Path) -> None:
+    env = {**os.environ, "HF_HUB_OFFLINE": offline, "TRANSFORMERS_OFFLINE": "", "HF_HOME": str(tmp_path / "hf"),
+           "HF_HUB_CACHE": str(tmp_path / "hf" / "hub"), "AMP_CACHE_DIR": str(tmp_path / "c")}
+    proc = subprocess.run(
+        [sys.executable, "-m", "amp", "parse", "--model", "defualt", "--prompt-file", str(prompt_file),
+         "--device", "cpu"], cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=300, check=False)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.startswith("error: ") and proc.stderr.count("\n") == 1, proc.stderr
+    assert says in proc.stderr and "did you mean 'default'?" in proc.stderr
+    assert "huggingface.co" not in proc.stderr  # refused before any download was tried

@@ -31,6 +31,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -41,8 +42,10 @@ import streamlit as st
 from amp.cache import ResultCache
 from amp.errors import AmpError
 from amp.parser import Parser
-from amp.parser.core.errors import BackendError, ModelLoadError, SearchCancelled
+from amp.parser.core.errors import BackendError, ModelLoadError, ModelNameError, SearchCancelled
+from amp.parser.models.names import check_model_name
 from amp.settings import results_dir
+from ui import server_state
 from ui.common import describe_error, plain
 from ui.model_use import hold_of, using
 
@@ -56,6 +59,8 @@ T = TypeVar("T")
 SPEC_KEY = "model_spec"
 #: session_state key: {(spec, precision): error message} of models that failed to load in this session.
 ERROR_KEY = "model_errors"
+#: session_state key: {spec: close model names} of misspelt names checked at Load.
+SUGGEST_KEY = "model_suggestions"
 #: session_state key of the sidebar radio (default vs other) and its "other" value.
 CHOICE_KEY = "model_choice"
 OTHER = "other"
@@ -91,8 +96,9 @@ def current_token() -> str | None:
 
 
 def set_server(url: str) -> None:
-    """Use the parser service at ``url`` ("" = back to a model in this process)."""
+    """Use the parser service at ``url`` ("" = back to a model in this process); its state is checked again."""
     st.session_state[SERVER_KEY] = (url or "").strip()
+    server_state.forget()
 
 
 @st.cache_resource(show_spinner=False, max_entries=3, ttl=600)
@@ -190,6 +196,7 @@ def _load(spec: str, dtype: str = "") -> Parser:
     (its identity is computed: a missing path or a folder that is not a model fails now).
     """
 
+    check_model_name(spec)  # a misspelt or (offline) uncached name: ModelNameError with close names
     parser = Parser(spec, dtype=dtype or None, cache=result_cache())
     parser.identity  # noqa: B018 - validates the spec (raises ModelLoadError)
     return parser
@@ -202,9 +209,18 @@ def check_spec(spec: str) -> str | None:
     try:
         _load(spec, current_dtype())
     except Exception as exc:  # noqa: BLE001 - ModelLoadError, or any loader crash: a message
+        if isinstance(exc, ModelNameError):
+            st.session_state.setdefault(SUGGEST_KEY, {})[spec] = exc.suggestions
         return _record_failure(ModelChoice(spec, current_dtype()), exc)
     _READY.add((spec, current_dtype()))
     return None
+
+
+def suggestion_buttons(box: Any, spec: str) -> None:
+    """A button for each close name of a misspelt ``spec`` (``Use 'default'``), as checked at Load."""
+    for i, name in enumerate(st.session_state.get(SUGGEST_KEY, {}).get(spec, ())):
+        box.button(f"Use {name!r}", key=f"model_suggestion_{i}", on_click=set_spec, args=(name,),
+                   icon=":material/spellcheck:")
 
 
 def parser_for(choice: ModelChoice) -> Parser:
@@ -259,10 +275,9 @@ def get_parser(*, where: Any = None) -> Parser | None:
         try:
             return _load_remote(server, current_token())
         except Exception as exc:  # noqa: BLE001 - unreachable, token, version: an error box, the app goes on
+            server_state.record_failure(server, current_token(), exc)
             message = str(exc) if isinstance(exc, AmpError) else f"{type(exc).__name__}: {exc}"
-            box.error(f"The parser server {server} cannot be used. {message}", icon=":material/cloud_off:")
-            box.button("Use a model in this app instead", key="server_fallback", on_click=set_server, args=("",),
-                       icon=":material/undo:")
+            server_failure(box, f"The parser server {server} cannot be used.", message, "server_fallback")
             return None
     choice = current_choice()
     failed = load_error()
@@ -331,33 +346,57 @@ def attempt(parser: Parser, label: str, fn: Callable[[Parser], T], *, who: str |
         label += (" The model loads on the first uncached call: about a minute the first time for the "
                   "embedded model, seconds later." if model.spec == DEFAULT else " (loading the model first)")
     wait_slot = st.empty()  # a wait for the model shows here, not inside the collapsed box
+    # A failure is drawn after the box, in plain sight (an expanded st.error with its way out), not
+    # inside it; a page with several boxes (``who``) shows its failures in its own result columns,
+    # so there the reason stays inside the opened box.
+    show: Callable[[Any], None] | None = None
+    outcome: Outcome[T]
     with st.status(label, expanded=False) as status:
         try:
             with using(parser, what=what, where=wait_slot):
                 value = fn(parser)
         except BackendError as exc:
-            status.update(label=final("The parser server did not answer"), state="error", expanded=True)
-            st.error(str(exc), icon=":material/cloud_off:")
-            st.button("Use a model in this app instead", key=f"server_fallback_{label[:20]}", on_click=set_server,
-                      args=("",), icon=":material/undo:")
-            return Outcome(error=str(exc))
+            status.update(label=final("The parser server did not answer"), state="error", expanded=who is not None)
+            server = getattr(parser.backend, "url", current_server())
+            server_state.record_failure(server, current_token(), exc)
+            show = functools.partial(server_failure, headline=f"The parser server {server} did not answer.",
+                                     reason=str(exc), key=f"server_fallback_{label[:20]}")
+            outcome = Outcome(error=str(exc))
         except SearchCancelled:
             status.update(label=final("Cancelled: the model stopped"), state="error")
             return Outcome(cancelled=True)
         except ModelLoadError as exc:
-            status.update(label=final("The model could not be loaded"), state="error", expanded=True)
-            return Outcome(error=_fail(st, model, exc))
+            status.update(label=final("The model could not be loaded"), state="error", expanded=who is not None)
+            message = _record_failure(model, exc)
+            show = functools.partial(_show_failure, choice=model, message=message)
+            outcome = Outcome(error=message)
         except AmpError as exc:
-            status.update(label=final("That did not work"), state="error", expanded=True)
-            st.error(describe_error(exc), icon=":material/error:")
-            return Outcome(error=str(exc) or type(exc).__name__)
+            status.update(label=final("That did not work"), state="error", expanded=who is not None)
+            show = functools.partial(_error_box, text=describe_error(exc))
+            outcome = Outcome(error=str(exc) or type(exc).__name__)
         except Exception as exc:  # noqa: BLE001 - show, do not crash the page
             message = f"Unexpected error from the model: {type(exc).__name__}: {exc}"
-            status.update(label=final("That did not work"), state="error", expanded=True)
-            st.error(plain(message), icon=":material/error:")
-            return Outcome(error=message)
-        status.update(label=f"{who + ' done' if who else 'Done'} · {describe(parser)}", state="complete")
-    return Outcome(value=value)
+            status.update(label=final("That did not work"), state="error", expanded=who is not None)
+            show = functools.partial(_error_box, text=plain(message))
+            outcome = Outcome(error=message)
+        else:
+            status.update(label=f"{who + ' done' if who else 'Done'} · {describe(parser)}", state="complete")
+            return Outcome(value=value)
+        if who is not None and show is not None:  # inside the opened box (the page's column says it too)
+            show(st)
+    if who is None and show is not None:
+        show(st)
+    return outcome
+
+
+def _error_box(box: Any, text: str) -> None:
+    box.error(text, icon=":material/error:")
+
+
+def server_failure(box: Any, headline: str, reason: str, key: str) -> None:
+    """The parser server cannot be used: an error box with the reason, and the way out below it."""
+    box.error(f"**{plain(headline)}** {plain(reason)}", icon=":material/cloud_off:")
+    box.button("Use a model in this app instead", key=key, on_click=set_server, args=("",), icon=":material/undo:")
 
 
 def _show_failure(box: Any, choice: ModelChoice, message: str) -> None:
@@ -440,6 +479,8 @@ __all__ = [
     "parser_for",
     "result_cache",
     "set_dtype",
+    "server_failure",
+    "suggestion_buttons",
     "set_server",
     "set_spec",
     "using",

@@ -21,7 +21,7 @@ from typing import Any
 
 from amp.cli.parse import add_model_arguments, run_with_model
 from amp.evaluation.influence import Influence, example_influence
-from amp.teaching.prompt_file import prompt_from_file
+from amp.teaching.prompt_file import PromptRead
 
 
 def _signed(x: float | None) -> str:
@@ -52,9 +52,8 @@ def run(args: argparse.Namespace) -> int:
     def say(done: int, total: int) -> None:
         print(f"[{done}/{total}] pair scores", file=sys.stderr, flush=True)
 
-    def compute(parser: Any, text: str) -> Influence:
-        prompt = prompt_from_file(text.encode("utf-8"), f"the prompt file {args.prompt_file!r}")
-        return example_influence(parser, prompt, args.lf0, args.lf1, progress=say)
+    def compute(parser: Any, read: PromptRead) -> Influence:
+        return example_influence(parser, read.prompt, args.lf0, args.lf1, progress=say)
 
     return run_with_model(args, compute, lambda inf: {"influence": inf.to_dict()}, format_influence)
 

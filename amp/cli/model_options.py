@@ -14,6 +14,7 @@ from typing import Any
 
 from amp.errors import AmpError
 from amp.parser.models.loading import DTYPE_HELP, DTYPES
+from amp.parser.models.names import check_model_name
 from amp.parser.parser import Parser
 
 #: What ``--model`` takes, in the words of every command's help.
@@ -53,6 +54,7 @@ def make_parser(args: argparse.Namespace, *, cache: bool | None = None) -> Parse
             raise AmpError(f"{', '.join(asked)} cannot be combined with --server: the server runs its own model "
                            "(unset AMP_PARSER_URL or drop --server to run a model here)")
         return Parser.remote(server, cache=use_cache)
+    check_model_name(args.model)  # a misspelt or (offline) uncached name: one error line now, with close names
     return Parser(args.model, device=args.device, dtype=args.dtype,
                   trust_remote_code=args.trust_remote_code, cache=use_cache)
 

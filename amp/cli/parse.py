@@ -4,7 +4,9 @@
         [--beams 5] [--alpha 0.7] [--unconstrained] [--max-new-tokens N] [--json]
         [--device cpu|cuda|mps] [--dtype float32|float16|bfloat16|auto|int8] [--no-cache]
 
-``--prompt-file -`` reads the prompt from stdin.  Output: the ranked beams with GNMT score,
+The prompt file is the rendered prompt text or the JSON the Prompt builder and ``amp prompt
+--json`` write (checked whole; a JSON file that is not a prompt is refused); ``--prompt-file -``
+reads it from stdin.  Output: the ranked beams with GNMT score,
 summed log-prob and finished/parses flags, then the top beam's tokens with their probabilities
 and its minimum token probability (the paper's confidence); or the result as JSON.  A model
 that cannot load prints one ``error: …`` line and exits with status 2.
@@ -26,6 +28,7 @@ from amp.errors import AmpError
 from amp.parser.core import limits
 from amp.parser.core.results import ParseResult, TokenStep
 from amp.parser.search.settings import DEFAULT_SEARCH, SearchSettings
+from amp.teaching.prompt_file import MAX_PROMPT_FILE_BYTES, PromptRead, read_prompt_file
 
 T = TypeVar("T")
 
@@ -39,25 +42,24 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print JSON instead of text")
 
 
-def read_prompt(path: str) -> str:
-    """The prompt text from ``path`` (``-`` = stdin), without its trailing line break."""
-    if path == "-":
-        try:
-            text = sys.stdin.read()
-        except UnicodeDecodeError as exc:
-            raise AmpError(f"the prompt on stdin is not UTF-8 text (byte {exc.start})") from None
-    else:
-        try:
-            with open(path, encoding="utf-8") as fh:
-                text = fh.read()
-        except OSError as exc:
-            raise AmpError(f"cannot read the prompt file {path!r}: {exc.strerror or exc}") from exc
-        except UnicodeDecodeError as exc:
-            raise AmpError(f"the prompt file {path!r} is not UTF-8 text (byte {exc.start})") from None
-    text = text.rstrip("\r\n")
-    if not text.strip():
-        raise AmpError(f"the prompt file {path!r} is empty")
-    return text
+def read_prompt(path: str) -> PromptRead:
+    """The prompt file ``path`` (``-`` = stdin), read by the one prompt reader
+    (:func:`amp.teaching.prompt_file.read_prompt_file`): the JSON the Prompt builder and
+    ``amp prompt --json`` write, or the rendered prompt text, checked whole."""
+    where = "the prompt on stdin" if path == "-" else f"the prompt file {path!r}"
+    limit = MAX_PROMPT_FILE_BYTES + 1  # one byte over tells a file over the limit
+    try:
+        if path == "-":
+            raw = getattr(sys.stdin, "buffer", None)
+            data = raw.read(limit) if raw is not None else sys.stdin.read(limit).encode("utf-8", "surrogateescape")
+        else:
+            with open(path, "rb") as fh:
+                data = fh.read(limit)
+    except OSError as exc:
+        raise AmpError(f"cannot read {where}: {exc.strerror or exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise AmpError(f"{where} is not UTF-8 text (byte {exc.start})") from None
+    return read_prompt_file(data, where)
 
 
 def format_steps(steps: tuple[TokenStep, ...] | list[TokenStep], indent: str = "  ") -> list[str]:
@@ -85,9 +87,10 @@ def format_parse(result: ParseResult) -> list[str]:
     return lines
 
 
-def run_with_model(args: argparse.Namespace, compute: Callable[[Any, str], T], as_json: Callable[[T], dict],
-                   as_lines: Callable[[T], list[str]]) -> int:
-    """The frame of a model command: read the prompt, make the parser, ``compute(parser, prompt)``;
+def run_with_model(args: argparse.Namespace, compute: Callable[[Any, PromptRead], T],
+                   as_json: Callable[[T], dict], as_lines: Callable[[T], list[str]]) -> int:
+    """The frame of a model command: read the prompt file (:func:`read_prompt`), make the parser,
+    ``compute(parser, read)``;
     one ``error:`` line on failure; then the value as JSON (after :func:`model_payload`) or as text."""
     try:
         prompt = read_prompt(args.prompt_file)
@@ -103,10 +106,10 @@ def run_with_model(args: argparse.Namespace, compute: Callable[[Any, str], T], a
 
 
 def run(args: argparse.Namespace) -> int:
-    def parse(parser: Any, prompt: str) -> ParseResult:
+    def parse(parser: Any, prompt: PromptRead) -> ParseResult:
         search = SearchSettings(beams=args.beams, alpha=args.alpha, constrained=not args.unconstrained,
                                 max_new_tokens=args.max_new_tokens)
-        return parser.parse(prompt, search, fmt=args.fmt)
+        return parser.parse(prompt.text, search, fmt=args.fmt)
 
     return run_with_model(args, parse, lambda result: {"result": result.to_dict()}, format_parse)
 

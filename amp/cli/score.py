@@ -16,6 +16,7 @@ from typing import Any
 
 from amp.cli.parse import add_model_arguments, format_steps, run_with_model
 from amp.parser.core.results import ForcedScore, PairScore
+from amp.teaching.prompt_file import PromptRead
 
 
 def format_scores(scores: list[ForcedScore], pair: PairScore | None) -> list[str]:
@@ -35,11 +36,11 @@ Scored = tuple[list[ForcedScore], PairScore | None]
 
 
 def run(args: argparse.Namespace) -> int:
-    def score(parser: Any, prompt: str) -> Scored:
+    def score(parser: Any, read: PromptRead) -> Scored:
         if len(args.lf) == 2:
-            pair = parser.score_pair(prompt, args.lf[0], args.lf[1], fmt=args.fmt)
+            pair = parser.score_pair(read.text, args.lf[0], args.lf[1], fmt=args.fmt)
             return [pair.lf0, pair.lf1], pair
-        return parser.score(prompt, args.lf, fmt=args.fmt), None
+        return parser.score(read.text, args.lf, fmt=args.fmt), None
 
     return run_with_model(args, score, _as_json, lambda scored: format_scores(*scored))
 

@@ -15,6 +15,15 @@ class ModelLoadError(AmpError, RuntimeError):
     """A language model or tokenizer that cannot be loaded; the message says what to do."""
 
 
+class ModelNameError(ModelLoadError, ValueError):
+    """A model name that names no usable model here (checked before loading,
+    :func:`amp.parser.models.names.check_model_name`); ``suggestions`` are close known names."""
+
+    def __init__(self, message: str, *, suggestions: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.suggestions = tuple(suggestions)
+
+
 class DecodingError(AmpError, RuntimeError):
     """Constrained decoding or forced scoring that cannot proceed (e.g. an LF outside the grammar)."""
 

@@ -21,6 +21,7 @@ from urllib.parse import urlsplit
 
 from amp.parser.core.errors import ModelLoadError
 from amp.parser.models.embedded import ensure_default_model
+from amp.parser.models.names import hub_offline
 from amp.parser.models.quantize import INT8, quantize_output_layer
 from amp.parser.models.spec import ModelSource, identities, resolve_spec
 
@@ -137,8 +138,7 @@ def _hub_reachable(timeout_s: float = HUB_PROBE_TIMEOUT_S) -> tuple[bool, str]:
 
 
 def _offline() -> bool:
-    truthy = {"1", "true", "yes", "on"}
-    return any(os.environ.get(v, "").strip().lower() in truthy for v in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"))
+    return hub_offline()
 
 
 def load_uncached(spec: str, device: str, dtype: str, trust_remote_code: bool, gguf_file: str | None) -> LoadedModel:
