@@ -123,7 +123,7 @@ def model_p_lf0(parser: Parser, surface: str) -> float | None:
         if own is None:
             return None
         prompt = own.prompt("mixed")  # an own sentence has no zero-shot ingredients: its default prompt
-        p = parser.score_pair(prompt.render(), own.lf0, own.lf1, words=prompt.words).p_lf0
+        p = parser.score_pair(prompt.render(), *own.readings, words=prompt.words).p_lf0
         return None if p is None else float(p)
     p = parser.score_pair(zero_shot_prompt(pair).render(), pair.lf0.lf, pair.lf1.lf).p_lf0
     return None if p is None else float(p)
