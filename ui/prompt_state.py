@@ -19,7 +19,7 @@ from amp.logic.vocabulary import Format
 from amp.parser.core.limits import MAX_LF_CHARS
 from amp.prompts import DEFAULT_MIXED_RATIO, DEFAULT_MIXED_SEED, EXAMPLES_PER_PROMPT, Prompt, PromptExample
 from amp.teaching import lesson
-from amp.teaching.prompt_file import MAX_PROMPT_FILE_BYTES, prompt_from_file, prompt_json, prompt_text
+from amp.teaching.prompt_file import MAX_PROMPT_FILE_BYTES, prompt_from_file, prompt_json, prompt_text, respelled_count
 from ui.common import describe_error, guarded, plain
 
 PROMPT_KEY = "prompt"
@@ -71,14 +71,19 @@ def import_prompt(data: bytes, name: str) -> None:
     """Widget callback: replace the stored prompt with the uploaded one; a bad file keeps the
     current prompt and leaves an error for :func:`exchange_section` to show."""
     try:
+        typed = prompt_from_file(data, f"the file {name!r}", literal=True)
         prompt = prompt_from_file(data, f"the file {name!r}")
     except AmpError as exc:
         st.session_state[IMPORT_MESSAGE_KEY] = ("error", f"Nothing was imported: {describe_error(exc)}")
         return
     st.session_state[PROMPT_KEY] = prompt
+    changed = respelled_count(typed, prompt)
+    spelling = (f" {changed} of its LFs were respelled in the prompt convention (x, y, z for things and people, "
+                "a, e, i for events, as the templates write them): the prompt shows and scores that spelling."
+                if changed else "")
     st.session_state[IMPORT_MESSAGE_KEY] = (
         "success", f"Imported {plain(name)}: {len(prompt.examples)} examples, test sentence "
-                   f"“{plain(prompt.test_utterance)}”. Changing a setting above rebuilds the prompt and drops it.")
+                   f"“{plain(prompt.test_utterance)}”.{spelling} Changing a setting above rebuilds the prompt and drops it.")
 
 
 def exchange_section(prompt: Prompt) -> None:
