@@ -109,13 +109,14 @@ def in_prompt_convention(prompt: Prompt) -> Prompt:
         except LFParseError:
             return lf
 
-    examples = tuple(replace(ex, lf=spelled(ex.lf), alt_lf=spelled(ex.alt_lf)) for ex in prompt.examples)
+    examples = tuple(replace(ex, lf=spelled(ex.lf) or ex.lf, alt_lf=spelled(ex.alt_lf)) for ex in prompt.examples)
     return replace(prompt, examples=examples, gold_lf0=spelled(prompt.gold_lf0), gold_lf1=spelled(prompt.gold_lf1))
 
 
 def respelled_count(before: Prompt, after: Prompt) -> int:
     """How many example and gold LFs differ between two versions of a prompt."""
-    pairs = [(a.lf, b.lf) for a, b in zip(before.examples, after.examples, strict=True)]
+    pairs: list[tuple[str | None, str | None]] = [(a.lf, b.lf) for a, b in zip(before.examples, after.examples,
+                                                                               strict=True)]
     pairs += [(before.gold_lf0, after.gold_lf0), (before.gold_lf1, after.gold_lf1)]
     return sum(a != b for a, b in pairs)
 
