@@ -13,7 +13,9 @@ import streamlit as st
 from amp.data import generate as gen
 from amp.errors import AmpError
 from amp.logic.convert import convert
+from amp.logic.prompt_convention import prompt_text as lf_prompt_text
 from amp.logic.reader import parse_lf
+from amp.logic.render import render
 from amp.logic.unknown_words import unknown_word_message
 from amp.logic.vocabulary import Format
 from amp.parser.core.limits import MAX_LF_CHARS
@@ -170,7 +172,10 @@ def typed_test_golds(test: str, fmt: str) -> tuple[str | None, str | None]:
             st.error(f"Gold LF{i}: {unknown}.", icon=":material/error:")
             out.append(None)
             continue
-        out.append(text)
+        scored = lf_prompt_text(text, fmt)  # scored as the prompts spell it (docs/paper-notes.md §16)
+        if scored != render(parse_lf(text, fmt), fmt):
+            st.caption(f"Gold LF{i} is scored as the prompts spell it: {plain(scored)}")
+        out.append(scored)
     return out[0], out[1]
 
 

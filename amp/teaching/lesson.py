@@ -260,7 +260,7 @@ def sentence_keys(parser: Parser | None, text: str, built: Prompt | None = None,
             keys += parser.result_keys(zero_shot_prompt(pair).render(), pair.lf0.lf, pair.lf1.lf)
         elif mine is not None:
             default = mine.prompt("mixed")
-            keys += parser.result_keys(default.render(), mine.lf0, mine.lf1, words=default.words)
+            keys += parser.result_keys(default.render(), *mine.readings, words=default.words)
         if built is not None and built.test_utterance in (sentence, mine.surface if mine else None):
             keys += parser.result_keys(built.render(), built.gold_lf0, built.gold_lf1, fmt=built_fmt,
                                        words=built.words)
