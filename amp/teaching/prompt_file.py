@@ -17,24 +17,33 @@ An import is checked whole before it is used (:func:`prompt_from_json`): at most
 LFs that parse and fit :data:`~amp.parser.core.limits.MAX_LF_CHARS`, and a rendered prompt within
 :data:`~amp.parser.core.limits.MAX_PROMPT_CHARS`.  Anything else is a :class:`PromptFileError`
 saying what and where; nothing is half-read.
+
+An imported prompt is put in the paper's prompt convention (:func:`in_prompt_convention`,
+docs/paper-notes.md §16): its examples' LFs and its gold LFs are spelled as the templates spell
+them (entity variables x, y, z, event variables a, e, i in the templates' order), so a file
+written by hand with other letters scores meanings, not spellings; ``literal=True`` keeps the
+file's spelling.  :func:`respelled_count` says how many LFs an import changed.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Any
 
 from amp.data.types import find_type, type_ids
 from amp.errors import AmpError
+from amp.logic.errors import LFParseError
+from amp.logic.prompt_convention import names_follow
+from amp.logic.prompt_convention import prompt_text as lf_prompt_text
 from amp.logic.reader import parse_lf
 from amp.parser.core import limits
 from amp.prompts import Prompt, prompt_from_text
 from amp.teaching.errors import PromptFileError
 
-__all__ = ["MAX_PROMPT_FILE_BYTES", "PromptFileError", "PromptFileKind", "PromptRead", "prompt_from_file",
-           "prompt_from_json", "prompt_json", "prompt_text", "read_prompt_file"]
+__all__ = ["MAX_PROMPT_FILE_BYTES", "PromptFileError", "PromptFileKind", "PromptRead", "in_prompt_convention",
+           "prompt_from_file", "prompt_from_json", "prompt_json", "prompt_text", "read_prompt_file", "respelled_count"]
 
 #: The largest prompt file read (1 MB: a prompt at MAX_PROMPT_CHARS, with its JSON around it).
 MAX_PROMPT_FILE_BYTES = 1_000_000
@@ -86,8 +95,39 @@ def _check(prompt: Prompt, where: str) -> None:
         raise PromptFileError(f"{where}: {exc}") from None
 
 
-def prompt_from_json(data: bytes, where: str = "the prompt file") -> Prompt:
-    """Read a prompt file written by :func:`prompt_json` (or ``amp prompt --json``), checked whole.
+def in_prompt_convention(prompt: Prompt) -> Prompt:
+    """``prompt`` with its example LFs and gold LFs in the prompt convention.
+
+    An LF whose variables already follow the convention's naming (:func:`~amp.logic.prompt_convention.names_follow`)
+    is kept as it is: the project's Lisp prompts show the original's sorted form, whose displayed
+    body no longer gives the template's first-use order (docs/paper-notes.md §10), and their
+    spelling is already the model's.  An example LF that does not read is kept too (the model
+    sees it as written)."""
+    fmt = prompt.lf_format
+
+    def spelled(lf: str | None) -> str | None:
+        if lf is None:
+            return None
+        try:
+            return lf if names_follow(lf, fmt) else lf_prompt_text(lf, fmt)
+        except LFParseError:
+            return lf
+
+    examples = tuple(replace(ex, lf=spelled(ex.lf) or ex.lf, alt_lf=spelled(ex.alt_lf)) for ex in prompt.examples)
+    return replace(prompt, examples=examples, gold_lf0=spelled(prompt.gold_lf0), gold_lf1=spelled(prompt.gold_lf1))
+
+
+def respelled_count(before: Prompt, after: Prompt) -> int:
+    """How many example and gold LFs differ between two versions of a prompt."""
+    pairs: list[tuple[str | None, str | None]] = [(a.lf, b.lf) for a, b in zip(before.examples, after.examples,
+                                                                               strict=True)]
+    pairs += [(before.gold_lf0, after.gold_lf0), (before.gold_lf1, after.gold_lf1)]
+    return sum(a != b for a, b in pairs)
+
+
+def prompt_from_json(data: bytes, where: str = "the prompt file", *, literal: bool = False) -> Prompt:
+    """Read a prompt file written by :func:`prompt_json` (or ``amp prompt --json``), checked whole,
+    in the prompt convention unless ``literal`` (module docstring).
 
     ``where`` names the file in messages.  Raises :class:`PromptFileError`.
     """
@@ -102,7 +142,16 @@ def prompt_from_json(data: bytes, where: str = "the prompt file") -> Prompt:
         raise PromptFileError(f"{where} holds JSON that is not a prompt (the object `amp prompt --json` and the "
                               f"Prompt builder write): {exc}") from None
     _check(prompt, where)
-    return prompt
+    return prompt if literal else _respelled(prompt, where)
+
+
+def _respelled(prompt: Prompt, where: str) -> Prompt:
+    out = in_prompt_convention(prompt)
+    try:
+        limits.check_prompt(out.render())
+    except AmpError as exc:  # pragma: no cover - respelling never lengthens past the bound by much
+        raise PromptFileError(f"{where}: {exc}") from None
+    return out
 
 
 class PromptFileKind(StrEnum):
@@ -117,8 +166,8 @@ class PromptRead:
     """A prompt file read and checked whole: the prompt, the text the model reads, and the kind."""
 
     prompt: Prompt
-    #: What the model reads: the rendered prompt of a JSON file, the file's own text (without its
-    #: final line break) of a text file.
+    #: What the model reads: the rendered prompt of a JSON file or of a respelled text file, else
+    #: the file's own text (without its final line break).
     text: str
     kind: PromptFileKind
 
@@ -136,9 +185,9 @@ def _holds_json(text: str) -> bool:
     return True
 
 
-def read_prompt_file(data: bytes, where: str = "the prompt file") -> PromptRead:
+def read_prompt_file(data: bytes, where: str = "the prompt file", *, literal: bool = False) -> PromptRead:
     """A prompt file of either kind, told apart and checked whole — the one reader of the CLI's
-    ``--prompt-file`` and the Prompt builder's import.
+    ``--prompt-file`` and the Prompt builder's import; in the prompt convention unless ``literal``.
 
     JSON (:func:`prompt_from_json`: a JSON file that is not a prompt is refused, never read as
     prompt text) or the rendered prompt text (:func:`amp.prompts.prompt_from_text`, within
@@ -154,7 +203,7 @@ def read_prompt_file(data: bytes, where: str = "the prompt file") -> PromptRead:
     if not text.strip():
         raise PromptFileError(f"{where} is empty")
     if _holds_json(text):
-        prompt = prompt_from_json(bytes(data), where)
+        prompt = prompt_from_json(bytes(data), where, literal=literal)
         return PromptRead(prompt, prompt.render(), PromptFileKind.JSON)
     text = text.rstrip("\r\n")
     try:
@@ -163,9 +212,12 @@ def read_prompt_file(data: bytes, where: str = "the prompt file") -> PromptRead:
     except AmpError as exc:
         raise PromptFileError(f"{where}: {exc}") from None
     _check(prompt, where)
-    return PromptRead(prompt, text, PromptFileKind.TEXT)
+    if literal:
+        return PromptRead(prompt, text, PromptFileKind.TEXT)
+    out = _respelled(prompt, where)
+    return PromptRead(out, text if out == prompt else out.render(), PromptFileKind.TEXT)
 
 
-def prompt_from_file(data: bytes, where: str = "the prompt file") -> Prompt:
+def prompt_from_file(data: bytes, where: str = "the prompt file", *, literal: bool = False) -> Prompt:
     """The prompt of a file of either kind, checked whole (:func:`read_prompt_file`)."""
-    return read_prompt_file(data, where).prompt
+    return read_prompt_file(data, where, literal=literal).prompt
