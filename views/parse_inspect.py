@@ -6,6 +6,7 @@ import streamlit as st
 
 from amp.evaluation.inspection import Inspection, inspect
 from amp.evaluation.semantic_divergence import inspection_semantic
+from amp.evaluation.verdict import MODEL_P_LF0_HOW
 from amp.logic.vocabulary import MODES
 from amp.parser.search.settings import SearchSettings
 from amp.reporting import plots
@@ -24,6 +25,7 @@ from ui.inspect_view import (
     match_name,
     normalised_lf,
     semantic_sentence,
+    verdict_of,
 )
 from ui.prompt_state import current_prompt
 
@@ -87,13 +89,13 @@ pair = ins.pair
 m1, m2, m3, m4 = st.columns(4)
 m1.metric("Top beam matches", match_name(ins.predicted_match),
           help="Canonical match of the best beam against the two gold LFs; neither = another formula.")
-m2.metric("P(LF0), min-token", fmt_prob(pair.p_lf0), help="m0 / (m0 + m1), m = lowest token probability of "
-          "each LF under forced decoding (the paper's definition).")
+m2.metric("P(LF0), min-token", fmt_prob(pair.p_lf0), help=MODEL_P_LF0_HOW)
 m3.metric("P(LF0), total prob.", fmt_prob(pair.p_lf0_total), help="Normalised total sequence probability "
           "(what the paper's Fig. 3 plotted).")
 div = ins.divergence
 m4.metric("p at divergence", fmt_prob(None if div is None else (div.prob_a if prob == "raw" else div.prob_a_grammar)),
           help="Probability of the predicted parse's token where it leaves the other reading.")
+teach.show_verdict(verdict_of(ins, lesson.sentence_item(prompt.test_utterance)))  # issue #26 point 5
 st.markdown(divergence_sentence(ins, prob))
 spoken = lesson.pool_pair(prompt.test_utterance)
 own = lesson.own_sentence(prompt.test_utterance) if spoken is None else None

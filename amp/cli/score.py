@@ -5,7 +5,8 @@
 
 Prints each LF's tokens with their probabilities (raw and renormalised over the grammar), the
 summed log-prob and the minimum token probability (the paper's confidence, §2); with exactly two
-LFs also P(LF0) = m0 / (m0 + m1) and its total-probability variant.  ``--json`` prints the
+LFs also P(LF0) = m0 / (m0 + m1) and its total-probability variant, and which reading the model scores higher (or *undecided*
+within :data:`amp.evaluation.verdict.UNDECIDED_BAND` of 0.5).  ``--json`` prints the
 records instead.  A model that cannot load prints one ``error: …`` line and exits with 2.
 """
 
@@ -15,6 +16,7 @@ import argparse
 from typing import Any
 
 from amp.cli.parse import add_model_arguments, format_steps, run_with_model
+from amp.evaluation.verdict import preference, scores_sentence
 from amp.parser.core.results import ForcedScore, PairScore
 
 
@@ -28,6 +30,7 @@ def format_scores(scores: list[ForcedScore], pair: PairScore | None) -> list[str
         lines.append(f"  confidence (min token prob) {s.min_prob:.4f}  (grammar {s.min_prob_grammar:.4f})")
     if pair is not None:
         lines.append(f"P(LF0) = {pair.p_lf0:.4f}  (from min token probs; total-prob variant {pair.p_lf0_total:.4f})")
+        lines.append(f"verdict: {scores_sentence(pair.p_lf0)}")
     return lines
 
 
@@ -49,6 +52,7 @@ def _as_json(scored: Scored) -> dict[str, Any]:
     payload: dict[str, Any] = {"scores": [s.to_dict() for s in scores]}
     if pair is not None:
         payload["pair"] = pair.to_dict()
+        payload["verdict"] = {"scores_higher": preference(pair.p_lf0).value, "text": scores_sentence(pair.p_lf0)}
     return payload
 
 
