@@ -23,10 +23,12 @@ from amp.evaluation.verdict import CLASS_P_LF0_HOW, MODEL_P_LF0_HOW, Verdict
 from amp.reporting.plots import LF0_COLOR, LF1_COLOR
 from amp.teaching import demo_pack, lesson
 from amp.teaching.join import JoinLink, join_url, lan_address, qr_png
+from amp.teaching.own_examples import choice_prompt
 from amp.teaching.own_library import OwnLibrary
 from amp.teaching.own_sentences import OwnSentence
 from amp.teaching.poll import CONFIDENCE_LABELS, ItemResult, PollItem, PollStore
 from ui import model_picker as ui_model
+from ui import own_examples
 from ui.common import chart, describe_error, fmt_prob, plain
 from ui.prompt_state import current_prompt
 
@@ -117,19 +119,22 @@ def model_reveal(surface: str) -> lesson.ModelReveal | None:
     """The current model's parse and P(LF0) of a pool or own sentence (:func:`amp.teaching.lesson.model_reveal`),
     memoised per model in this session; ``None`` if the sentence or the model is unavailable."""
     spec = ui_model.current_spec()
+    own = lesson.own_sentence(surface) if lesson.pool_pair(surface) is None else None
+    choice = own_examples.chosen(surface) if own is not None else None  # the examples the teacher chose
     memo = st.session_state.setdefault(MODEL_REVEAL_KEY, {})
-    if (spec, surface) in memo:
-        return memo[(spec, surface)]
+    if (spec, surface, choice) in memo:
+        return memo[(spec, surface, choice)]
     parser = ui_model.peek_parser()
     if parser is None or lesson.sentence_item(surface) is None:
         return None
     try:
+        prompt = choice_prompt(own, choice, OwnLibrary().list()) if own is not None and choice is not None else None
         with st.spinner("Parsing the sentence and scoring both readings with the model…"), \
                 ui_model.using(parser, what="parsing a class sentence"):
-            reveal = lesson.model_reveal(parser, surface)
+            reveal = lesson.model_reveal(parser, surface, prompt)
     except Exception:  # noqa: BLE001 - a missing model never breaks a class
         return None
-    memo[(spec, surface)] = reveal
+    memo[(spec, surface, choice)] = reveal
     return reveal
 
 

@@ -13,7 +13,7 @@ from amp.reporting import plots
 from amp.reporting.token_plots import MARKS
 from amp.teaching import lesson
 from ui import model_picker as ui_model
-from ui import settings_widgets, teach
+from ui import own_examples, settings_widgets, teach
 from ui.beam_tree_view import beam_tree_section
 from ui.common import chart, csv_download, fmt_prob, halt, plain
 from ui.influence_view import contrast_section, influence_section
@@ -39,6 +39,7 @@ if not built:
     st.info("No prompt built yet, so this is the default: PP attachment, 3 of 10 examples shown with LF0 "
             "(r = 0.3). Build your own in the Prompt builder.", icon=":material/info:")
 st.markdown(f"#### Test sentence: *{prompt.test_utterance}*")
+own_examples.used_caption(prompt.test_utterance)  # an own sentence: which examples (issue #26 point 6)
 with st.expander(f"The prompt ({len(prompt.examples)} examples, LF0 fraction "
                  f"{'–' if prompt.lf0_fraction is None else f'{prompt.lf0_fraction:.0%}'})"):
     st.code(prompt.render(), language=None, wrap_lines=True)

@@ -107,7 +107,7 @@ def _route(surfaces: list[str]) -> None:
     if r2.button("Parse this sentence", key="tp_route_parse", icon=":material/troubleshoot:"):
         own = lesson.own_sentence(surface) if lesson.pool_pair(surface) is None else None
         pair = lesson.pool_pair(surface)
-        done = (ui_own.use_own(own, "mixed") if own is not None
+        done = (ui_own.use_own(own) if own is not None
                 else pair is not None and use_sentence(surface, pair.type, "mixed", DEFAULT_FORMAT))
         if done:
             st.switch_page("views/parse_inspect.py")

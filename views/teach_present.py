@@ -6,7 +6,7 @@ import html
 
 import streamlit as st
 
-from amp.data.types import display_name, type_ids
+from amp.data.types import type_ids
 from amp.errors import AmpError
 from amp.evaluation.verdict import CLASS_P_LF0_HOW, MODEL_P_LF0_HOW
 from amp.teaching import lesson
@@ -59,7 +59,7 @@ nav.button("Previous", key="present_prev", icon=":material/arrow_back:", disable
            on_click=_move, args=(-1,))
 nav.button("Next", key="present_next", icon=":material/arrow_forward:", disabled=pos >= len(items) - 1,
            on_click=_move, args=(1,))
-nav.caption(f"{pos + 1} / {len(items)} · {display_name(item.type)}"
+nav.caption(f"{pos + 1} / {len(items)} · {lesson.slide_label(item)}"
             + (f" · poll **{poll.code}**" if poll else ""), width="stretch")
 reveal = nav.button("Reveal the model's choice", key=f"present_reveal_{pos}", type="primary",
                     icon=":material/smart_toy:")

@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from amp.data.generate import AmbiguousPair, find_pair
+from amp.data.types import display_name
 from amp.errors import AmpError
 from amp.evaluation.matching import is_a_reading, match_lf
 from amp.evaluation.verdict import Verdict, preferred_index, scores_sentence, verdict
@@ -156,13 +157,17 @@ class ModelReveal:
     parse: str | None = None
 
 
-def model_reveal(parser: Parser, surface: str) -> ModelReveal | None:
+def model_reveal(parser: Parser, surface: str, own_prompt: Prompt | None = None) -> ModelReveal | None:
     """The model's parse *and* scores of a pool or own sentence under the prompt
     :func:`model_p_lf0` scores (one prompt pass, cached by the parser; default search settings):
-    what the Presentation's reveal says.  ``None`` when the sentence is in no pool nor the library.
+    what the Presentation's reveal says.  ``own_prompt``: an own sentence's prompt with the
+    examples the teacher chose (:mod:`amp.teaching.own_examples`).  ``None`` when the sentence
+    is in no pool nor the library.
     """
     pair = pool_pair(surface)
-    if pair is not None:
+    if own_prompt is not None and pair is None and own_prompt.gold_lf0 and own_prompt.gold_lf1:
+        text, lf0, lf1, words = own_prompt.render(), own_prompt.gold_lf0, own_prompt.gold_lf1, own_prompt.words
+    elif pair is not None:
         text, lf0, lf1, words = zero_shot_prompt(pair).render(), pair.lf0.lf, pair.lf1.lf, NO_WORDS
     else:
         own = own_sentence(surface)
@@ -174,6 +179,14 @@ def model_reveal(parser: Parser, surface: str) -> ModelReveal | None:
     top = result.beams[0].text if result.beams else None
     p = None if score is None or score.p_lf0 is None else float(score.p_lf0)
     return ModelReveal(match_lf(top, lf0, lf1).value, p, top)
+
+
+def slide_label(item: PollItem) -> str:
+    """What a slide says the sentence is: its ambiguity type's name for a template sentence,
+    "your own sentence" for a teacher's (whose type only names where its examples came from)."""
+    if pool_pair(item.surface) is None and own_sentence(item.surface) is not None:
+        return "your own sentence"
+    return display_name(item.type)
 
 
 def reveal_verdict(item: PollItem, match: str | None, p_lf0: float | None) -> Verdict:
