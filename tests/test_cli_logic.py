@@ -69,6 +69,19 @@ def test_canon_reads_any_words(monkeypatch, capsys) -> None:
     assert code == 0 and lines == ["exists v0 . exists v1 . agent(v0, Bob) AND dragon(v1)"]
 
 
+def test_canon_prompt_mode(monkeypatch, capsys) -> None:
+    """``--mode prompt`` (issue #26): the LF in the paper's prompt convention, in the input's format;
+    a line that does not read is one ERROR line in its place, exit 1."""
+    typed = "exists b . exists q . man(q) AND walked(b) AND agent(b, q)\nexists x . man(x\n"
+    code, lines, _ = _canon(monkeypatch, capsys, typed, "--mode", "prompt")
+    assert code == 1
+    assert lines[0] == "exists x . exists a . man(x) AND walked(a) AND agent(a, x)"
+    assert lines[1].startswith("ERROR: cannot parse FOL") and len(lines) == 2
+    code, lines, _ = _canon(monkeypatch, capsys, "( exists e ( exists q ( AND ( man q ) ( walked e ) ( agent e q ) ) ) )\n",
+                            "--mode", "prompt", "--format", "lisp")
+    assert code == 0 and lines == ["( exists x ( exists a ( AND ( man x ) ( walked a ) ( agent a x ) ) ) )"]
+
+
 def test_canon_bad_arguments(capsys) -> None:
     with pytest.raises(SystemExit) as info:
         main(["canon", "--mode", "exact"])

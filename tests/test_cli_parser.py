@@ -17,6 +17,7 @@ from amp.settings import REPO_ROOT
 PROMPT = "Human: every boy saw a cat\nComputer:\n"
 LF0 = "exists x . forall y . boy(y) AND cat(x)"
 LF1 = "forall y . exists x . boy(y) AND cat(x)"
+LF1_PROMPT = "forall x . exists y . boy(x) AND cat(y)"
 
 
 @pytest.fixture(autouse=True)
@@ -57,11 +58,14 @@ def test_score_two_lfs(saved_tiny_model: Path, prompt_file: Path, capsys: pytest
             "--lf", LF0, "--lf", LF1, "--device", "cpu"]
     assert main(args) == 0
     text = capsys.readouterr().out
-    assert "LF0: " + LF0 in text and "LF1: " + LF1 in text
+    # Scored in the prompt convention (issue #26): LF1's entities are named x, y in prefix order.
+    assert "Scored: the prompt convention" in text
+    assert "LF0: " + LF0 in text and "LF1: " + LF1_PROMPT in text
     assert "confidence (min token prob)" in text and "P(LF0) = " in text
     assert main([*args, "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert len(out["scores"]) == 2 and 0.0 <= out["pair"]["p_lf0"] <= 1.0
+    assert out["scored_spelling"] == "prompt" and out["scores"][1]["lf"] == LF1_PROMPT
     from amp.evaluation.verdict import preference, scores_sentence
 
     p = out["pair"]["p_lf0"]
@@ -90,6 +94,27 @@ def test_parse_with_both_readings_says_what_the_model_wrote(
     assert "verdict: The model wrote neither reading" in text
     assert main([*args[:-2], "--json"]) == 2  # one reading is not a pair
     assert capsys.readouterr().err.startswith("error: --lf takes the two readings")
+
+
+def test_score_literal_and_a_teachers_spelling(saved_tiny_model: Path, prompt_file: Path,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """Odd letters and quantifier order score as the convention's spelling; ``--literal`` as typed."""
+    base = ["score", "--model", str(saved_tiny_model), "--prompt-file", str(prompt_file), "--device", "cpu", "--json"]
+    assert main([*base, "--lf", LF0, "--lf", LF1_PROMPT]) == 0
+    plain = json.loads(capsys.readouterr().out)
+    odd0, odd1 = "exists q . forall b . boy(b) AND cat(q)", "forall p . exists u . boy(p) AND cat(u)"
+    assert main([*base, "--lf", odd0, "--lf", odd1]) == 0
+    spelled = json.loads(capsys.readouterr().out)
+    assert spelled["pair"]["p_lf0"] == plain["pair"]["p_lf0"]
+    assert [s["lf"] for s in spelled["scores"]] == [LF0, LF1_PROMPT]
+    assert main([*base, "--lf", LF0, "--lf", LF1, "--literal"]) == 0
+    literal = json.loads(capsys.readouterr().out)
+    assert literal["scored_spelling"] == "literal" and literal["scores"][1]["lf"] == LF1
+    assert main([*base[:-1], "--lf", LF0, "--lf", LF1, "--literal"]) == 0
+    assert "Scored: the LFs as typed (--literal)" in capsys.readouterr().out
+    assert main([*base, "--lf", "exists x . man(x"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: --lf number 1 does not read") and err.count("\n") == 1
 
 
 def test_score_lf_outside_grammar(saved_tiny_model: Path, prompt_file: Path, capsys: pytest.CaptureFixture[str]) -> None:

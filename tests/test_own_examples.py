@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from amp.logic.prompt_convention import prompt_text
 from amp.prompts import mixed_prompt
 from amp.teaching.errors import OwnSentenceError
 from amp.teaching.own_examples import ExampleChoice, ExampleSource, choice_prompt, describe_examples
@@ -42,7 +43,7 @@ def test_another_template_type(duck: OwnSentence) -> None:
     built = choice_prompt(duck, choice)
     expected = mixed_prompt(OwnSentence(**{**duck.to_dict(), "type": "scope"}).pair(), 0.3, seed=0, k=10)
     assert [e.utterance for e in built.examples] == [e.utterance for e in expected.examples]
-    assert built.words == duck.words and (built.gold_lf0, built.gold_lf1) == (DUCK0, DUCK1)
+    assert built.words == duck.words and (built.gold_lf0, built.gold_lf1) == duck.readings
     assert "of quantifier scope (the type you chose)" in describe_examples(duck, choice)
     with pytest.raises(OwnSentenceError, match="not a registered ambiguity type"):
         choice_prompt(duck, ExampleChoice(ExampleSource.TYPE, "nope"))
@@ -51,10 +52,12 @@ def test_another_template_type(duck: OwnSentence) -> None:
 def test_other_library_sentences_with_the_chosen_reading(duck: OwnSentence, chicken: OwnSentence) -> None:
     choice = ExampleChoice(ExampleSource.LIBRARY, picks=((CHICKEN, 1),))
     built = choice_prompt(duck, choice, [duck, chicken])
-    assert [(e.utterance, e.lf, e.alt_lf, e.label) for e in built.examples] == [(CHICKEN, CHICKEN1, CHICKEN0, 1)]
-    assert built.test_utterance == DUCK and (built.gold_lf0, built.gold_lf1) == (DUCK0, DUCK1)
+    shown, other = prompt_text(CHICKEN1), prompt_text(CHICKEN0)  # in the prompt convention (event a, not e)
+    assert shown == "exists x . exists a . chicken(x) AND ready(x) AND eat(a) AND patient(a, x)"
+    assert [(e.utterance, e.lf, e.alt_lf, e.label) for e in built.examples] == [(CHICKEN, shown, other, 1)]
+    assert built.test_utterance == DUCK and (built.gold_lf0, built.gold_lf1) == duck.readings
     assert set(built.words.unary) == {"chicken", "ready", "eat", "duck"}  # the examples' words too
-    assert built.render().endswith(f"Human: {CHICKEN}\nComputer: {CHICKEN1}\n\nHuman: {DUCK}\nComputer:")
+    assert built.render().endswith(f"Human: {CHICKEN}\nComputer: {shown}\n\nHuman: {DUCK}\nComputer:")
     assert describe_examples(duck, choice, [duck, chicken]) == (
         "Few-shot examples: 1 of your own sentences, each with the reading you chose: "
         "“the chicken is ready to eat” as LF1 (eaten).")

@@ -69,7 +69,8 @@ def test_json_round_trip_and_given_type() -> None:
     ({"name1": "n" * 41}, "name1", "at most 40"),
     ({"lf0": "duck(x"}, "lf0", "LF0 does not read"),
     ({"lf1": "saw(a) AND agent(a, Me)"}, "lf1", "free variable 'a'"),
-    ({"lf1": "exists w . duck(w)"}, "lf1", "variable 'w' cannot be written"),
+    ({"lf1": "exists p . exists q . exists r . exists s . duck(p) AND man(q) AND boy(r) AND cat(s)"}, "lf1", "more than three entity variables"),
+    ({"lf1": "exists e . duck(e) AND agent(e, her)"}, "lf1", "a name is capitalised (Her)"),
     ({"lf1": "exists a . saw(a) AND agent(Her, a)"}, "lf1", "expected one of: a variable"),
     ({"lf1": DUCK0.replace("exists a . exists e", "exists e . exists a")}, "lf1", "mean the same"),
     ({"lf1": DUCK1.replace("duck(x)", "duck(x, Her)")}, "words", "one argument and with two"),
@@ -95,6 +96,26 @@ def test_from_dict_gives_the_check_error_not_a_schema_dump() -> None:
 
 
 # --- pair, poll item, prompts -------------------------------------------------------------------
+
+
+# A teacher's spelling of the two readings: other letters, another order of the quantifiers.
+TYPED0 = "exists q . exists b . saw(b) AND agent(b, Me) AND duck(q) AND agent(q, Her) AND patient(b, q)"
+TYPED1 = "exists e . exists bird . duck(bird) AND have(bird, Her) AND saw(e) AND agent(e, Me) AND patient(e, bird)"
+
+
+def test_typed_readings_are_kept_and_scored_in_the_prompt_convention() -> None:
+    """Issue #26 point 2: stored as typed, scored (pair, prompt, poll) as the prompts spell it."""
+    s = duck(lf0=TYPED0, lf1=TYPED1, examples=[("I saw her swim", TYPED0.replace("duck", "swim"))])
+    assert (s.lf0, s.lf1) == s.typed_readings == (TYPED0, TYPED1)
+    assert s.readings == (DUCK0, DUCK1)
+    assert (s.pair().lf0.lf, s.pair().lf1.lf) == (DUCK0, DUCK1)
+    assert (s.poll_item().lf0, s.poll_item().lf1) == (DUCK0, DUCK1)
+    for mode in ("mixed", "own examples"):
+        prompt = s.prompt(mode)
+        assert (prompt.gold_lf0, prompt.gold_lf1) == (DUCK0, DUCK1)
+    assert s.prompt("own examples").examples[0].lf == DUCK0.replace("duck", "swim")
+    assert s.type == duck().type
+    assert OwnSentence.from_dict(s.to_dict()) == s  # the library keeps the typed spelling
 
 
 def test_pair_and_poll_item() -> None:
@@ -252,8 +273,8 @@ def test_import_with_one_bad_sentence_names_it_and_changes_nothing(tmp_path) -> 
     lib.add(duck())
     before = lib.path.read_bytes()
     doc = json.loads(library_json([book()]))
-    doc["sentences"].append(duck().to_dict() | {"surface": "broken one", "lf1": "exists w . duck(w)"})
-    with pytest.raises(OwnLibraryError, match=r"upload.json, sentence 2 \('broken one'\), lf1: LF1: the variable 'w'"):
+    doc["sentences"].append(duck().to_dict() | {"surface": "broken one", "lf1": "exists p . exists q . exists r . exists s . duck(p) AND man(q) AND boy(r) AND cat(s)"})
+    with pytest.raises(OwnLibraryError, match=r"upload.json, sentence 2 \('broken one'\), lf1: LF1: more than three"):
         lib.import_json(json.dumps(doc), "upload.json")
     assert lib.path.read_bytes() == before
 

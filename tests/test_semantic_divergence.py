@@ -14,8 +14,10 @@ import pytest
 
 from amp.data import generate
 from amp.evaluation.semantic_divergence import (
+    SAME_MEANING,
     SemanticDivergence,
     inspection_semantic,
+    meaning_difference,
     semantic_divergence,
     token_indices,
 )
@@ -119,6 +121,46 @@ def test_same_meaning_gives_none() -> None:
     assert semantic_divergence(lf, swapped) is None
     grouped = "exists x . exists a . man(x) AND ( saw(a) AND agent(a, x) )"  # one connective
     assert semantic_divergence(lf, grouped) is None
+
+
+# The README's own sentence, as the prompts spell it and as a teacher might type it (issue #26).
+DUCK0 = "exists a . exists e . saw(a) AND agent(a, Me) AND duck(e) AND agent(e, Her) AND patient(a, e)"
+DUCK1 = "exists x . exists a . duck(x) AND have(x, Her) AND saw(a) AND agent(a, Me) AND patient(a, x)"
+TYPED0 = "exists q . exists b . saw(b) AND agent(b, Me) AND duck(q) AND agent(q, Her) AND patient(b, q)"
+TYPED1 = "exists e . exists bird . duck(bird) AND have(bird, Her) AND saw(e) AND agent(e, Me) AND patient(e, bird)"
+
+
+def test_a_teachers_spelling_diverges_where_the_prompt_spelling_does() -> None:
+    """Issue #26 point 3: odd letters and quantifier order change neither the items nor the spans."""
+    expected = semantic_divergence(DUCK0, DUCK1)
+    assert expected is not None and expected.description == "agent versus have"
+    assert (expected.lf_a, expected.lf_b) == (DUCK0, DUCK1)  # already in the convention
+    assert semantic_divergence(TYPED0, TYPED1) == expected
+    assert semantic_divergence(TYPED0, DUCK1) == expected
+    pair = generate.find_pair("the boy saw the man with the telescope")
+    assert pair is not None
+    renamed = {"x": "p", "y": "q", "z": "r", "a": "b", "e": "c"}
+    spelled0 = re.sub(r"\b([xyzae])\b", lambda m: renamed[m.group(1)], pair.lf0.lf)
+    assert spelled0 != pair.lf0.lf
+    assert semantic_divergence(spelled0, pair.lf1.lf) == semantic_divergence(pair.lf0.lf, pair.lf1.lf)
+
+
+def test_naming_or_order_only_is_said_to_mean_the_same() -> None:
+    assert meaning_difference(TYPED0, DUCK0) == SAME_MEANING == "the two LFs mean the same"
+    assert semantic_divergence(TYPED1, DUCK1) is None
+    assert meaning_difference(DUCK0, DUCK1) == "agent versus have"
+
+
+def test_identical_atoms_are_never_named_as_the_difference() -> None:
+    """``agent(a, x)`` reads the same in both, but x is the chicken in one and the ready one in the
+    other: the marker names an item that reads differently."""
+    a = "exists x . exists a . chicken(x) AND eat(a) AND agent(a, x)"
+    b = "exists x . exists y . exists a . ready(x) AND chicken(y) AND eat(a) AND agent(a, x) AND patient(a, y)"
+    d = semantic_divergence(a, b)
+    assert d is not None
+    texts = (d.a.text if d.a else None, d.b.text if d.b else None)
+    assert texts[0] != texts[1] and "agent(a, x)" not in texts
+    assert d.b is not None and d.b.text == "ready(x)"
 
 
 def test_one_sided_difference_and_errors() -> None:

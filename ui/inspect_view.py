@@ -7,6 +7,7 @@ from typing import Any
 
 import streamlit as st
 
+from amp.evaluation.semantic_divergence import SAME_MEANING
 from amp.evaluation.verdict import Verdict, verdict
 from amp.logic.errors import LFParseError
 from amp.logic.own_words import NO_WORDS, OwnWords
@@ -74,7 +75,8 @@ def semantic_sentence(sem: Any, ins: Any) -> str:
     and where the model's tokens part."""
     other = match_name(ins.alternative)
     if sem is None:
-        meaning = f"The model's parse and the {other} reading do not differ in meaning item by item"
+        meaning = (f"The model's parse and the {other} reading: {SAME_MEANING} (they differ at most in "
+                   "variable names or the order of conjuncts or same-kind quantifiers)")
     else:
         a = sem.a.text if sem.a is not None else "nothing"
         b = sem.b.text if sem.b is not None else "nothing"

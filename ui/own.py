@@ -170,11 +170,11 @@ def use_own(sentence: OwnSentence, sentences: tuple[OwnSentence, ...] = ()) -> b
     ratio, k, seed = DEFAULT_MIXED_RATIO, EXAMPLES_PER_PROMPT, DEFAULT_MIXED_SEED
     state = st.session_state
     state.update({"pb_mode": "mixed", "pb_type": kind, "pb_test_source": "typed",
-                  "pb_test_typed": sentence.surface, "pb_gold0": sentence.lf0, "pb_gold1": sentence.lf1,
+                  "pb_test_typed": sentence.surface, "pb_gold0": sentence.readings[0], "pb_gold1": sentence.readings[1],
                   "pb_ratio": ratio, "pb_k": k, "pb_seed": seed, "pb_fmt": Format.FOL.value})
     state[PROMPT_KEY] = built
     state[RECIPE_KEY] = ("mixed", kind, ratio, k, seed, Format.FOL.value, "typed", sentence.surface,
-                         (sentence.lf0, sentence.lf1))
+                         sentence.readings)
     return True
 
 
@@ -197,7 +197,11 @@ def sentence_card(sentence: OwnSentence, sentences: tuple[OwnSentence, ...] = ()
             name = getattr(sentence, f"name{i}") or lesson.reading_name(sentence.type, i)
             st.markdown(f"{teach.BADGES[i]} **{plain(name)}**: {plain(getattr(sentence, f'paraphrase{i}'))}")
             if not teach.logic_hidden():
-                st.code(getattr(sentence, f"lf{i}"), language=None, wrap_lines=True)
+                typed, scored = sentence.typed_readings[i], sentence.readings[i]
+                st.code(typed, language=None, wrap_lines=True)
+                if scored != typed:  # scored in the prompt convention (docs/paper-notes.md §16)
+                    st.caption("Scored as the prompts spell it (x, y, z for things and people, a, e, i for events):")
+                    st.code(scored, language=None, wrap_lines=True)
         own_examples.picker(sentence, sentences or (sentence,), sid)  # issue #26 point 6
         a2, a3, a4 = st.columns([1, 1, 0.7], vertical_alignment="bottom")
         if a2.button("Parse this sentence", key=f"own_parse_{sid}", icon=":material/troubleshoot:"):

@@ -138,7 +138,7 @@ def typed_test_golds(test: str, fmt: str) -> tuple[str | None, str | None]:
     if pair is None and own is not None:
         st.caption(f"A sentence of your own library ({own.type} examples, new words: "
                    f"{plain(own.words.describe())}): its two readings are the gold LFs (FOL).")
-        return own.lf0, own.lf1
+        return own.readings  # as scored: in the prompt convention
     if pair is not None:
         st.caption(f"Found in the pool ({pair.type}, template `{pair.template}`): gold LFs known.")
         lf0, lf1 = pair.lf0.lf, pair.lf1.lf

@@ -2,8 +2,10 @@
 
     echo "exists x . exists y . man(y) AND boy(x)" | python -m amp canon
     python -m amp canon --mode paper --format lisp < lfs.txt
+    echo "exists b . exists q . man(q) AND walked(b) AND agent(b, q)" | python -m amp canon --mode prompt
 
-One LF per input line, one canonical form (FOL) per output line.  A line that does not parse
+One LF per input line, one canonical form (FOL) per output line; ``--mode prompt`` prints the LF
+in the paper's prompt convention instead, in the input's format (docs/paper-notes.md §16).  A line that does not parse
 prints ``ERROR: <message>`` in its place and makes the exit code 1; blank lines stay blank.
 """
 
@@ -18,9 +20,12 @@ from amp.cli import common
 from amp.cli.common import printable
 from amp.errors import AmpError
 from amp.logic.canonical import canonical
+from amp.logic.prompt_convention import prompt_text
+from amp.logic.vocabulary import CANON_MODES, Mode
 
 _DESCRIPTION = """\
-Read one logical form per line on stdin and print its canonical form (FOL) per line.
+Read one logical form per line on stdin and print its canonical form (FOL) per line
+(--mode prompt: the LF in the prompt convention, in the input format).
 A line that does not parse prints "ERROR: <message>" instead; the exit code is then 1.
 Blank lines are echoed blank.
 
@@ -30,6 +35,9 @@ modes:
            same kind and dropping unused quantifiers
   paper    the original AmP metric's judgement: quantifier prefix kept in written order and
            numbered v0, v1, ...; children sorted by the original's keys (docs/canonical-forms.md)
+  prompt   not a matcher: the LF as the paper's prompts spell it (entities x, y, z, events
+           a, e, i, same-kind quantifiers ordered as the templates do; body kept as written;
+           docs/paper-notes.md section 16), printed in the input format
 """
 
 
@@ -40,8 +48,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description=_DESCRIPTION,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    common.add_mode_argument(parser, help="canonical mode (default: logical)")
-    common.add_format_argument(parser, help="format of the input LFs (output is always FOL; default: fol)")
+    common.add_mode_argument(parser, help="canonical mode, or prompt (default: logical)", choices=CANON_MODES)
+    common.add_format_argument(parser, help="format of the input LFs (output is FOL, but in prompt mode "
+                                            "the input's format; default: fol)")
     parser.set_defaults(func=run)
 
 
@@ -59,12 +68,18 @@ def run(args: argparse.Namespace) -> int:
             out.write("\n")
             continue
         try:
-            out.write(canonical(text, args.mode, args.fmt) + "\n")
+            out.write(_form(text, args.mode, args.fmt) + "\n")
         except AmpError as exc:  # LFParseError, a too-deep LF, …: this line only
             out.write(f"ERROR: {printable(str(exc))}\n")
             failed = True
     out.flush()
     return 1 if failed else 0
+
+
+def _form(text: str, mode: str, fmt: str) -> str:
+    if mode == Mode.PROMPT:
+        return prompt_text(text, fmt)
+    return canonical(text, mode, fmt)
 
 
 def _lines(stream: TextIO) -> Iterator[str | None]:

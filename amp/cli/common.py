@@ -97,6 +97,8 @@ def add_format_argument(parser: argparse.ArgumentParser, help: str = "LF format 
 
 
 def add_mode_argument(parser: argparse.ArgumentParser,
-                      help: str = "canonical mode used for matching (default: logical)") -> None:
-    """``--mode logical|paper``, the choices of :data:`amp.logic.vocabulary.MODES`."""
-    parser.add_argument("--mode", choices=MODES, default=DEFAULT_MODE, help=help)
+                      help: str = "canonical mode used for matching (default: logical)",
+                      choices: tuple[str, ...] = MODES) -> None:
+    """``--mode logical|paper``, the choices of :data:`amp.logic.vocabulary.MODES` (or ``choices``,
+    e.g. ``amp canon``'s :data:`~amp.logic.vocabulary.CANON_MODES`)."""
+    parser.add_argument("--mode", choices=choices, default=DEFAULT_MODE, help=help)

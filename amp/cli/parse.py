@@ -27,6 +27,7 @@ from amp.cli.model_options import add_model_options, make_parser, model_header, 
 from amp.errors import AmpError
 from amp.evaluation.matching import match_lf
 from amp.evaluation.verdict import Verdict, verdict
+from amp.logic.prompt_convention import prompt_text
 from amp.parser.core import limits
 from amp.parser.core.results import PairScore, ParseResult, TokenStep
 from amp.parser.search.settings import DEFAULT_SEARCH, SearchSettings
@@ -119,6 +120,10 @@ def run(args: argparse.Namespace) -> int:
     lfs = args.lf or []
     if len(lfs) not in (0, 2):
         return common.fail(AmpError(f"--lf takes the two readings, LF0 then LF1 (got {len(lfs)})"))
+    try:  # scored in the prompt convention, as amp score does (docs/paper-notes.md §16)
+        lfs = [prompt_text(lf, args.fmt) for lf in lfs]
+    except AmpError as exc:
+        return common.fail(exc)
     search = SearchSettings(beams=args.beams, alpha=args.alpha, constrained=not args.unconstrained,
                             max_new_tokens=args.max_new_tokens)
 
@@ -155,5 +160,6 @@ def register(subparsers: Any) -> None:
     p.add_argument("--max-new-tokens", type=common.max_new_tokens, default=None, help="generation budget (default: from the prompt)")
     p.add_argument("--lf", action="append", default=None,
                    help="the two readings, LF0 then LF1 (repeat): the top beam is matched against them and "
-                        "both are scored (what the model wrote, then which reading it scores higher)")
+                        "both are scored in the prompt convention (what the model wrote, then which reading it "
+                        "scores higher)")
     p.set_defaults(func=run)

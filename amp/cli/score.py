@@ -8,6 +8,11 @@ summed log-prob and the minimum token probability (the paper's confidence, §2);
 LFs also P(LF0) = m0 / (m0 + m1) and its total-probability variant, and which reading the model scores higher (or *undecided*
 within :data:`amp.evaluation.verdict.UNDECIDED_BAND` of 0.5).  ``--json`` prints the
 records instead.  A model that cannot load prints one ``error: …`` line and exits with 2.
+
+Each ``--lf`` is scored in the paper's prompt convention (docs/paper-notes.md §16: entity variables
+x, y, z, event variables a, e, i, same-kind quantifiers in the templates' order), so P(LF0) compares
+meanings, not letters; ``--literal`` scores the LFs as typed.  The output says which spelling was
+scored.  An LF that does not read is one ``error:`` line (before any model loads).
 """
 
 from __future__ import annotations
@@ -15,8 +20,12 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from amp.cli import common
 from amp.cli.parse import add_model_arguments, format_steps, run_with_model
+from amp.errors import AmpError
 from amp.evaluation.verdict import preference, scores_sentence
+from amp.logic.errors import LFParseError
+from amp.logic.prompt_convention import prompt_text
 from amp.parser.core.results import ForcedScore, PairScore
 
 
@@ -37,14 +46,43 @@ def format_scores(scores: list[ForcedScore], pair: PairScore | None) -> list[str
 Scored = tuple[list[ForcedScore], PairScore | None]
 
 
-def run(args: argparse.Namespace) -> int:
-    def score(parser: Any, prompt: str) -> Scored:
-        if len(args.lf) == 2:
-            pair = parser.score_pair(prompt, args.lf[0], args.lf[1], fmt=args.fmt)
-            return [pair.lf0, pair.lf1], pair
-        return parser.score(prompt, args.lf, fmt=args.fmt), None
+#: What the output says was scored.
+SPELLING_PROMPT = "the prompt convention (x, y, z for entities, a, e, i for events; --literal scores the LFs as typed)"
+SPELLING_LITERAL = "the LFs as typed (--literal)"
 
-    return run_with_model(args, score, _as_json, lambda scored: format_scores(*scored))
+
+def scored_lfs(lfs: list[str], fmt: str, literal: bool) -> list[str]:
+    """The LFs as they are scored: in the prompt convention unless ``literal`` (raises
+    :class:`~amp.logic.errors.LFParseError`, naming the ``--lf``, for one that does not read)."""
+    if literal:
+        return list(lfs)
+    out = []
+    for n, lf in enumerate(lfs):
+        try:
+            out.append(prompt_text(lf, fmt))
+        except LFParseError as exc:
+            raise LFParseError(f"--lf number {n + 1} does not read: {exc}", text=exc.text, position=exc.position,
+                               line=exc.line, column=exc.column, found=exc.found, expected=exc.expected,
+                               fmt=exc.fmt) from None
+    return out
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        lfs = scored_lfs(args.lf, args.fmt, args.literal)
+    except AmpError as exc:
+        return common.fail(exc)
+    spelling = SPELLING_LITERAL if args.literal else SPELLING_PROMPT
+
+    def score(parser: Any, prompt: str) -> Scored:
+        if len(lfs) == 2:
+            pair = parser.score_pair(prompt, lfs[0], lfs[1], fmt=args.fmt)
+            return [pair.lf0, pair.lf1], pair
+        return parser.score(prompt, lfs, fmt=args.fmt), None
+
+    return run_with_model(args, score, lambda scored: {"scored_spelling": "literal" if args.literal else "prompt",
+                                                       **_as_json(scored)},
+                          lambda scored: [f"Scored: {spelling}", *format_scores(*scored)])
 
 
 def _as_json(scored: Scored) -> dict[str, Any]:
@@ -61,4 +99,6 @@ def register(subparsers: Any) -> None:
                               description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_model_arguments(p)
     p.add_argument("--lf", action="append", required=True, help="a logical form to score (repeat for two: P(LF0))")
+    p.add_argument("--literal", action="store_true",
+                   help="score the LFs as typed, not in the prompt convention (x, y, z / a, e, i; the default)")
     p.set_defaults(func=run)

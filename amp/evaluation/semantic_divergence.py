@@ -23,9 +23,17 @@ carries it, for each reading:
 * the divergent item of a reading is its first item whose key the other reading's items do not
   hold (as a multiset).
 
+Both LFs are compared in the prompt convention (:func:`amp.logic.prompt_convention.prompt_form`,
+docs/paper-notes.md §16) unless ``normalise=False``: a teacher's ``exists a . exists e . …`` and
+the template spelling give the same items, and two LFs that differ only in variable names or the
+order of same-kind quantifiers mean the same (``None``; :func:`meaning_difference` says
+:data:`SAME_MEANING`).  Items whose texts are equal in the two (normalised) renderings are never
+the divergent pair: when the first unmatched items of both sides read the same (their variables
+play different parts elsewhere), the next unmatched ones that read differently are named.
+
 The result gives, for each LF, the item's text and character span in the LF's render normal
-form (:func:`amp.logic.render.render`, which is the exact text of every data LF), plus a short
-description ("have versus instrument").  :func:`token_indices` maps such a span onto the
+form (:func:`amp.logic.render.render`, which is the exact text of every data LF; the prompt
+convention's spelling when normalised), plus a short description ("have versus instrument").  :func:`token_indices` maps such a span onto the
 token steps of a parse or forced decode.  Pure functions, no model; computed at display time,
 so no cached result depends on this module.
 """
@@ -39,12 +47,18 @@ from typing import Any, Literal
 
 from amp.logic.ast import Atom, Formula, Junction, Quantified, atoms, is_variable, quantifier_prefix
 from amp.logic.errors import LFParseError
+from amp.logic.prompt_convention import prompt_form
 from amp.logic.reader import parse_lf
 from amp.logic.render import render
 from amp.logic.vocabulary import DEFAULT_FORMAT, Format, check_format
 from amp.records import JsonRecord
 
-__all__ = ["SemanticDivergence", "SemanticItem", "inspection_semantic", "semantic_divergence", "token_indices"]
+__all__ = ["SAME_MEANING", "SemanticDivergence", "SemanticItem", "inspection_semantic", "meaning_difference",
+           "semantic_divergence", "token_indices"]
+
+#: What is said of two LFs that differ only in naming or the order of same-kind quantifiers (or
+#: of conjuncts): no item of either lacks a counterpart.
+SAME_MEANING = "the two LFs mean the same"
 
 ItemKind = Literal["quantifier", "conjunct"]
 
@@ -90,24 +104,35 @@ class _Item:
     gist: str
 
 
-def semantic_divergence(lf_a: str | Formula, lf_b: str | Formula, fmt: str = DEFAULT_FORMAT) -> SemanticDivergence | None:
+def semantic_divergence(lf_a: str | Formula, lf_b: str | Formula, fmt: str = DEFAULT_FORMAT,
+                        *, normalise: bool = True) -> SemanticDivergence | None:
     """Where ``lf_a`` and ``lf_b`` first differ in meaning (module docstring); ``None`` when no
-    item of either lacks a counterpart.  Raises :class:`~amp.logic.errors.LFParseError` for text that
-    does not parse in ``fmt``.
+    item of either lacks a counterpart.  ``normalise``: compare (and give spans in) the prompt
+    convention's spelling of both (docs/paper-notes.md §16).  Raises
+    :class:`~amp.logic.errors.LFParseError` for text that does not parse in ``fmt``.
     """
     check_format(fmt)
     fa = parse_lf(lf_a, fmt) if isinstance(lf_a, str) else lf_a
     fb = parse_lf(lf_b, fmt) if isinstance(lf_b, str) else lf_b
+    if normalise:
+        fa, fb = prompt_form(fa), prompt_form(fb)
     roles_a = _roles(fa)
     roles_b = _reconcile(_roles(fb), roles_a)
     items_a = _items(fa, fmt, roles_a, set(roles_b.values()))
     items_b = _items(fb, fmt, roles_b, set(roles_a.values()))
-    first_a, first_b = _first_unmatched(items_a, items_b), _first_unmatched(items_b, items_a)
+    text_a, text_b = render(fa, fmt), render(fb, fmt)
+    first_a, first_b = _first_visible(_unmatched(items_a, items_b), _unmatched(items_b, items_a), text_a, text_b)
     if (first_a is None and first_b is None) or _same_meaning(fa, fb, roles_a, roles_b, items_a, items_b):
         return None
-    text_a, text_b = render(fa, fmt), render(fb, fmt)
     return SemanticDivergence(text_a, text_b, fmt, _public(first_a, text_a), _public(first_b, text_b),
                               _describe(first_a, first_b))
+
+
+def meaning_difference(lf_a: str | Formula, lf_b: str | Formula, fmt: str = DEFAULT_FORMAT) -> str:
+    """In words: where the two LFs differ in meaning ("have versus instrument"), or
+    :data:`SAME_MEANING` when they differ only in naming or order (or not at all)."""
+    found = semantic_divergence(lf_a, lf_b, fmt)
+    return SAME_MEANING if found is None else found.description
 
 
 def _same_meaning(fa: Formula, fb: Formula, roles_a: dict[str, str], roles_b: dict[str, str],
@@ -289,13 +314,33 @@ def _conjuncts(body: Junction, pos: int, lisp: bool) -> Iterator[tuple[Formula, 
 
 
 def _first_unmatched(items: list[_Item], others: list[_Item]) -> _Item | None:
+    return next(iter(_unmatched(items, others)), None)
+
+
+def _unmatched(items: list[_Item], others: list[_Item]) -> list[_Item]:
+    """The items whose key ``others`` lacks (as a multiset), in text order."""
     available = Counter(o.key for o in others)
+    out = []
     for item in items:
         if available[item.key] > 0:
             available[item.key] -= 1
         else:
-            return item
-    return None
+            out.append(item)
+    return out
+
+
+def _first_visible(a: list[_Item], b: list[_Item], text_a: str, text_b: str) -> tuple[_Item | None, _Item | None]:
+    """The first unmatched item of each side, skipping items that read the same in both texts
+    (an identical atom is never named as the difference).  When every unmatched item has an
+    identical twin, the first ones are kept: the difference is in how the variables connect."""
+    texts_a = Counter(text_a[i.start:i.end] for i in a)
+    texts_b = Counter(text_b[i.start:i.end] for i in b)
+    shared = texts_a & texts_b
+    keep_a = [i for i in a if text_a[i.start:i.end] not in shared]
+    keep_b = [i for i in b if text_b[i.start:i.end] not in shared]
+    if not keep_a and not keep_b:
+        return (a[0] if a else None), (b[0] if b else None)
+    return (keep_a[0] if keep_a else None), (keep_b[0] if keep_b else None)
 
 
 def _public(item: _Item | None, lf: str) -> SemanticItem | None:

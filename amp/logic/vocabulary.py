@@ -31,13 +31,19 @@ DEFAULT_FORMAT = Format.FOL
 
 class Mode(StrEnum):
     """A canonicaliser: ``logical`` (equivalence up to renaming and ordering) or ``paper`` (the
-    original's string normalisation)."""
+    original's string normalisation); or ``prompt``, the paper's prompt convention
+    (:mod:`amp.logic.prompt_convention`, docs/paper-notes.md §16), a *rendering* that ``amp canon``
+    prints but no match uses."""
 
     LOGICAL = "logical"
     PAPER = "paper"
+    PROMPT = "prompt"
 
 
-MODES: tuple[Mode, ...] = tuple(Mode)
+#: The canonicalisers that judge whether a parse matches a gold LF (``--mode``, the app's option).
+MODES: tuple[Mode, ...] = (Mode.LOGICAL, Mode.PAPER)
+#: What ``amp canon --mode`` prints: a canonical form, or the LF in the prompt convention.
+CANON_MODES: tuple[Mode, ...] = tuple(Mode)
 #: The canonicaliser every function, command and page uses unless told otherwise.
 DEFAULT_MODE = Mode.LOGICAL
 

@@ -84,8 +84,8 @@ def build_classic_pack(parser: Parser, out: str | os.PathLike[str], recipe: Pack
         if progress is not None:
             progress(i, total, own.surface)
         prompt = own.prompt("mixed", k=recipe.k)
-        inspect(parser, prompt.render(), own.lf0, own.lf1, words=prompt.words)
-        keys += parser.result_keys(prompt.render(), own.lf0, own.lf1, words=prompt.words)
+        inspect(parser, prompt.render(), *own.readings, words=prompt.words)
+        keys += parser.result_keys(prompt.render(), *own.readings, words=prompt.words)
     if progress is not None:
         progress(total, total, "")
     note = f"classic sentences ({len(pairs)}) for {parser.spec}"

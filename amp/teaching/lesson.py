@@ -129,7 +129,7 @@ def model_p_lf0(parser: Parser, surface: str) -> float | None:
         if own is None:
             return None
         prompt = own.prompt("mixed")  # an own sentence has no zero-shot ingredients: its default prompt
-        p = parser.score_pair(prompt.render(), own.lf0, own.lf1, words=prompt.words).p_lf0
+        p = parser.score_pair(prompt.render(), *own.readings, words=prompt.words).p_lf0
         return None if p is None else float(p)
     p = parser.score_pair(zero_shot_prompt(pair).render(), pair.lf0.lf, pair.lf1.lf).p_lf0
     return None if p is None else float(p)
@@ -174,7 +174,7 @@ def model_reveal(parser: Parser, surface: str, own_prompt: Prompt | None = None)
         if own is None:
             return None
         prompt = own.prompt("mixed")
-        text, lf0, lf1, words = prompt.render(), own.lf0, own.lf1, prompt.words
+        text, lf0, lf1, words = prompt.render(), prompt.gold_lf0, prompt.gold_lf1, prompt.words
     ((result, score),) = parser.parse_and_score_many([(text, lf0, lf1)], words=words)
     top = result.beams[0].text if result.beams else None
     p = None if score is None or score.p_lf0 is None else float(score.p_lf0)
@@ -315,7 +315,7 @@ def sentence_keys(parser: Parser | None, text: str, built: Prompt | None = None,
             keys += parser.result_keys(zero_shot_prompt(pair).render(), pair.lf0.lf, pair.lf1.lf)
         elif mine is not None:
             default = mine.prompt("mixed")
-            keys += parser.result_keys(default.render(), mine.lf0, mine.lf1, words=default.words)
+            keys += parser.result_keys(default.render(), default.gold_lf0, default.gold_lf1, words=default.words)
         if built is not None and built.test_utterance in (sentence, mine.surface if mine else None):
             keys += parser.result_keys(built.render(), built.gold_lf0, built.gold_lf1, fmt=built_fmt,
                                        words=built.words)

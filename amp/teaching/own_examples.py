@@ -93,10 +93,11 @@ def choice_prompt(sentence: OwnSentence, choice: ExampleChoice = DEFAULT_CHOICE,
     examples = tuple(PromptExample(other.surface, other.readings[idx], other.readings[1 - idx], 0 if idx == 0 else 1)
                      for other, idx in picked)
     try:
-        words = own_words_of([sentence.lf0, sentence.lf1, *(e.lf for e in examples)])
+        words = own_words_of([*sentence.readings, *(e.lf for e in examples)])
     except (LFParseError, OwnWordsError) as exc:
         raise OwnSentenceError("examples", f"the picked sentences' words do not fit together: {exc}") from exc
-    return Prompt(examples, sentence.surface, type=sentence.type, gold_lf0=sentence.lf0, gold_lf1=sentence.lf1,
+    lf0, lf1 = sentence.readings  # in the prompt convention (docs/paper-notes.md §16)
+    return Prompt(examples, sentence.surface, type=sentence.type, gold_lf0=lf0, gold_lf1=lf1,
                   words=words)
 
 

@@ -8,6 +8,12 @@ has no free variable; it uses only the variables and argument positions the deco
 can write (:func:`decodable_problem`); the two readings differ in meaning (logical canonical
 forms); and its words outside the lexicon form valid :class:`~amp.logic.own_words.OwnWords`.
 
+The readings are stored as typed (``lf0``/``lf1``, in the strict spacing) and *scored and
+prompted* in the paper's prompt convention (:attr:`OwnSentence.readings`,
+:func:`amp.logic.prompt_convention.prompt_text`, docs/paper-notes.md §16): entity variables x, y,
+z and event variables a, e, i in the templates' order, so P(LF0) compares meanings, not a
+teacher's letters (issue #26).  The teacher's own examples are prompted in it too.
+
 The record then behaves like a template sentence: :meth:`OwnSentence.pair` is an
 :class:`~amp.data.generate.AmbiguousPair` (template ``"own"``) that
 :func:`amp.prompts.mixed_prompt` takes as its test, :meth:`OwnSentence.prompt` the Parse page's
@@ -34,6 +40,7 @@ from amp.logic.ast import Formula, atoms, free_variables, is_constant
 from amp.logic.canonical import canonical
 from amp.logic.errors import LFParseError, OwnWordsError
 from amp.logic.own_words import OwnWords
+from amp.logic.prompt_convention import EVENT_NAMES, prompt_form, prompt_text
 from amp.logic.reader import parse_lf
 from amp.logic.render import render_fol
 from amp.logic.unknown_words import own_words_of
@@ -54,7 +61,7 @@ from amp.teaching.poll_records import PollItem
 __all__ = [
     "MAX_EXAMPLES", "MAX_LF_CHARS", "MAX_NAME_CHARS", "MAX_PARAPHRASE_CHARS", "MAX_SURFACE_CHARS",
     "OWN_PROMPT_MODES", "OWN_TEMPLATE", "OwnSentence", "OwnSentenceError", "closest_type",
-    "decodable_problem", "examples_from_text", "examples_text", "normalise_lf", "normalise_text",
+    "decodable_problem", "examples_from_text", "free_variable_hint", "examples_text", "normalise_lf", "normalise_text",
 ]
 
 #: Bounds of the fields (a sentence is typed by a person and stored, exported and polled).
@@ -88,16 +95,30 @@ def normalise_text(text: object, field: str, limit: int, *, required: bool = Tru
 
 
 def decodable_problem(f: Formula) -> str | None:
-    """What the decoding grammar cannot write in ``f``, or ``None``.  The decoding grammar is the
-    lexicon's (:func:`amp.logic.grammar.grammar_text`), whose variables are only ``x``, ``y``, ``z``
-    (entities) and ``a``, ``e``, ``i`` (events); the reader already admits a name (capitalised
-    constant) only as the second argument of a two-place atom, as the decoding grammar does."""
-    for atom in atoms(f):
+    """What the decoding grammar cannot write in ``f`` as the prompts spell it, or ``None``.
+
+    ``f`` is read in the prompt convention (:func:`~amp.logic.prompt_convention.prompt_form`), so
+    any variable names do; the decoding grammar is the lexicon's
+    (:func:`amp.logic.grammar.grammar_text`), whose variables are only ``x``, ``y``, ``z``
+    (entities) and ``a``, ``e``, ``i`` (events): at most three of each kind.  The reader already
+    admits a name (capitalised constant) only as the second argument of a two-place atom, as the
+    decoding grammar does."""
+    for atom in atoms(prompt_form(f)):
         for arg in atom.args:
             if not is_constant(arg) and arg not in lexicon.VARIABLES:
-                return (f"the variable {arg!r} cannot be written by the model: use x, y, z for things and "
-                        "people, a, e, i for events")
+                kind = "event" if arg[0] in EVENT_NAMES else "entity"
+                return (f"more than three {kind} variables: the model can write only x, y, z for things and "
+                        "people and a, e, i for events")
     return None
+
+
+def free_variable_hint(var: str) -> str:
+    """What to do about an unbound word in an atom (issue #26 point 7): a single letter is a
+    variable to bind; a longer word is usually a name, which is capitalised."""
+    if len(var) == 1:
+        return f"bind it with a quantifier (exists {var} . …)"
+    return (f"a name is capitalised ({var[:1].upper() + var[1:]}); a variable is a single letter bound by a "
+            "quantifier (exists x . …)")
 
 
 def normalise_lf(text: object, field: str = "lf") -> str:
@@ -111,8 +132,7 @@ def normalise_lf(text: object, field: str = "lf") -> str:
         raise OwnSentenceError(field, f"{label} does not read as a logical form: {exc}") from exc
     free = sorted(free_variables(tree))
     if free:
-        raise OwnSentenceError(field, f"{label} has the free variable {free[0]!r}: bind it with a quantifier "
-                                      f"(exists {free[0]} . …)")
+        raise OwnSentenceError(field, f"{label} has the free variable {free[0]!r}: {free_variable_hint(free[0])}")
     problem = decodable_problem(tree)
     if problem is not None:
         raise OwnSentenceError(field, f"{label}: {problem}")
@@ -159,7 +179,7 @@ class OwnSentence(JsonRecord):
         if kind and kind not in type_ids():
             raise OwnSentenceError("type", f"type {kind!r} is not a registered ambiguity type "
                                            f"({', '.join(type_ids())})")
-        put("type", kind or closest_type(self.lf0, self.lf1))
+        put("type", kind or closest_type(*self.readings))
 
     @classmethod
     def from_dict(cls, data: Any) -> Self:
@@ -180,10 +200,22 @@ class OwnSentence(JsonRecord):
 
     @property
     def readings(self) -> tuple[str, str]:
+        """LF0 and LF1 as they are scored and prompted: in the prompt convention (module docstring)."""
+        return prompt_text(self.lf0), prompt_text(self.lf1)
+
+    @property
+    def typed_readings(self) -> tuple[str, str]:
+        """LF0 and LF1 as the teacher typed them (strict spacing)."""
         return self.lf0, self.lf1
 
+    @property
+    def prompt_examples(self) -> tuple[tuple[str, str], ...]:
+        """The teacher's examples with their LFs in the prompt convention."""
+        return tuple((u, prompt_text(lf)) for u, lf in self.examples)
+
     def pair(self) -> AmbiguousPair:
-        """The sentence as a generated pair would be (template ``"own"``), for prompts and lessons."""
+        """The sentence as a generated pair would be (template ``"own"``), for prompts and lessons;
+        its readings in the prompt convention."""
         kind = record_type(self.type)
         records = [Example(self.surface, lf, template_idx=i, type=kind, template=OWN_TEMPLATE)
                    for i, lf in enumerate(self.readings)]
@@ -191,7 +223,8 @@ class OwnSentence(JsonRecord):
 
     def poll_item(self, model_p_lf0: float | None = None) -> PollItem:
         """A class-poll item of this sentence (its readings in the teacher's words, with their names)."""
-        return PollItem(self.surface, self.type, self.lf0, self.lf1, self.paraphrase0, self.paraphrase1,
+        lf0, lf1 = self.readings
+        return PollItem(self.surface, self.type, lf0, lf1, self.paraphrase0, self.paraphrase1,
                         model_p_lf0, self.name0, self.name1)
 
     def prompt(self, mode: str = "mixed", ratio: float | None = None, k: int | None = None,
@@ -212,8 +245,9 @@ class OwnSentence(JsonRecord):
             if not self.examples:
                 raise OwnSentenceError("examples", f"{self.surface!r} has no examples of its own: add some, "
                                                    "or use the mixed prompt (examples of its type's pool)")
-            examples = tuple(PromptExample(u, lf) for u, lf in self.examples)
-            return Prompt(examples, self.surface, type=self.type, gold_lf0=self.lf0, gold_lf1=self.lf1,
+            examples = tuple(PromptExample(u, lf) for u, lf in self.prompt_examples)
+            lf0, lf1 = self.readings
+            return Prompt(examples, self.surface, type=self.type, gold_lf0=lf0, gold_lf1=lf1,
                           words=self.words)
         if mode == "zero-shot":
             raise OwnSentenceError("mode", "an own sentence has no zero-shot prompt: its unambiguous "

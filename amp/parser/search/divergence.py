@@ -6,6 +6,11 @@ per-token steps of two forced decodings (:func:`amp.parser.search.scoring.forced
 beams and reports that position, both tokens and their probabilities (raw and
 grammar-renormalised), and the raw probabilities in a window around it.  Pure function, no
 model needed.
+
+The readings it compares are forced in the prompt convention (docs/paper-notes.md §16): the
+callers score an LF that did not come from the templates in that spelling, so two readings that
+differ only in variable names or same-kind quantifier order have the same tokens (``index=None``)
+and the first differing token is where the *normalised* readings part.
 """
 
 from __future__ import annotations
