@@ -66,6 +66,34 @@ def test_score_two_lfs(saved_tiny_model: Path, prompt_file: Path, capsys: pytest
     out = json.loads(capsys.readouterr().out)
     assert len(out["scores"]) == 2 and 0.0 <= out["pair"]["p_lf0"] <= 1.0
     assert out["scored_spelling"] == "prompt" and out["scores"][1]["lf"] == LF1_PROMPT
+    from amp.evaluation.verdict import preference, scores_sentence
+
+    p = out["pair"]["p_lf0"]
+    assert f"verdict: {scores_sentence(p)}" in text  # issue #26 point 5: LF0, LF1 or undecided
+    assert out["verdict"] == {"scores_higher": preference(p).value, "text": scores_sentence(p)}
+
+
+def test_parse_with_both_readings_says_what_the_model_wrote(
+    saved_tiny_model: Path, prompt_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue #26 point 5: ``amp parse --lf LF0 --lf LF1`` says what the top beam is, then what it scores."""
+    from amp.evaluation.matching import match_lf
+    from amp.evaluation.verdict import verdict
+
+    args = ["parse", "--model", str(saved_tiny_model), "--prompt-file", str(prompt_file), "--beams", "2",
+            "--max-new-tokens", "8", "--device", "cpu", "--lf", LF0, "--lf", LF1]
+    assert main([*args, "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    top = out["result"]["beams"][0]["text"]
+    v = out["verdict"]
+    assert v["wrote"] == match_lf(top, LF0, LF1) and v["wrote"] in ("neither", "unparseable")  # 8 tokens: no reading
+    assert v["text"] == verdict(v["wrote"], v["p_lf0"]).text
+    assert v["text"].startswith("The model wrote neither reading")
+    assert main(args) == 0
+    text = capsys.readouterr().out
+    assert "verdict: The model wrote neither reading" in text
+    assert main([*args[:-2], "--json"]) == 2  # one reading is not a pair
+    assert capsys.readouterr().err.startswith("error: --lf takes the two readings")
 
 
 def test_score_literal_and_a_teachers_spelling(saved_tiny_model: Path, prompt_file: Path,

@@ -10,6 +10,7 @@ import pytest
 from amp.cache import ResultCache
 from amp.data import generate as gen
 from amp.data.types import get_type
+from amp.evaluation.matching import match_lf
 from amp.parser import Parser
 from amp.prompts import mixed_prompt, zero_shot_prompt
 from amp.teaching import lesson
@@ -68,15 +69,29 @@ def test_model_p_lf0_of_an_unknown_sentence_never_asks_the_model(tmp_path: Path)
 
 
 @pytest.mark.parametrize(("p", "choice", "text"), [
-    (0.5, 0, "prefers **LF0**"),
-    (0.93, 0, "prefers **LF0**"),
-    (0.4999, 1, "prefers **LF1**"),
-    (0.0, 1, "prefers **LF1**"),
-    (None, None, "model P(LF0) unavailable"),
+    (0.5, None, "Forced to write each reading, it is undecided: P(LF0) = 0.50 is within 0.05 of 0.5."),
+    (0.93, 0, "Forced to write each reading, it scores LF0 higher: P(LF0) = 0.93."),
+    (0.4499, 1, "Forced to write each reading, it scores LF1 higher: P(LF0) = 0.45."),
+    (0.0, 1, "Forced to write each reading, it scores LF1 higher: P(LF0) = 0.00."),
+    (None, None, "Its score for the two readings (P(LF0)) is unavailable."),
 ])
 def test_model_choice(p: float | None, choice: int | None, text: str) -> None:
     assert lesson.preferred_reading(p) == choice
     assert lesson.model_choice_text(p) == text
+
+
+def test_model_reveal_is_the_parse_and_the_score_under_the_zero_shot_prompt(
+    parser: Parser, pair: gen.AmbiguousPair
+) -> None:
+    """The reveal's two halves come from one prompt: the top beam's match and the same P(LF0)
+    that :func:`lesson.model_p_lf0` reports (issue #26 point 5)."""
+    reveal = lesson.model_reveal(parser, pair.surface)
+    assert reveal is not None
+    assert reveal.p_lf0 == lesson.model_p_lf0(parser, pair.surface)
+    top = parser.parse(zero_shot_prompt(pair).render()).beams[0].text
+    assert reveal.parse == top
+    assert reveal.match == match_lf(top, pair.lf0.lf, pair.lf1.lf)
+    assert lesson.model_reveal(parser, NOT_IN_POOL) is None
 
 
 # --- demo-pack keys of chosen sentences --------------------------------------------------------------
@@ -114,12 +129,20 @@ def test_sentence_keys_without_a_model_only_find_unknown_sentences(pair: gen.Amb
     assert lesson.sentence_keys(None, f"{pair.surface}\n{NOT_IN_POOL}") == lesson.SentenceKeys((), (NOT_IN_POOL,))
 
 
-def test_model_reading_names_the_preferred_reading_in_words() -> None:
+def test_model_reading_says_what_the_model_wrote_before_what_it_scores() -> None:
     readings = ("the boy saw the man, who had the telescope", "the boy used the telescope to see the man")
-    assert lesson.model_reading(readings, 0.8) == (0, "The model reads it as: the boy saw the man, who had the telescope")
-    assert lesson.model_reading(readings, 0.2) == (1, "The model reads it as: the boy used the telescope to see the man")
-    assert lesson.model_reading(readings, 0.5)[0] == 0  # ties go to LF0, as preferred_reading says
-    assert lesson.model_reading(readings, None) is None
+    shown, text = lesson.model_reading(readings, 0.8, "lf1")
+    assert shown == 1  # the parse, not the score, picks the reading shown
+    assert text == ("The model wrote LF1: “the boy used the telescope to see the man”. "
+                    "Forced to write each reading, it scores LF0 higher: P(LF0) = 0.80.")
+    shown, text = lesson.model_reading(readings, 0.5, "neither")
+    assert shown is None
+    assert text.startswith("The model wrote neither reading")
+    assert "undecided" in text
+    assert lesson.model_reading(readings, 0.2) == (1, "The model's own parse was not run here, so only its scores "
+                                                      "are known. Forced to write each reading, it scores LF1 "
+                                                      "higher: P(LF0) = 0.20.")
+    assert lesson.model_reading(readings, None)[0] is None
 
 
 def test_explain_parse_in_words() -> None:

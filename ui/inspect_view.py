@@ -8,6 +8,7 @@ from typing import Any
 import streamlit as st
 
 from amp.evaluation.semantic_divergence import SAME_MEANING
+from amp.evaluation.verdict import Verdict, verdict
 from amp.logic.errors import LFParseError
 from amp.logic.own_words import NO_WORDS, OwnWords
 from amp.logic.reader import parse_lf
@@ -15,10 +16,22 @@ from amp.logic.render import render
 from amp.parser.core.limits import MAX_LF_CHARS
 from amp.parser.search.divergence import divergence
 from amp.reporting import plots
+from amp.teaching.poll_records import PollItem
 from ui import model_picker as ui_model
 from ui.common import chart, fmt_prob, lf_error_text, plain
 
 CUSTOM_KEY = "custom_score"
+
+
+def verdict_of(ins: Any, item: PollItem | None = None) -> Verdict:
+    """The verdict on an inspection (:func:`amp.evaluation.verdict.verdict`): what the top beam
+    is, then which reading the forced scores favour; in the sentence's reading names and
+    paraphrases when ``item`` (:func:`amp.teaching.lesson.sentence_item`) has them."""
+    names = (item.reading_name(0), item.reading_name(1)) if item is not None else None
+    texts = (item.paraphrase0, item.paraphrase1) if item is not None else None
+    return verdict(ins.predicted_match, ins.pair.p_lf0, names=names, paraphrases=texts)
+
+
 def match_name(match: str | None) -> str:
     """A match label in the app's words (:data:`amp.reporting.plots.MATCH_NAMES`: ``lf0`` → ``LF0``,
     ``neither`` → ``neither reading``, …)."""

@@ -24,12 +24,11 @@ from amp.teaching.own_sentences import (
     MAX_NAME_CHARS,
     MAX_PARAPHRASE_CHARS,
     MAX_SURFACE_CHARS,
-    OWN_PROMPT_MODES,
     OwnSentence,
     examples_from_text,
 )
 from amp.teaching.paraphrase import paraphrases
-from ui import teach
+from ui import own_examples, teach
 from ui.common import describe_error, lf_error_text, plain, type_label
 from ui.prompt_state import PROMPT_KEY, RECIPE_KEY
 
@@ -157,32 +156,41 @@ def _delete(surface: str) -> None:
     _say("success", f"Deleted “{plain(surface)}”.")
 
 
-def use_own(sentence: OwnSentence, mode: str) -> bool:
-    """Make an own sentence the Parse page's prompt (with its words), and set the Prompt builder's
-    widgets to match (typed test, its two readings as golds, the default mixed settings), so that
-    the builder shows that prompt and keeps it.  ``False`` (with an error box) if it cannot be built."""
+def use_own(sentence: OwnSentence, sentences: tuple[OwnSentence, ...] = ()) -> bool:
+    """Make an own sentence the Parse page's prompt (with its words and the few-shot examples
+    chosen for it, :mod:`ui.own_examples`), and set the Prompt builder's widgets to match (typed
+    test, its two readings as golds, the default mixed settings), so that the builder shows that
+    prompt and keeps it.  ``False`` (with an error box) if it cannot be built."""
     try:
-        built = sentence.prompt(mode)
+        built = own_examples.prompt_for(sentence, sentences or _all_sentences())
     except AmpError as exc:
         st.error(f"Cannot build a prompt for this sentence: {error_text(exc)}", icon=":material/error:")
         return False
+    kind = built.type or sentence.type
     ratio, k, seed = DEFAULT_MIXED_RATIO, EXAMPLES_PER_PROMPT, DEFAULT_MIXED_SEED
     state = st.session_state
-    state.update({"pb_mode": "mixed", "pb_type": sentence.type, "pb_test_source": "typed",
+    state.update({"pb_mode": "mixed", "pb_type": kind, "pb_test_source": "typed",
                   "pb_test_typed": sentence.surface, "pb_gold0": sentence.readings[0], "pb_gold1": sentence.readings[1],
                   "pb_ratio": ratio, "pb_k": k, "pb_seed": seed, "pb_fmt": Format.FOL.value})
     state[PROMPT_KEY] = built
-    state[RECIPE_KEY] = ("mixed", sentence.type, ratio, k, seed, Format.FOL.value, "typed", sentence.surface,
+    state[RECIPE_KEY] = ("mixed", kind, ratio, k, seed, Format.FOL.value, "typed", sentence.surface,
                          sentence.readings)
     return True
 
 
-def sentence_card(sentence: OwnSentence) -> None:
+def _all_sentences() -> tuple[OwnSentence, ...]:
+    try:
+        return library().list()
+    except AmpError:
+        return ()
+
+
+def sentence_card(sentence: OwnSentence, sentences: tuple[OwnSentence, ...] = ()) -> None:
     """One library sentence: its readings, words and type, and its routes (parse, present, delete)."""
     sid = sentence_id(sentence.surface)
     with st.container(border=True):
         top = st.columns([4, 1], vertical_alignment="center")
-        top[0].markdown(f"**{plain(sentence.surface)}** · {plain(type_label(sentence.type))} examples · "
+        top[0].markdown(f"**{plain(sentence.surface)}** · your own sentence · "
                         f"new words: {plain(sentence.words.describe())}")
         top[1].checkbox("In the poll", key=f"own_pick_{sid}")
         for i in (0, 1):
@@ -194,12 +202,10 @@ def sentence_card(sentence: OwnSentence) -> None:
                 if scored != typed:  # scored in the prompt convention (docs/paper-notes.md §16)
                     st.caption("Scored as the prompts spell it (x, y, z for things and people, a, e, i for events):")
                     st.code(scored, language=None, wrap_lines=True)
-        a1, a2, a3, a4 = st.columns([1.6, 1, 1, 0.7], vertical_alignment="bottom")
-        how = a1.segmented_control("Prompt", OWN_PROMPT_MODES, default="mixed", required=True, key=f"own_how_{sid}",
-                                   format_func=lambda m: "mixed: 10 of its type, 30 % LF0" if m == "mixed"
-                                   else f"own examples ({len(sentence.examples)})")
+        own_examples.picker(sentence, sentences or (sentence,), sid)  # issue #26 point 6
+        a2, a3, a4 = st.columns([1, 1, 0.7], vertical_alignment="bottom")
         if a2.button("Parse this sentence", key=f"own_parse_{sid}", icon=":material/troubleshoot:"):
-            if use_own(sentence, str(how)):
+            if use_own(sentence, sentences):
                 st.switch_page("views/parse_inspect.py")
         if a3.button("Present this sentence", key=f"own_present_{sid}", icon=":material/slideshow:"):
             teach.present_sentence(sentence.surface)

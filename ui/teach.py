@@ -19,13 +19,16 @@ from streamlit.delta_generator import DeltaGenerator
 
 from amp.data import generate as gen
 from amp.errors import AmpError
+from amp.evaluation.verdict import CLASS_P_LF0_HOW, MODEL_P_LF0_HOW, Verdict
 from amp.reporting.plots import LF0_COLOR, LF1_COLOR
 from amp.teaching import demo_pack, lesson
 from amp.teaching.join import JoinLink, join_url, lan_address, qr_png
+from amp.teaching.own_examples import choice_prompt
 from amp.teaching.own_library import OwnLibrary
 from amp.teaching.own_sentences import OwnSentence
 from amp.teaching.poll import CONFIDENCE_LABELS, ItemResult, PollItem, PollStore
 from ui import model_picker as ui_model
+from ui import own_examples
 from ui.common import chart, describe_error, fmt_prob, plain
 from ui.prompt_state import current_prompt
 
@@ -38,6 +41,8 @@ POLL_CODE_KEY = "teach_poll_code"
 STUDENT_ID_KEY = "teach_student_id"
 #: session_state key: {(spec, surface): P(LF0) or None} of model scores computed in this session.
 MODEL_P_KEY = "teach_model_p"
+#: session_state key: {(spec, surface): ModelReveal or None} of the model's parse and scores.
+MODEL_REVEAL_KEY = "teach_model_reveal"
 
 COLORS = (LF0_COLOR, LF1_COLOR)
 BADGES = (":blue-badge[LF0]", ":orange-badge[LF1]")
@@ -108,6 +113,40 @@ def model_p_lf0(surface: str) -> float | None:
         return None
     memo[(spec, surface)] = p
     return p
+
+
+def model_reveal(surface: str) -> lesson.ModelReveal | None:
+    """The current model's parse and P(LF0) of a pool or own sentence (:func:`amp.teaching.lesson.model_reveal`),
+    memoised per model in this session; ``None`` if the sentence or the model is unavailable."""
+    spec = ui_model.current_spec()
+    own = lesson.own_sentence(surface) if lesson.pool_pair(surface) is None else None
+    choice = own_examples.chosen(surface) if own is not None else None  # the examples the teacher chose
+    memo = st.session_state.setdefault(MODEL_REVEAL_KEY, {})
+    if (spec, surface, choice) in memo:
+        return memo[(spec, surface, choice)]
+    parser = ui_model.peek_parser()
+    if parser is None or lesson.sentence_item(surface) is None:
+        return None
+    try:
+        prompt = choice_prompt(own, choice, OwnLibrary().list()) if own is not None and choice is not None else None
+        with st.spinner("Parsing the sentence and scoring both readings with the model…"), \
+                ui_model.using(parser, what="parsing a class sentence"):
+            reveal = lesson.model_reveal(parser, surface, prompt)
+    except Exception:  # noqa: BLE001 - a missing model never breaks a class
+        return None
+    memo[(spec, surface, choice)] = reveal
+    return reveal
+
+
+def show_verdict(v: Verdict, *, large: bool = False) -> None:
+    """The verdict as plain text: what the model wrote (in the reading's colour; large on the
+    Presentation), then which reading it scores higher."""
+    color = COLORS[v.wrote_index] if v.wrote_index is not None else "#444444"
+    size = "font-size:2.2rem;font-weight:700;" if large else "font-weight:600;"
+    st.markdown(f"<div class='amp-wrote{' present-r' if large else ''}' style='{size}color:{html.escape(color)}'>"
+                f"{html.escape(v.wrote_text)}</div>", unsafe_allow_html=True)
+    st.markdown(f"<div class='amp-scores{' present-r' if large else ''}'>{html.escape(v.scores_text)}</div>",
+                unsafe_allow_html=True)
 
 
 def guard_pairs(type_: str, word: str | None) -> list[gen.AmbiguousPair]:
@@ -227,12 +266,11 @@ def item_results(item: PollItem, result: ItemResult, model_p: float | None, *, k
     left, right = st.columns([2, 1])
     with left:
         item_chart(item, result, key=key)
-    right.metric("Class P(LF0)", fmt_prob(result.human_p_lf0, 2),
-                 help="Confidence-converted P(LF0) (paper Appendix A.5), averaged over the votes.")
-    right.metric("Model P(LF0)", fmt_prob(model_p, 2) if model_p is not None else "–",
-                 help="The model's P(LF0) under a zero-shot prompt (forced decode of both LFs).")
-    if model_p is None:
-        right.caption("model P(LF0) unavailable")
+    right.metric("Class P(LF0)", fmt_prob(result.human_p_lf0, 2), help=CLASS_P_LF0_HOW)
+    right.metric("Model P(LF0)", fmt_prob(model_p, 2) if model_p is not None else "–", help=MODEL_P_LF0_HOW)
+    with right:
+        verdict = lesson.reveal_verdict(item, item.model_match or None, model_p)
+        st.caption(plain(verdict.text))
 
 
 # --- demo packs -------------------------------------------------------------------------------

@@ -16,8 +16,8 @@ from ui.prompt_state import pool_surfaces
 
 st.title("Your own sentences")
 st.caption("Type any ambiguous sentence with its two readings, in words and as logical forms. Words the "
-           "lexicon lacks become new words of the model's grammar; few-shot examples come from the closest "
-           "ambiguity type's pool (or your own examples).")
+           "lexicon lacks become new words of the model's grammar; each sentence says which few-shot "
+           "examples it is parsed with: a template type's pool, your own examples, or your other sentences.")
 teach.logic_toggle()
 types = list(type_ids())
 
@@ -40,7 +40,7 @@ st.subheader(f"Your library ({len(sentences)})")
 if not sentences:
     st.info("No sentences yet: add one above, or import a file below.", icon=":material/info:")
 for sentence in sentences:
-    own.sentence_card(sentence)
+    own.sentence_card(sentence, sentences)
 if sentences:
     st.markdown("**Class poll** from the sentences ticked *In the poll*")
     own.poll_section(sentences)

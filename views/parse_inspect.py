@@ -6,13 +6,14 @@ import streamlit as st
 
 from amp.evaluation.inspection import Inspection, inspect
 from amp.evaluation.semantic_divergence import inspection_semantic
+from amp.evaluation.verdict import MODEL_P_LF0_HOW
 from amp.logic.vocabulary import MODES
 from amp.parser.search.settings import SearchSettings
 from amp.reporting import plots
 from amp.reporting.token_plots import MARKS
 from amp.teaching import lesson
 from ui import model_picker as ui_model
-from ui import settings_widgets, teach
+from ui import own_examples, settings_widgets, teach
 from ui.beam_tree_view import beam_tree_section
 from ui.common import chart, csv_download, fmt_prob, halt, plain
 from ui.influence_view import contrast_section, influence_section
@@ -24,6 +25,7 @@ from ui.inspect_view import (
     match_name,
     normalised_lf,
     semantic_sentence,
+    verdict_of,
 )
 from ui.prompt_state import current_prompt
 
@@ -37,6 +39,7 @@ if not built:
     st.info("No prompt built yet, so this is the default: PP attachment, 3 of 10 examples shown with LF0 "
             "(r = 0.3). Build your own in the Prompt builder.", icon=":material/info:")
 st.markdown(f"#### Test sentence: *{prompt.test_utterance}*")
+own_examples.used_caption(prompt.test_utterance)  # an own sentence: which examples (issue #26 point 6)
 with st.expander(f"The prompt ({len(prompt.examples)} examples, LF0 fraction "
                  f"{'–' if prompt.lf0_fraction is None else f'{prompt.lf0_fraction:.0%}'})"):
     st.code(prompt.render(), language=None, wrap_lines=True)
@@ -87,13 +90,13 @@ pair = ins.pair
 m1, m2, m3, m4 = st.columns(4)
 m1.metric("Top beam matches", match_name(ins.predicted_match),
           help="Canonical match of the best beam against the two gold LFs; neither = another formula.")
-m2.metric("P(LF0), min-token", fmt_prob(pair.p_lf0), help="m0 / (m0 + m1), m = lowest token probability of "
-          "each LF under forced decoding (the paper's definition).")
+m2.metric("P(LF0), min-token", fmt_prob(pair.p_lf0), help=MODEL_P_LF0_HOW)
 m3.metric("P(LF0), total prob.", fmt_prob(pair.p_lf0_total), help="Normalised total sequence probability "
           "(what the paper's Fig. 3 plotted).")
 div = ins.divergence
 m4.metric("p at divergence", fmt_prob(None if div is None else (div.prob_a if prob == "raw" else div.prob_a_grammar)),
           help="Probability of the predicted parse's token where it leaves the other reading.")
+teach.show_verdict(verdict_of(ins, lesson.sentence_item(prompt.test_utterance)))  # issue #26 point 5
 st.markdown(divergence_sentence(ins, prob))
 spoken = lesson.pool_pair(prompt.test_utterance)
 own = lesson.own_sentence(prompt.test_utterance) if spoken is None else None

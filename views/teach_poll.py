@@ -33,7 +33,8 @@ def _create(store: PollStore, pairs: list) -> None:
     """Create the poll with the title and model choice as they are at the click."""
     with_model = bool(st.session_state.get("tp_with_model", True))
     title = str(st.session_state.get("tp_title", "") or "")
-    items = [PollItem.from_pair(p, teach.model_p_lf0(p.surface) if with_model else None) for p in pairs]
+    reveals = [teach.model_reveal(p.surface) if with_model else None for p in pairs]
+    items = [PollItem.from_pair(p, r.p_lf0 if r else None, (r.match or "") if r else "") for p, r in zip(pairs, reveals)]
     _open(store.create_poll(items, title).code)
 
 
@@ -64,7 +65,7 @@ with st.expander("New poll", icon=":material/add:", expanded=teach.POLL_CODE_KEY
         seed = c2.number_input("Seed", 0, 2**31 - 1, 0, key="tp_seed")
         chosen = teach.guard_sample(type_, int(n), int(seed))
     st.text_input("Title (optional)", key="tp_title", max_chars=200)
-    st.checkbox("Include the model's P(LF0) (scores each sentence once; cached)", value=True,
+    st.checkbox("Include the model's parse and P(LF0) (runs each sentence once; cached)", value=True,
                              key="tp_with_model")
     st.button("Create poll", type="primary", key="tp_create", icon=":material/how_to_vote:", disabled=not chosen,
               on_click=_create, args=(store, chosen))
@@ -106,7 +107,7 @@ def _route(surfaces: list[str]) -> None:
     if r2.button("Parse this sentence", key="tp_route_parse", icon=":material/troubleshoot:"):
         own = lesson.own_sentence(surface) if lesson.pool_pair(surface) is None else None
         pair = lesson.pool_pair(surface)
-        done = (ui_own.use_own(own, "mixed") if own is not None
+        done = (ui_own.use_own(own) if own is not None
                 else pair is not None and use_sentence(surface, pair.type, "mixed", DEFAULT_FORMAT))
         if done:
             st.switch_page("views/parse_inspect.py")

@@ -6,8 +6,9 @@ import html
 
 import streamlit as st
 
-from amp.data.types import display_name, type_ids
+from amp.data.types import type_ids
 from amp.errors import AmpError
+from amp.evaluation.verdict import CLASS_P_LF0_HOW, MODEL_P_LF0_HOW
 from amp.teaching import lesson
 from amp.teaching.poll import PollItem, tidy_code
 from ui import present, teach
@@ -58,7 +59,7 @@ nav.button("Previous", key="present_prev", icon=":material/arrow_back:", disable
            on_click=_move, args=(-1,))
 nav.button("Next", key="present_next", icon=":material/arrow_forward:", disabled=pos >= len(items) - 1,
            on_click=_move, args=(1,))
-nav.caption(f"{pos + 1} / {len(items)} · {display_name(item.type)}"
+nav.caption(f"{pos + 1} / {len(items)} · {lesson.slide_label(item)}"
             + (f" · poll **{poll.code}**" if poll else ""), width="stretch")
 reveal = nav.button("Reveal the model's choice", key=f"present_reveal_{pos}", type="primary",
                     icon=":material/smart_toy:")
@@ -76,19 +77,14 @@ if not teach.logic_hidden():
 shown = st.session_state.setdefault("present_revealed", set())
 if reveal:
     shown.add(item.surface)
-if item.surface in shown:
-    p = item.model_p_lf0 if item.model_p_lf0 is not None else teach.model_p_lf0(item.surface)
-    reading = lesson.model_reading((item.paraphrase(0), item.paraphrase(1)), p)
-    if reading is not None:  # large, in words and in the reading's colour
-        choice, sentence = reading
-        st.markdown(f"<div class='present-r' style='font-size:2.2rem;font-weight:700;"
-                    f"color:{html.escape(teach.COLORS[choice])}'>{html.escape(sentence)}</div>",
-                    unsafe_allow_html=True)
+if item.surface in shown:  # issue #26 point 5: what the model wrote, then what it scores
+    did = teach.model_reveal(item.surface) if not item.model_match or item.model_p_lf0 is None else None
+    p = item.model_p_lf0 if item.model_p_lf0 is not None else (did.p_lf0 if did else None)
+    match = item.model_match or (did.match if did else None)
+    teach.show_verdict(lesson.reveal_verdict(item, match, p), large=True)
 left, right = st.columns(2)
 if item.surface in shown:
-    with left:
-        st.metric("Model P(LF0)", fmt_prob(p, 2))
-        st.markdown(f"The model {lesson.model_choice_text(p)}" if p is not None else lesson.model_choice_text(p))
+    left.metric("Model P(LF0)", fmt_prob(p, 2), help=MODEL_P_LF0_HOW)
 
 
 def class_votes() -> None:
@@ -101,6 +97,7 @@ def class_votes() -> None:
         return
     teach.item_chart(item, res, key=f"present_chart_{pos}", height=200)
     st.caption(f"Class: {res.n_voters} vote(s) · P(LF0) = {fmt_prob(res.human_p_lf0, 2)}")
+    st.caption(CLASS_P_LF0_HOW)
 
 
 if poll is not None:

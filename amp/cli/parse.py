@@ -1,14 +1,16 @@
 """``python -m amp parse``: constrained beam search for one prompt.
 
     python -m amp parse --model default --prompt-file prompt.txt [--format fol|lisp]
-        [--beams 5] [--alpha 0.7] [--unconstrained] [--max-new-tokens N] [--json]
+        [--beams 5] [--alpha 0.7] [--unconstrained] [--max-new-tokens N] [--lf LF0 --lf LF1] [--json]
         [--device cpu|cuda|mps] [--dtype float32|float16|bfloat16|auto|int8] [--no-cache]
 
 The prompt file is the rendered prompt text or the JSON the Prompt builder and ``amp prompt
 --json`` write (checked whole; a JSON file that is not a prompt is refused); ``--prompt-file -``
 reads it from stdin.  Output: the ranked beams with GNMT score,
 summed log-prob and finished/parses flags, then the top beam's tokens with their probabilities
-and its minimum token probability (the paper's confidence); or the result as JSON.  A model
+and its minimum token probability (the paper's confidence); with ``--lf LF0 --lf LF1`` also the
+verdict (what the model wrote: LF0, LF1 or neither, then which reading it scores higher,
+:mod:`amp.evaluation.verdict`); or the result as JSON.  A model
 that cannot load prints one ``error: …`` line and exits with status 2.
 
 The model-related options and helpers here are shared with ``python -m amp score``.
@@ -25,8 +27,11 @@ from typing import Any, TypeVar
 from amp.cli import common
 from amp.cli.model_options import add_model_options, make_parser, model_header, model_payload
 from amp.errors import AmpError
+from amp.evaluation.matching import match_lf
+from amp.evaluation.verdict import Verdict, verdict
+from amp.logic.prompt_convention import prompt_text
 from amp.parser.core import limits
-from amp.parser.core.results import ParseResult, TokenStep
+from amp.parser.core.results import PairScore, ParseResult, TokenStep
 from amp.parser.search.settings import DEFAULT_SEARCH, SearchSettings
 from amp.teaching.prompt_file import MAX_PROMPT_FILE_BYTES, PromptRead, read_prompt_file
 
@@ -105,13 +110,45 @@ def run_with_model(args: argparse.Namespace, compute: Callable[[Any, PromptRead]
     return 0
 
 
-def run(args: argparse.Namespace) -> int:
-    def parse(parser: Any, prompt: PromptRead) -> ParseResult:
-        search = SearchSettings(beams=args.beams, alpha=args.alpha, constrained=not args.unconstrained,
-                                max_new_tokens=args.max_new_tokens)
-        return parser.parse(prompt.text, search, fmt=args.fmt)
+def format_verdict(result: ParseResult, pair: PairScore | None, lfs: list[str], fmt: str) -> Verdict | None:
+    """The verdict on the top beam against two given readings (``None`` without them):
+    what the model wrote, then which reading it scores higher (:mod:`amp.evaluation.verdict`)."""
+    if pair is None or len(lfs) != 2:
+        return None
+    top = result.beams[0].text if result.beams else None
+    return verdict(match_lf(top, lfs[0], lfs[1], fmt=fmt), pair.p_lf0)
 
-    return run_with_model(args, parse, lambda result: {"result": result.to_dict()}, format_parse)
+
+def run(args: argparse.Namespace) -> int:
+    lfs = args.lf or []
+    if len(lfs) not in (0, 2):
+        return common.fail(AmpError(f"--lf takes the two readings, LF0 then LF1 (got {len(lfs)})"))
+    try:  # scored in the prompt convention, as amp score does (docs/paper-notes.md §16)
+        lfs = [prompt_text(lf, args.fmt) for lf in lfs]
+    except AmpError as exc:
+        return common.fail(exc)
+    search = SearchSettings(beams=args.beams, alpha=args.alpha, constrained=not args.unconstrained,
+                            max_new_tokens=args.max_new_tokens)
+
+    def parse(parser: Any, read: PromptRead) -> tuple[ParseResult, Verdict | None]:
+        if not lfs:
+            return parser.parse(read.text, search, fmt=args.fmt), None
+        ((result, pair),) = parser.parse_and_score_many([(read.text, lfs[0], lfs[1])], search, fmt=args.fmt)
+        return result, format_verdict(result, pair, lfs, args.fmt)
+
+    def as_json(value: tuple[ParseResult, Verdict | None]) -> dict:
+        result, v = value
+        payload: dict[str, Any] = {"result": result.to_dict()}
+        if v is not None:
+            payload["verdict"] = {"wrote": v.wrote.value if v.wrote else None, "scores_higher": v.preference.value,
+                                  "p_lf0": v.p_lf0, "text": v.text}
+        return payload
+
+    def as_lines(value: tuple[ParseResult, Verdict | None]) -> list[str]:
+        result, v = value
+        return format_parse(result) + ([f"verdict: {v.wrote_text}", f"         {v.scores_text}"] if v else [])
+
+    return run_with_model(args, parse, as_json, as_lines)
 
 
 def register(subparsers: Any) -> None:
@@ -124,4 +161,8 @@ def register(subparsers: Any) -> None:
                    help=f"GNMT length-penalty alpha (default {default.alpha})")
     p.add_argument("--unconstrained", action="store_true", help="plain beam search without the grammar")
     p.add_argument("--max-new-tokens", type=common.max_new_tokens, default=None, help="generation budget (default: from the prompt)")
+    p.add_argument("--lf", action="append", default=None,
+                   help="the two readings, LF0 then LF1 (repeat): the top beam is matched against them and "
+                        "both are scored in the prompt convention (what the model wrote, then which reading it "
+                        "scores higher)")
     p.set_defaults(func=run)

@@ -5,7 +5,8 @@
 
 Prints each LF's tokens with their probabilities (raw and renormalised over the grammar), the
 summed log-prob and the minimum token probability (the paper's confidence, §2); with exactly two
-LFs also P(LF0) = m0 / (m0 + m1) and its total-probability variant.  ``--json`` prints the
+LFs also P(LF0) = m0 / (m0 + m1) and its total-probability variant, and which reading the model scores higher (or *undecided*
+within :data:`amp.evaluation.verdict.UNDECIDED_BAND` of 0.5).  ``--json`` prints the
 records instead.  A model that cannot load prints one ``error: …`` line and exits with 2.
 
 Each ``--lf`` is scored in the paper's prompt convention (docs/paper-notes.md §16: entity variables
@@ -22,6 +23,7 @@ from typing import Any
 from amp.cli import common
 from amp.cli.parse import add_model_arguments, format_steps, run_with_model
 from amp.errors import AmpError
+from amp.evaluation.verdict import preference, scores_sentence
 from amp.logic.errors import LFParseError
 from amp.logic.prompt_convention import prompt_text
 from amp.parser.core.results import ForcedScore, PairScore
@@ -38,6 +40,7 @@ def format_scores(scores: list[ForcedScore], pair: PairScore | None) -> list[str
         lines.append(f"  confidence (min token prob) {s.min_prob:.4f}  (grammar {s.min_prob_grammar:.4f})")
     if pair is not None:
         lines.append(f"P(LF0) = {pair.p_lf0:.4f}  (from min token probs; total-prob variant {pair.p_lf0_total:.4f})")
+        lines.append(f"verdict: {scores_sentence(pair.p_lf0)}")
     return lines
 
 
@@ -88,6 +91,7 @@ def _as_json(scored: Scored) -> dict[str, Any]:
     payload: dict[str, Any] = {"scores": [s.to_dict() for s in scores]}
     if pair is not None:
         payload["pair"] = pair.to_dict()
+        payload["verdict"] = {"scores_higher": preference(pair.p_lf0).value, "text": scores_sentence(pair.p_lf0)}
     return payload
 
 

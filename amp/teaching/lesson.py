@@ -15,8 +15,11 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from amp.data.generate import AmbiguousPair, find_pair
+from amp.data.types import display_name
 from amp.errors import AmpError
 from amp.evaluation.matching import is_a_reading, match_lf
+from amp.evaluation.verdict import Verdict, preferred_index, scores_sentence, verdict
+from amp.logic.own_words import NO_WORDS
 from amp.logic.vocabulary import DEFAULT_FORMAT
 from amp.prompts import DEFAULT_MIXED_RATIO, DEFAULT_MIXED_SEED, EXAMPLES_PER_PROMPT, mixed_prompt, zero_shot_prompt
 from amp.teaching.errors import PackSelectionEmpty
@@ -33,8 +36,11 @@ __all__ = [
     "PackSelectionEmpty",
     "SentenceKeys",
     "explain_parse",
+    "ModelReveal",
     "model_choice_text",
     "model_reading",
+    "model_reveal",
+    "reveal_verdict",
     "sentence_prompt",
     "model_p_lf0",
     "own_sentence",
@@ -130,16 +136,64 @@ def model_p_lf0(parser: Parser, surface: str) -> float | None:
 
 
 def preferred_reading(p_lf0: float | None) -> int | None:
-    """The reading the model prefers: 0 (LF0) when P(LF0) ≥ 0.5, else 1; ``None`` without a score."""
-    if p_lf0 is None:
-        return None
-    return 0 if p_lf0 >= 0.5 else 1
+    """The reading the model's scores favour: 0 (LF0) or 1; ``None`` without a score or when
+    undecided (within :data:`amp.evaluation.verdict.UNDECIDED_BAND` of 0.5)."""
+    return preferred_index(p_lf0)
 
 
 def model_choice_text(p_lf0: float | None) -> str:
-    """The model's choice in words (Markdown): ``prefers **LF0**``, or that it is unavailable."""
-    choice = preferred_reading(p_lf0)
-    return "model P(LF0) unavailable" if choice is None else f"prefers **LF{choice}**"
+    """Which reading the model scores higher, as one plain sentence
+    (:func:`amp.evaluation.verdict.scores_sentence`: LF0, LF1, undecided or unavailable)."""
+    return scores_sentence(p_lf0)
+
+
+@dataclass(frozen=True)
+class ModelReveal:
+    """What the model did with one sentence: its top beam's match against the two readings
+    (:class:`~amp.evaluation.matching.Match`) and its P(LF0) (either ``None`` when unknown)."""
+
+    match: str | None
+    p_lf0: float | None
+    parse: str | None = None
+
+
+def model_reveal(parser: Parser, surface: str, own_prompt: Prompt | None = None) -> ModelReveal | None:
+    """The model's parse *and* scores of a pool or own sentence under the prompt
+    :func:`model_p_lf0` scores (one prompt pass, cached by the parser; default search settings):
+    what the Presentation's reveal says.  ``own_prompt``: an own sentence's prompt with the
+    examples the teacher chose (:mod:`amp.teaching.own_examples`).  ``None`` when the sentence
+    is in no pool nor the library.
+    """
+    pair = pool_pair(surface)
+    if own_prompt is not None and pair is None and own_prompt.gold_lf0 and own_prompt.gold_lf1:
+        text, lf0, lf1, words = own_prompt.render(), own_prompt.gold_lf0, own_prompt.gold_lf1, own_prompt.words
+    elif pair is not None:
+        text, lf0, lf1, words = zero_shot_prompt(pair).render(), pair.lf0.lf, pair.lf1.lf, NO_WORDS
+    else:
+        own = own_sentence(surface)
+        if own is None:
+            return None
+        prompt = own.prompt("mixed")
+        text, lf0, lf1, words = prompt.render(), prompt.gold_lf0, prompt.gold_lf1, prompt.words
+    ((result, score),) = parser.parse_and_score_many([(text, lf0, lf1)], words=words)
+    top = result.beams[0].text if result.beams else None
+    p = None if score is None or score.p_lf0 is None else float(score.p_lf0)
+    return ModelReveal(match_lf(top, lf0, lf1).value, p, top)
+
+
+def slide_label(item: PollItem) -> str:
+    """What a slide says the sentence is: its ambiguity type's name for a template sentence,
+    "your own sentence" for a teacher's (whose type only names where its examples came from)."""
+    if pool_pair(item.surface) is None and own_sentence(item.surface) is not None:
+        return "your own sentence"
+    return display_name(item.type)
+
+
+def reveal_verdict(item: PollItem, match: str | None, p_lf0: float | None) -> Verdict:
+    """The verdict on a class sentence in its readings' own names and paraphrases
+    (:func:`amp.evaluation.verdict.verdict`): what the model wrote, then what it scores."""
+    return verdict(match, p_lf0, names=(item.reading_name(0), item.reading_name(1)),
+                   paraphrases=(item.paraphrase0, item.paraphrase1))
 
 
 def sentence_prompt(sentence: str | AmbiguousPair, mode: str = "mixed", *, fmt: str = DEFAULT_FORMAT,
@@ -152,13 +206,14 @@ def sentence_prompt(sentence: str | AmbiguousPair, mode: str = "mixed", *, fmt: 
     return mixed_prompt(sentence, DEFAULT_MIXED_RATIO, seed=DEFAULT_MIXED_SEED, k=k, fmt=fmt)
 
 
-def model_reading(paraphrases: tuple[str, str], p_lf0: float | None) -> tuple[int, str] | None:
-    """The reveal in words: (the reading the model prefers, ``"The model reads it as: <its
-    paraphrase>"``); ``None`` without a score.  ``paraphrases`` are the two readings' sentences."""
-    choice = preferred_reading(p_lf0)
-    if choice is None:
-        return None
-    return choice, f"The model reads it as: {paraphrases[choice]}"
+def model_reading(paraphrases: tuple[str, str], p_lf0: float | None,
+                  match: str | None = None) -> tuple[int | None, str]:
+    """The reveal in words: (the reading shown — what the model wrote if it wrote one, else the
+    one it scores higher, ``None`` for neither/undecided — and the verdict's plain text,
+    :func:`amp.evaluation.verdict.verdict`)."""
+    v = verdict(match, p_lf0, paraphrases=paraphrases)
+    shown = v.wrote_index if match is not None else preferred_index(p_lf0)
+    return shown, v.text
 
 
 def explain_parse(pair: AmbiguousPair, predicted: str | None, *, fmt: str = DEFAULT_FORMAT,
@@ -260,7 +315,7 @@ def sentence_keys(parser: Parser | None, text: str, built: Prompt | None = None,
             keys += parser.result_keys(zero_shot_prompt(pair).render(), pair.lf0.lf, pair.lf1.lf)
         elif mine is not None:
             default = mine.prompt("mixed")
-            keys += parser.result_keys(default.render(), *mine.readings, words=default.words)
+            keys += parser.result_keys(default.render(), default.gold_lf0, default.gold_lf1, words=default.words)
         if built is not None and built.test_utterance in (sentence, mine.surface if mine else None):
             keys += parser.result_keys(built.render(), built.gold_lf0, built.gold_lf1, fmt=built_fmt,
                                        words=built.words)

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from amp.errors import AmpError
+from amp.evaluation.matching import MATCHES
 from amp.teaching.errors import InvalidPollError, InvalidVoteError, PollNotFoundError
 from amp.teaching.paraphrase import interpretation_label, paraphrases
 
@@ -66,6 +67,10 @@ class PollItem:
     #: type's reading names (paper Table 1).  Items stored before these fields read as empty.
     name0: str = ""
     name1: str = ""
+    #: What the model *wrote* for this sentence: its top beam's match
+    #: (:class:`~amp.evaluation.matching.Match` value); empty: its parse was not run (and items
+    #: stored before this field).
+    model_match: str = ""
 
     def __post_init__(self) -> None:
         for name in ("surface", "type", "lf0", "lf1", "paraphrase0", "paraphrase1"):
@@ -78,6 +83,8 @@ class PollItem:
             value = getattr(self, name)
             if not isinstance(value, str) or len(value) > MAX_NAME:
                 raise InvalidPollError(f"poll item field {name!r} must be a string of at most {MAX_NAME} characters")
+        if self.model_match not in ("", *MATCHES):
+            raise InvalidPollError(f"model_match must be one of {', '.join(MATCHES)} or empty, got {self.model_match!r}")
         p = self.model_p_lf0
         if p is not None:
             if isinstance(p, bool) or not isinstance(p, int | float) or not math.isfinite(p) or not 0 <= p <= 1:
@@ -85,11 +92,11 @@ class PollItem:
             object.__setattr__(self, "model_p_lf0", float(p))
 
     @classmethod
-    def from_pair(cls, pair: AmbiguousPair, model_p_lf0: float | None = None) -> PollItem:
+    def from_pair(cls, pair: AmbiguousPair, model_p_lf0: float | None = None, model_match: str = "") -> PollItem:
         """An item for a generated ambiguous pair, with :func:`amp.teaching.paraphrase.paraphrases`."""
 
         p0, p1 = paraphrases(pair)
-        return cls(pair.surface, pair.type, pair.lf0.lf, pair.lf1.lf, p0, p1, model_p_lf0)
+        return cls(pair.surface, pair.type, pair.lf0.lf, pair.lf1.lf, p0, p1, model_p_lf0, model_match=model_match)
 
     def paraphrase(self, choice: int) -> str:
         return self.paraphrase0 if choice == 0 else self.paraphrase1

@@ -149,3 +149,27 @@ def test_one_word_for_a_parse_that_is_neither_reading() -> None:
     assert match_name("neither") == "neither reading"
     table = plots.beam_table([], None, None)
     assert list(table.columns)[-1] == "match"
+
+
+def test_the_verdict_says_what_the_model_wrote_then_what_it_scores(parsed) -> None:
+    """Issue #26 point 5: the tiny random model's parse is neither reading (here: cut off, not an
+    LF); the page says so in words before it says which reading the forced scores favour."""
+    import html
+
+    from amp.evaluation.verdict import verdict
+    from amp.teaching import lesson
+
+    ins = parsed.session_state["inspection"]["result"]
+    assert ins.predicted_match in ("neither", "unparseable")  # the seed-fixed tiny model's noise
+    item = lesson.sentence_item("the man saw the boy with the telescope")
+    assert item is not None
+    v = verdict(ins.predicted_match, ins.pair.p_lf0, names=(item.reading_name(0), item.reading_name(1)),
+                paraphrases=(item.paraphrase0, item.paraphrase1))
+    md = texts(parsed, "markdown")
+    wrote = [m for m in md if "amp-wrote" in m]
+    scores = [m for m in md if "amp-scores" in m]
+    assert len(wrote) == 1 and html.escape(v.wrote_text) in wrote[0]
+    assert v.wrote_text.startswith("The model wrote neither reading")
+    assert not any(html.escape(t) in wrote[0] for t in (item.paraphrase0, item.paraphrase1))
+    assert len(scores) == 1 and html.escape(v.scores_text) in scores[0]
+    assert md.index(wrote[0]) < md.index(scores[0])

@@ -203,20 +203,52 @@ def test_presentation_reveal(at):
     at.button(key="present_reveal_0").click().run()
     assert_ok(at)
     assert any(m.label == "Model P(LF0)" for m in at.metric)
-    assert any("prefers" in m or "unavailable" in m for m in texts(at, "markdown"))
-    # issue #11 point 3: the reveal names the preferred reading in words, in its colour
+    # issue #26 point 5: first what the model wrote (its real parse), then what it scores
     import html
 
+    from amp.evaluation.matching import match_lf
+    from amp.evaluation.verdict import verdict
+
+    pair = gen.sample_pairs("pp", 5, 0)[0]
+    item = PollItem.from_pair(pair)
+    reveal = at.session_state["teach_model_reveal"]
+    (did,) = reveal.values()
+    assert did.match == match_lf(did.parse, pair.lf0.lf, pair.lf1.lf)
+    assert did.parse is not None and did.parse.strip()
     p = next(float(m.value) for m in at.metric if m.label == "Model P(LF0)")
-    item = PollItem.from_pair(gen.sample_pairs("pp", 5, 0)[0])
-    choice = 0 if p >= 0.5 else 1
-    reveal = [m for m in texts(at, "markdown") if "The model reads it as: " in m]
-    assert len(reveal) == 1
-    assert html.escape(item.paraphrase(choice)) in reveal[0]
-    assert ("#0072B2" if choice == 0 else "#D55E00") in reveal[0]
+    assert p == pytest.approx(did.p_lf0, abs=0.005)
+    v = verdict(did.match, did.p_lf0, names=(item.reading_name(0), item.reading_name(1)),
+                paraphrases=(item.paraphrase0, item.paraphrase1))
+    wrote = [m for m in texts(at, "markdown") if "amp-wrote" in m]
+    scores = [m for m in texts(at, "markdown") if "amp-scores" in m]
+    assert len(wrote) == 1 and len(scores) == 1
+    assert html.escape(v.wrote_text) in wrote[0] and html.escape(v.scores_text) in scores[0]
+    if v.wrote_index is not None:  # a reading: in its colour
+        assert ("#0072B2" if v.wrote_index == 0 else "#D55E00") in wrote[0]
     at.button(key="present_next").click().run()
     assert_ok(at)
     assert at.session_state["present_pos"] == 1
+
+
+def test_presentation_reveal_says_neither_and_undecided_in_words(at):
+    """A poll item whose parse was neither reading, at P(LF0) = 0.5: the reveal says both in words
+    and names no reading (issue #26 point 5)."""
+    import dataclasses
+
+    store = PollStore()
+    item = dataclasses.replace(PollItem.from_pair(gen.pairs("pp")[0], 0.5), model_match="neither")
+    poll = store.create_poll([item], "neither poll")
+    goto(at, "teach_present")
+    at.text_input(key="present_code").set_value(poll.code).run()
+    at.button(key="present_reveal_0").click().run()
+    assert_ok(at)
+    wrote = [m for m in texts(at, "markdown") if "amp-wrote" in m]
+    scores = [m for m in texts(at, "markdown") if "amp-scores" in m]
+    assert len(wrote) == 1 and "The model wrote neither reading" in wrote[0]
+    assert len(scores) == 1 and "undecided: P(LF0) = 0.50" in scores[0]
+    assert not any(item.paraphrase0 in m or item.paraphrase1 in m for m in wrote + scores)
+    assert "teach_model_reveal" not in at.session_state or not at.session_state["teach_model_reveal"]  # stored: no model run
+    assert any("Appendix A.5" in c for c in texts(at, "caption"))  # how the class number is computed
 
 
 def test_presentation_shows_poll_results(at):

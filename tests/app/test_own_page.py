@@ -75,7 +75,7 @@ def test_own_examples_are_saved_and_give_the_prompt(page, own_lib) -> None:
     page.button(key="own_save").click().run()
     assert own_lib.get(DUCK).examples == (("I saw her swim", swim),)
     sid = sentence_id(DUCK)
-    page.segmented_control(key=f"own_how_{sid}").set_value("own examples").run()
+    page.segmented_control(key=f"own_src_{sid}").set_value("own examples").run()
     page.button(key=f"own_parse_{sid}").click().run()
     assert_ok(page)
     prompt = page.session_state["prompt"]
@@ -243,3 +243,47 @@ def test_demo_packs_carry_own_sentences(own_lib) -> None:
     at.button(key="teach_pack_import").click().run()  # again: kept, not duplicated
     assert any("1 already there (kept)" in s for s in texts(at, "success"))
     assert len(own_lib.list()) == 1
+
+
+CHICKEN = "the chicken is ready to eat"
+CHICKEN0 = "exists x . exists e . chicken(x) AND ready(x) AND eat(e) AND agent(e, x)"
+CHICKEN1 = "exists x . exists e . chicken(x) AND ready(x) AND eat(e) AND patient(e, x)"
+
+
+def test_the_teacher_picks_the_examples_and_every_page_says_which(own_lib) -> None:
+    """Issue #26 point 6: the duck is parsed with another own sentence (the chicken, shown as its
+    LF1), not silently with PP-attachment examples; Parse & inspect says which examples, the
+    slide says "your own sentence" rather than the borrowed type."""
+    own_lib.add(duck())
+    own_lib.add(OwnSentence(CHICKEN, CHICKEN0, CHICKEN1, "the chicken will eat", "someone will eat the chicken",
+                            name1="eaten"))
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.run()
+    goto(at, "own_sentences")
+    sid = sentence_id(DUCK)
+    captions = shown(at, "caption")
+    assert "10 template sentences of PP attachment (the template type closest to your readings" in captions
+    at.segmented_control(key=f"own_src_{sid}").set_value("library").run()
+    assert "none usable" in shown(at, "caption")  # nothing picked yet: said, not silently borrowed
+    at.multiselect(key=f"own_picks_{sid}").set_value([CHICKEN]).run()
+    at.radio(key=f"own_pick_r_{sid}_0").set_value(1).run()
+    assert_ok(at)
+    said = "Few-shot examples: 1 of your own sentences, each with the reading you chose: “the chicken is ready to eat” as LF1 (eaten)."
+    assert said in shown(at, "caption")
+    at.button(key=f"own_parse_{sid}").click().run()
+    assert_ok(at)
+    assert at.title[0].value == "Parse & inspect"
+    prompt = at.session_state["prompt"]
+    from amp.logic.prompt_convention import prompt_text
+
+    assert [(e.utterance, e.lf, e.label) for e in prompt.examples] == [(CHICKEN, prompt_text(CHICKEN1), 1)]
+    assert {"chicken", "ready", "eat", "duck"} <= set(prompt.words.unary)
+    assert f"Your own sentence. {said}" in shown(at, "caption")
+    assert "PP attachment" not in shown(at, "caption")
+    at.switch_page("views/own_sentences.py").run()
+    at.button(key=f"own_present_{sid}").click().run()
+    assert_ok(at)
+    nav = shown(at, "caption")
+    assert "1 / 1 · your own sentence" in nav and "PP attachment" not in nav

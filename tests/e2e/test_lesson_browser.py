@@ -17,7 +17,8 @@ The server and the Chromium run in that namespace.
    voter id and cannot vote again; the teacher sees 2 votes live.
 6. The Presentation (of the open poll: the duck) at 1280×720 with the sidebar collapsed: its
    readings under the teacher's names, controls below the header and reachable, the class's 2
-   votes, and Reveal says "The model reads it as: …" in words.
+   votes, and Reveal says what the model wrote (a reading's paraphrase, or "neither reading")
+   and then which reading it scores higher, in words.
 
 Every page: no console error, no page error, no request off loopback and the namespace's address.
 """
@@ -204,10 +205,14 @@ def _present(pg: Page) -> None:
             problems.append(f"{name!r}: label cut off")
     assert problems == []
     reveal.click()
-    said = pg.get_by_text(re.compile(r"^The model reads it as: "))
+    said = pg.locator(".amp-wrote")
     expect(said).to_be_visible(timeout=PARSE_TIMEOUT)
     wait_idle(pg, PARSE_TIMEOUT)
-    assert said.inner_text().strip() in {f"The model reads it as: {p}" for p in PARAPHRASES}
+    wrote = said.inner_text().strip()  # issue #26 point 5: what it wrote, then what it scores
+    assert wrote in {f"The model wrote LF{i} ({NAMES[i]}): “{PARAPHRASES[i]}”." for i in (0, 1)} or \
+        wrote.startswith("The model wrote neither reading"), wrote
+    assert re.match(r"^Forced to write each reading, it (scores LF[01] \(.+\) higher|is undecided)",
+                    pg.locator(".amp-scores").inner_text().strip())
     expect(pg.get_by_text("Model P(LF0)")).to_be_visible()
     _no_error_box(pg)
     shot(pg, "lesson-present-1280x720-collapsed")

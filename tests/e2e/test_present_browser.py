@@ -92,3 +92,35 @@ def test_presentation_shows_the_class_votes_live(page: Page, st_server) -> None:
     store.submit_vote(poll.code, 0, "a" * 32, 1, 3)  # a student votes; nobody touches the page
     expect(page.get_by_text("Class: 1 vote(s)")).to_be_visible(timeout=30_000)
     assert_clean(page)
+
+
+def test_the_reveal_says_neither_and_undecided_in_words(page: Page, st_server) -> None:
+    """Issue #26 point 5: a sentence whose parse was neither reading, at P(LF0) = 0.5 (stored with
+    the poll item, so no model runs): the reveal says "neither reading", then "undecided", and
+    names no reading's paraphrase."""
+    import dataclasses
+
+    from amp.data import generate as gen
+    from amp.teaching.poll import PollItem, PollStore
+
+    store = PollStore(st_server.log.parent / "amp-cache" / "polls.sqlite")
+    item = dataclasses.replace(PollItem.from_pair(gen.pairs("pp")[1], 0.5), model_match="neither")
+    poll = store.create_poll([item], "neither")
+    open_app(page)
+    page.set_viewport_size({"width": 1280, "height": 720})
+    page.locator('[data-testid="stSidebarNav"]').get_by_text("Presentation", exact=True).click()
+    box = page.get_by_label("Poll code (optional)")
+    box.fill(poll.code)
+    box.press("Enter")
+    expect(page.get_by_text("Class: 0 vote(s)")).to_be_visible(timeout=60_000)
+    page.get_by_role("button", name="Reveal the model's choice").click()
+    wrote = page.locator(".amp-wrote")
+    expect(wrote).to_have_text("The model wrote neither reading: its parse is a different formula from both LFs.",
+                               timeout=30_000)
+    expect(page.locator(".amp-scores")).to_have_text(
+        "Forced to write each reading, it is undecided: P(LF0) = 0.50 is within 0.05 of 0.5.")
+    wait_idle(page)
+    shown = wrote.inner_text() + page.locator(".amp-scores").inner_text()
+    assert item.paraphrase0 not in shown and item.paraphrase1 not in shown
+    shot(page, "present-reveal-neither-undecided")
+    assert_clean(page)
