@@ -30,7 +30,7 @@ def read_cookie(name: str) -> str | None:
         value = st.context.cookies.get(name)
     except (AttributeError, RuntimeError):  # pragma: no cover - no client context (bare mode)
         return None
-    return str(value) if value else None
+    return value if isinstance(value, str) and value else None  # AppTest's context: not a str
 
 
 def _check(part: str, what: str) -> str:
