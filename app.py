@@ -170,6 +170,7 @@ with st.sidebar:
     st.markdown("**:material/database: Result cache**")
     cache_slot = st.empty()
     st.button("Clear result cache", icon=":material/delete:", key="sidebar_clear_cache", on_click=_clear_cache)
+    ui_auth.sign_out_button()
 
 with contextlib.suppress(PageHalt):  # a page that ends early (ui.common.halt) still gets its sidebar
     page.run()

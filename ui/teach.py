@@ -27,6 +27,7 @@ from amp.teaching.own_examples import choice_prompt
 from amp.teaching.own_library import OwnLibrary
 from amp.teaching.own_sentences import OwnSentence
 from amp.teaching.poll import CONFIDENCE_LABELS, ItemResult, PollItem, PollStore
+from ui import browser_store
 from ui import model_picker as ui_model
 from ui import own_examples
 from ui.common import chart, describe_error, fmt_prob, plain
@@ -37,7 +38,7 @@ HIDE_LOGIC_KEY = "teach_hide_logic"
 TOGGLE_KEY = "teach_hide_logic_toggle"
 #: session_state key: the poll the teacher is looking at.
 POLL_CODE_KEY = "teach_poll_code"
-#: session_state key: this browser session's anonymous voter id.
+#: session_state key prefix: this browser session's anonymous voter id for a poll (``_<CODE>``).
 STUDENT_ID_KEY = "teach_student_id"
 #: session_state key: {(spec, surface): P(LF0) or None} of model scores computed in this session.
 MODEL_P_KEY = "teach_model_p"
@@ -194,23 +195,26 @@ def present_poll_item(code: str, index: int) -> None:
     st.session_state["present_pos"] = index
 
 
-#: Query parameter that carries the voter id, so that a reload of the student page keeps it.
-VOTER_PARAM = "voter"
+#: Name prefix of the cookie holding a browser's voter id for one poll (``amp_voter_<CODE>``).
+VOTER_COOKIE = "amp_voter_"
+#: How long a browser keeps its voter id for a poll (a class term; polls are short-lived).
+VOTER_COOKIE_AGE_S = 120 * 24 * 3600
 
 
-def student_id() -> str:
-    """An anonymous id for this device's student page (one vote per item per id).
+def student_id(code: str) -> str:
+    """An anonymous id for this browser's student page of poll ``code`` (one vote per item per id).
 
-    The id lives in the page's URL (``&voter=…``), so a reload — which starts a new browser
-    session — keeps it and cannot vote twice; a fresh id is made only for a page opened without
-    one (or with a malformed one)."""
-    if STUDENT_ID_KEY not in st.session_state:
-        given = st.query_params.get(VOTER_PARAM, "")
-        voter = given if is_voter_id(given) else uuid.uuid4().hex
-        st.session_state[STUDENT_ID_KEY] = voter
-    voter = st.session_state[STUDENT_ID_KEY]
-    if st.query_params.get(VOTER_PARAM) != voter:
-        st.query_params[VOTER_PARAM] = voter
+    The id is per browser and per poll: a first-party cookie (``amp_voter_<CODE>``,
+    :mod:`ui.browser_store`) the student page sets once; a reload, a new tab or a link opened
+    again sees the cookie, so it is the same voter and cannot vote twice.  Nothing goes into the
+    URL, so a link shared from one phone to another does not share the identity.  A fresh id is
+    made only when the browser has none (or a malformed one) for this poll."""
+    key = f"{STUDENT_ID_KEY}_{code}"
+    if key not in st.session_state:
+        given = browser_store.read_cookie(VOTER_COOKIE + code) or ""
+        st.session_state[key] = given if is_voter_id(given) else uuid.uuid4().hex
+    voter = st.session_state[key]
+    browser_store.write_cookie(VOTER_COOKIE + code, voter, VOTER_COOKIE_AGE_S)
     return voter
 
 

@@ -30,7 +30,7 @@ if poll.closed:
     st.error("This poll is closed: it takes no more answers. Thank you!", icon=":material/lock:")
     halt()
 
-voter = teach.student_id()  # into the URL now, so that a reload keeps it
+voter = teach.student_id(poll.code)  # this browser's id for this poll (a cookie: reloads and new tabs keep it)
 POS = f"stu_pos_{poll.code}"
 DONE = f"stu_done_{poll.code}"
 pos = st.session_state.setdefault(POS, 0)

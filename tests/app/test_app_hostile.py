@@ -131,6 +131,53 @@ def test_configured_passphrase_is_required_and_remembered(app_env, monkeypatch: 
     assert "sidebar_clear_cache" in [b.key for b in app.sidebar.button]
 
 
+@pytest.fixture(autouse=True)
+def _fresh_sign_in_limit() -> Iterator[None]:
+    """Every test starts with no failed sign-ins recorded (the limiter is one per process)."""
+    teacher_auth.LIMITER.reset()
+    yield
+    teacher_auth.LIMITER.reset()
+
+
+def test_an_empty_passphrase_is_refused(app_env, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue #34 item 2: submitting the form empty does not sign in (and says what to do)."""
+    monkeypatch.setenv(teacher_auth.ENV, "correct horse battery")
+    app = _app()
+    _locked(app)
+    _sign_in(app, "")
+    _locked(app)
+    assert any("Type the teacher passphrase" in w for w in texts(app, "warning"))
+
+
+def test_sign_in_attempts_are_limited_per_client(app_env, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue #27 item 2: after 5 wrong passphrases, not even the right one is checked; the form
+    says how long to wait."""
+    monkeypatch.setenv(teacher_auth.ENV, "correct horse battery")
+    app = _app()
+    for i in range(teacher_auth.LIMITER.max_failures):
+        _sign_in(app, f"guess {i}")
+        assert any("not the teacher passphrase" in e for e in texts(app, "error"))
+    _sign_in(app, "correct horse battery")
+    _locked(app)
+    waits = [e for e in texts(app, "error") if "Too many wrong passphrases" in e]
+    assert waits and re.search(r"wait \d+ s", waits[0]), texts(app, "error")
+    teacher_auth.LIMITER.reset()  # the window has passed
+    _sign_in(app, "correct horse battery")
+    assert "sidebar_clear_cache" in [b.key for b in app.sidebar.button]
+
+
+def test_sign_out_ends_the_session(app_env, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(teacher_auth.ENV, "correct horse battery")
+    app = _app()
+    _sign_in(app, "correct horse battery")
+    token = app.session_state["teacher_signed_in"]
+    assert teacher_auth.session_valid(token, "correct horse battery")
+    app.sidebar.button(key="teacher_sign_out").click().run()
+    assert_ok(app)
+    _locked(app)
+    assert not teacher_auth.session_valid(token, "correct horse battery")  # a copied cookie is dead too
+
+
 def test_student_link_works_without_the_passphrase(app_env, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(teacher_auth.ENV, "correct horse battery")
     poll = PollStore().create_poll([PollItem.from_pair(gen.pairs("pp")[0], 0.7)], "class")

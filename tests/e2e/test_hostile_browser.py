@@ -4,10 +4,11 @@ until it gives the passphrase (then the whole app, for that browser session)."""
 
 from __future__ import annotations
 
-from urllib.parse import quote
+import re
+from urllib.parse import quote, urlparse
 
 from playwright.sync_api import expect
-from test_browser import assert_clean, shot, wait_idle
+from test_browser import assert_clean, goto_page, shot, wait_idle
 
 MARKUP = "[link](http://evil.example/x) ![img](http://evil.example/x.png) <img src=http://evil.example/y.png>"
 
@@ -24,7 +25,15 @@ def test_poll_link_markup_is_plain_text(page, st_server):
     assert_clean(page)  # includes: no request left the machine (the image was never fetched)
 
 
+def _submit_passphrase(pg, passphrase: str) -> None:
+    pg.locator('input[aria-label="Teacher passphrase"]').fill(passphrase)
+    pg.get_by_role("button", name="Sign in").click()
+
+
 def test_teacher_passphrase_gates_the_app(page_on, launch_streamlit):
+    """The form refuses an empty and a wrong passphrase; the right one signs in, and the sign-in
+    survives a reload (on the same page) and a new tab; "Sign out" ends it; after 5 wrong
+    passphrases the form says how long to wait (issues #27 item 2, #34 item 2)."""
     server = launch_streamlit({"AMP_TEACHER_PASSWORD": "correct horse battery"})
     try:
         pg = page_on(server)
@@ -33,14 +42,48 @@ def test_teacher_passphrase_gates_the_app(page_on, launch_streamlit):
         expect(pg.get_by_text("Teacher sign-in")).to_be_visible(timeout=60_000)
         expect(pg.locator('[data-testid="stSidebarNav"]')).to_have_count(0)
         expect(pg.get_by_role("button", name="Clear result cache")).to_have_count(0)
-        pg.locator('input[aria-label="Teacher passphrase"]').fill("wrong")
-        pg.get_by_role("button", name="Sign in").click()
-        expect(pg.get_by_text("That is not the teacher passphrase.")).to_be_visible(timeout=30_000)
-        pg.locator('input[aria-label="Teacher passphrase"]').fill("correct horse battery")
-        pg.get_by_role("button", name="Sign in").click()
+        _submit_passphrase(pg, "")
+        expect(pg.get_by_text("Type the teacher passphrase first.")).to_be_visible(timeout=30_000)
+        expect(pg.get_by_role("button", name="Clear result cache")).to_have_count(0)
+        _submit_passphrase(pg, "wrong")
+        expect(pg.get_by_text("That is not the teacher passphrase (4 more tries")).to_be_visible(timeout=30_000)
+        _submit_passphrase(pg, "correct horse battery")
         expect(pg.get_by_role("button", name="Clear result cache")).to_be_visible(timeout=60_000)
         wait_idle(pg)
         shot(pg, "hostile-teacher-signed-in")
+        goto_page(pg, "About & cache", "About")
+        about_url = pg.url
+        missing: list[str] = []
+        pg.on("response", lambda r: r.status == 404 and missing.append(r.url))
+        pg.reload()  # F5: still signed in, still on the same page
+        wait_idle(pg)
+        expect(pg.get_by_role("button", name="Clear result cache")).to_be_visible(timeout=60_000)
+        expect(pg.locator("h1").filter(has_text="About").first).to_be_visible()
+        expect(pg.get_by_text("Teacher sign-in")).to_have_count(0)
+        assert pg.url == about_url
+        tab = pg.context.new_page()  # a new tab of the same browser: signed in too
+        tab.goto(server.url)
+        wait_idle(tab)
+        expect(tab.get_by_role("button", name="Clear result cache")).to_be_visible(timeout=60_000)
+        tab.close()
+        pg.get_by_role("button", name="Sign out").click()
+        expect(pg.get_by_text("Teacher sign-in")).to_be_visible(timeout=30_000)
+        wait_idle(pg)
+        pg.reload()  # the cookie is gone (and its token refused): the form again
+        wait_idle(pg)
+        expect(pg.get_by_text("Teacher sign-in")).to_be_visible(timeout=60_000)
+        expect(pg.get_by_role("button", name="Clear result cache")).to_have_count(0)
+        for i in range(5):  # guessing: after 5 wrong ones, even the right passphrase waits
+            _submit_passphrase(pg, f"guess {i}")
+            expect(pg.get_by_text(f"({4 - i} more tr")).to_be_visible(timeout=30_000)  # the right one reset it
+        _submit_passphrase(pg, "correct horse battery")
+        expect(pg.get_by_text(re.compile(r"Too many wrong passphrases .*wait \d+ s"))).to_be_visible(timeout=30_000)
+        expect(pg.get_by_role("button", name="Clear result cache")).to_have_count(0)
+        # a reload of a deep link makes Streamlit's frontend probe for its base path (known; see
+        # test_browser.goto_page): those 404s, and only those, are not errors of the app
+        base = urlparse(about_url).path
+        assert all(urlparse(u).path in (f"{base}/_stcore/health", f"{base}/_stcore/host-config") for u in missing), missing
+        pg.rec.console_errors[:] = [e for e in pg.rec.console_errors if "status of 404" not in e]
         assert_clean(pg)
     finally:
         server.stop()

@@ -1,5 +1,6 @@
 """Real browser: a teacher creates a class poll, two students (two browser contexts) vote, and the
-teacher's live results show both votes; a student's reload cannot vote again.  No console errors, no request off the loopback interface.
+teacher's live results show both votes; a second tab in one phone and a student's reload are the
+same voter (the browser's cookie for the poll) and cannot vote again: 2 votes, not 3.  No console errors, no request off the loopback interface.
 
 The poll is created in the teacher UI without the model's P(LF0) (the server runs the 270M model;
 scoring is covered by the AppTest suite), so this test never loads model weights.
@@ -22,29 +23,45 @@ def _recorded(context, rec):
     return pg
 
 
+def _open_poll(pg, base_url: str, code: str) -> None:
+    pg.goto(f"{base_url}/?poll={code}")
+    wait_idle(pg)
+    expect(pg.locator("h1").filter(has_text="Class poll")).to_be_visible(timeout=60_000)
+    expect(pg.locator('[data-testid="stSidebarNav"]')).to_have_count(0)
+
+
+def _submit(pg, reading: int) -> None:
+    pg.locator('[role="radiogroup"] label').nth(reading).click()
+    expect(pg.get_by_role("radio").nth(reading)).to_be_checked()
+    wait_idle(pg)
+    pg.get_by_role("button", name="Submit").click()
+
+
 def _vote(browser, base_url: str, code: str, reading: int, recorder_cls) -> None:
+    """One phone (a browser context of its own) votes; then, in the same phone, a second tab on
+    the plain link (no ``&voter=``) and a reload are the same voter: their vote is refused."""
     context = browser.new_context(viewport={"width": 1000, "height": 900})
     try:
         pg = _recorded(context, recorder_cls())
-        pg.goto(f"{base_url}/?poll={code}")
-        wait_idle(pg)
-        expect(pg.locator("h1").filter(has_text="Class poll")).to_be_visible(timeout=60_000)
-        expect(pg.locator('[data-testid="stSidebarNav"]')).to_have_count(0)
-        pg.locator('[role="radiogroup"] label').nth(reading).click()
-        expect(pg.get_by_role("radio").nth(reading)).to_be_checked()
-        wait_idle(pg)
-        pg.get_by_role("button", name="Submit").click()
+        _open_poll(pg, base_url, code)
+        _submit(pg, reading)
         expect(pg.get_by_text("Thanks! Your answer is in.")).to_be_visible(timeout=30_000)
         wait_idle(pg)
         shot(pg, f"poll-student-{reading}")
-        # a reload is a new session with the same URL (it carries the voter id): no second vote
-        expect(pg).to_have_url(re.compile(r"[?&]voter=[0-9a-f]{32}"), timeout=30_000)
+        assert "voter=" not in pg.url  # the identity is the browser's cookie, not the link
+        cookies = {c["name"]: c["value"] for c in context.cookies()}
+        assert re.fullmatch(r"[0-9a-f]{32}", cookies.get(f"amp_voter_{code}", "")), cookies
+        # a second tab in the same phone, opened on the link without any voter id: the same voter
+        tab = _recorded(context, recorder_cls())
+        _open_poll(tab, base_url, code)
+        _submit(tab, 1 - reading)
+        expect(tab.get_by_text("You already answered this sentence")).to_be_visible(timeout=30_000)
+        assert_clean(tab)
+        tab.close()
+        # a reload is a new session with the same cookie: no second vote either
         pg.reload()
-        wait_idle(pg)
-        expect(pg.locator("h1").filter(has_text="Class poll")).to_be_visible(timeout=60_000)
-        pg.locator('[role="radiogroup"] label').nth(1 - reading).click()
-        wait_idle(pg)
-        pg.get_by_role("button", name="Submit").click()
+        _open_poll(pg, base_url, code)
+        _submit(pg, 1 - reading)
         expect(pg.get_by_text("You already answered this sentence")).to_be_visible(timeout=30_000)
         assert_clean(pg)
     finally:
@@ -70,5 +87,7 @@ def test_two_students_vote_teacher_sees_live(page, browser, st_server):
 
     # the teacher's fragment refreshes every 2 s: no reload, no click
     expect(page.locator('[data-testid="stMetricValue"]').first).to_have_text("2", timeout=30_000)
+    page.wait_for_timeout(2500)  # one more refresh of the live results: still 2, not 3
+    expect(page.locator('[data-testid="stMetricValue"]').first).to_have_text("2")
     shot(page, "poll-teacher")
     assert_clean(page)
