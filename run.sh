@@ -17,6 +17,21 @@ cd "$(dirname "$0")"
 export PIP_DISABLE_PIP_VERSION_CHECK=1
 VENV=${AMP_VENV:-.venv}
 
+install_build_tools() {
+  # llama-cpp-python (the llama.cpp engine) is a source distribution: its first pip install compiles
+  # llama.cpp, which needs a C/C++ compiler and cmake.  Installed through apt when missing.
+  local want=()
+  command -v cc >/dev/null || command -v gcc >/dev/null || want+=(gcc)
+  command -v c++ >/dev/null || command -v g++ >/dev/null || want+=(g++)
+  command -v cmake >/dev/null || want+=(cmake)
+  if [ ${#want[@]} -gt 0 ]; then
+    echo "run.sh: installing Debian ${want[*]} to compile llama.cpp (llama-cpp-python ships as source only)…"
+    apt-get update -q >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${want[@]}" >/tmp/amp-apt.log 2>&1 \
+      || { tail -30 /tmp/amp-apt.log; exit 1; }
+  fi
+}
+
 install_python() {
   # The project itself, editable, with the extras the command needs (pyproject.toml declares them);
   # skipped when this venv already holds an install from the same pyproject.toml.
@@ -24,8 +39,11 @@ install_python() {
   [ -x "$VENV/bin/python" ] || python3 -m venv "$VENV"
   want="$extras $(sha256sum pyproject.toml | cut -c1-64)"
   if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
-    "$VENV/bin/python" -m pip install -q -e ".[$extras]" 2>&1 | grep -v "^WARNING: Location" || true
-    "$VENV/bin/python" -c "import torch, transformers, lark, streamlit, ray.serve" && "$VENV/bin/amp" --version >/dev/null \
+    install_build_tools
+    "$VENV/bin/python" -c "import llama_cpp" 2>/dev/null \
+      || echo "run.sh: compiling llama.cpp for llama-cpp-python (a few minutes on 2 cores, once; pip caches it)…"
+    CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-2} "$VENV/bin/python" -m pip install -q -e ".[$extras]" 2>&1 | grep -v "^WARNING: Location" || true
+    "$VENV/bin/python" -c "import torch, transformers, lark, streamlit, ray.serve, llama_cpp" && "$VENV/bin/amp" --version >/dev/null \
       || { echo "run.sh: the Python install failed (see pip's output above)" >&2; exit 1; }
     echo "$want" > "$stamp"
   fi

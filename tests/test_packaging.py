@@ -43,8 +43,10 @@ def test_pyproject_declares_the_package_the_command_and_the_extras() -> None:
     # torch exactly pinned: a looser range fetches a CUDA build of several GB on a CPU machine
     assert "torch==2.13.0" in project["dependencies"]
     extras = project["optional-dependencies"]
-    assert {_requirement_name(r) for r in extras["serve"]} == {"ray"}
+    assert {_requirement_name(r) for r in extras["serve"]} == {"ray", "llama-cpp-python"}
     assert "streamlit" in {_requirement_name(r) for r in extras["app"]}
+    # the llama.cpp engine (issue #29), exactly pinned: its first install compiles llama.cpp
+    assert "llama-cpp-python==0.3.36" in extras["app"] and "llama-cpp-python==0.3.36" in extras["serve"]
     assert {"ruff", "mypy", "pytest", "pre-commit"} <= {_requirement_name(r) for r in extras["dev"]}
     # the library itself never needs Streamlit or Ray
     assert not names & {"streamlit", "ray"}

@@ -1,6 +1,6 @@
 """The model options every model-using command shares, declared once: which model, where, in what.
 
-``--model``, ``--device``, ``--dtype``, ``--trust-remote-code`` and (for commands that can be a
+``--model``, ``--device``, ``--dtype``, ``--engine``, ``--trust-remote-code`` and (for commands that can be a
 client) ``--server``, as one argument group; :func:`make_parser` turns them into a
 :class:`amp.parser.Parser`.  A new way to run a model (an engine, an API) is one more option here
 and one more keyword in :func:`make_parser`, and every command gets it.
@@ -15,6 +15,7 @@ from typing import Any
 from amp.errors import AmpError
 from amp.parser.models.loading import DTYPE_HELP, DTYPES
 from amp.parser.models.names import check_model_name
+from amp.parser.models.spec import ENGINE_ENV, Engine
 from amp.parser.parser import Parser
 
 #: What ``--model`` takes, in the words of every command's help.
@@ -28,6 +29,9 @@ def add_model_options(parser: argparse.ArgumentParser, *, server: bool = True,
     group.add_argument("--model", default="default", help=MODEL_HELP)
     group.add_argument("--device", default=None, help=device_help)
     group.add_argument("--dtype", default=None, choices=DTYPES, help=DTYPE_HELP)
+    group.add_argument("--engine", default=None, choices=[e.value for e in Engine],
+                       help="what runs the model: transformers (any model, exact float32, GPUs) or llama.cpp "
+                            f"(a GGUF as shipped, on the CPU; default ${ENGINE_ENV}, else transformers)")
     group.add_argument("--trust-remote-code", action="store_true",
                        help="allow a Hub model's own Python code (only for models you trust)")
     if server:
@@ -46,7 +50,7 @@ def make_parser(args: argparse.Namespace, *, cache: bool | None = None) -> Parse
     use_cache = (not getattr(args, "no_cache", False)) if cache is None else cache
     server = getattr(args, "server", None)
     if server:
-        asked = [f"--{name.replace('_', '-')}" for name in ("device", "dtype")
+        asked = [f"--{name.replace('_', '-')}" for name in ("device", "dtype", "engine")
                  if getattr(args, name, None) is not None]
         if getattr(args, "model", "default") != "default":
             asked.insert(0, "--model")
@@ -55,7 +59,7 @@ def make_parser(args: argparse.Namespace, *, cache: bool | None = None) -> Parse
                            "(unset AMP_PARSER_URL or drop --server to run a model here)")
         return Parser.remote(server, cache=use_cache)
     check_model_name(args.model)  # a misspelt or (offline) uncached name: one error line now, with close names
-    return Parser(args.model, device=args.device, dtype=args.dtype,
+    return Parser(args.model, device=args.device, dtype=args.dtype, engine=getattr(args, "engine", None),
                   trust_remote_code=args.trust_remote_code, cache=use_cache)
 
 

@@ -33,6 +33,7 @@ from amp.errors import AmpError
 from amp.evaluation import runs
 from amp.evaluation.interpretations import METHODS
 from amp.parser.core import limits
+from amp.parser.models.spec import Engine
 from amp.parser.search.settings import DEFAULT_SEARCH
 from amp.prompts import EXAMPLES_PER_PROMPT
 
@@ -70,6 +71,12 @@ def _check_writable(out: str) -> None:
         raise AmpError(f"cannot write the report to {out!r}: {exc.strerror or exc}") from None
 
 
+def _engine_tag(parser: Any) -> str:
+    """The llama.cpp engine's precision label (its build), for run names; "" for transformers."""
+    dtype = str(parser.dtype)
+    return dtype if dtype.startswith(Engine.LLAMA_CPP.value) else ""
+
+
 def run(args: argparse.Namespace) -> int:
     from amp.evaluation import experiments as ex  # late: start-up cost (pandas)
     from amp.reporting.report import write_report  # late: start-up cost (pandas, plotly)
@@ -84,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
                                    beams=args.beams, mode=args.mode, independent_draws=args.independent_draws)
         parser = make_parser(args)
         name = args.name or (f"{parser.identity.replace('/', '_')}-{args.method}-{args.mode}"
-                             f"-z{args.n_zero}-f{args.n_few}{runs.precision_suffix(args.dtype)}")
+                             f"-z{args.n_zero}-f{args.n_few}{runs.precision_suffix(args.dtype or _engine_tag(parser))}")
         out = args.out or f"reproduce-{name}"
         _check_writable(out)  # before the run, not after hours of it
         common = {"method": args.method, "beams": args.beams, "mode": args.mode, "width": args.width,
@@ -100,8 +107,8 @@ def run(args: argparse.Namespace) -> int:
                 "types": ",".join(zero_cfg.types), "n_zero": args.n_zero, "n_few": args.n_few,
                 "examples_per_prompt": args.k, "ratios": len(few_cfg.ratios), "beams": args.beams,
                 "seed": args.seed}
-    if args.dtype:
-        settings["dtype"] = args.dtype
+    if args.dtype or _engine_tag(parser):
+        settings["dtype"] = args.dtype or _engine_tag(parser)
     if args.method == "distinct":
         settings["width"] = args.width
     if args.method == "sampling":

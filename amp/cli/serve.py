@@ -1,6 +1,6 @@
 """``python -m amp serve``: host the constrained parser as a service on Ray Serve.
 
-    python -m amp serve [--model M] [--device cuda] [--dtype bfloat16] [--replicas N]
+    python -m amp serve [--model M] [--device cuda] [--dtype bfloat16] [--engine llama.cpp] [--replicas N]
         [--host 127.0.0.1] [--port 8600] [--address RAY_ADDRESS] [--batch-size 8]
         [--trust-remote-code] [--no-cache] [--job-retention-hours 168]
 
@@ -34,7 +34,7 @@ def run(args: argparse.Namespace) -> int:
         config = launch.config_from_args(
             spec=args.model, device=args.device, dtype=args.dtype, replicas=args.replicas, host=args.host,
             port=args.port, address=args.address, token=token, trust_remote_code=args.trust_remote_code,
-            use_cache=not args.no_cache, batch_size=args.batch_size,
+            use_cache=not args.no_cache, batch_size=args.batch_size, engine=args.engine,
             job_retention_s=args.job_retention_hours * 3600.0)
     except AmpError as exc:
         return fail(exc)

@@ -26,6 +26,7 @@ from amp.logic.grammar import grammar_text
 from amp.logic.own_words import NO_WORDS, OwnWords
 from amp.logic.vocabulary import DEFAULT_FORMAT
 from amp.parser.backend import Backend
+from amp.parser.backends.choose import local_backend
 from amp.parser.backends.local import InProcessBackend
 from amp.parser.backends.remote import RemoteBackend
 from amp.parser.core import limits
@@ -50,7 +51,9 @@ class Parser:
     """Cached access to one language model for parsing and scoring, through a :class:`Backend`.
 
     ``spec``/``device``/``dtype``/``trust_remote_code``/``gguf_file`` build the default
-    :class:`~amp.parser.backends.local.InProcessBackend` (as in :func:`amp.parser.models.registry.load_model`);
+    :class:`~amp.parser.backends.local.InProcessBackend` (as in :func:`amp.parser.models.registry.load_model`),
+    or with ``engine="llama.cpp"`` (default ``$AMP_ENGINE``) a :class:`~amp.parser.backends.llama.LlamaBackend`
+    (:func:`amp.parser.backends.choose.local_backend`);
     ``backend`` replaces it (e.g. :class:`~amp.parser.backends.remote.RemoteBackend`, see
     :meth:`Parser.remote`).  ``cache``: ``True`` for the default :class:`ResultCache`
     (``cache/results``), a ``ResultCache`` to share one, or ``None``/``False`` for none.  If the
@@ -70,15 +73,15 @@ class Parser:
         dtype: str | None = None,
         trust_remote_code: bool = False,
         gguf_file: str | None = None,
+        engine: str | None = None,
         cache: ResultCache | None | bool = True,
         top_n: int = DEFAULT_TOP_N,
         backend: Backend | None = None,
     ) -> None:
         limits.check_count(top_n, "top_n", MAX_TOP_N, minimum=0)
         if backend is None:
-
-            backend = InProcessBackend(spec, device=device, dtype=dtype, trust_remote_code=trust_remote_code,
-                                       gguf_file=gguf_file)
+            backend = local_backend(spec, engine=engine, device=device, dtype=dtype,
+                                    trust_remote_code=trust_remote_code, gguf_file=gguf_file)
         self.backend: Backend = backend
         self.spec = backend.spec
         self.top_n = top_n

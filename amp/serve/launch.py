@@ -12,6 +12,7 @@ import os
 from typing import Any, cast
 
 import amp
+from amp.parser.models.spec import select_engine
 from amp.parser.search.settings import DEFAULT_TOP_N
 from amp.serve.errors import ServeError
 from amp.serve.work import ServeConfig
@@ -35,7 +36,7 @@ def is_loopback(host: str) -> bool:
 def config_from_args(*, spec: str, device: str | None, dtype: str | None, replicas: int | None, host: str,
                      port: int, address: str | None, token: str | None, trust_remote_code: bool = False,
                      use_cache: bool = True, batch_size: int = 8, top_n: int = DEFAULT_TOP_N,
-                     job_retention_s: float = ServeConfig.job_retention_s) -> ServeConfig:
+                     job_retention_s: float = ServeConfig.job_retention_s, engine: str | None = None) -> ServeConfig:
     """A checked :class:`ServeConfig` (raises :class:`ServeError` with the reason)."""
     if not is_loopback(host) and not token:
         raise ServeError(f"listening on {host} reaches beyond this machine: set AMP_TOKEN to a secret first "
@@ -59,7 +60,9 @@ def config_from_args(*, spec: str, device: str | None, dtype: str | None, replic
         if not torch.cuda.is_available():
             raise ServeError("--device cuda asked, but this machine has no CUDA device (or torch is a CPU build)")
         n = replicas or torch.cuda.device_count()
-    return ServeConfig(spec=spec, device="cuda" if gpu else device, dtype=dtype, trust_remote_code=trust_remote_code,
+    chosen = select_engine(engine).value  # checked here; the replicas read it from the config, not their env
+    return ServeConfig(spec=spec, device="cuda" if gpu else device, dtype=dtype, engine=chosen,
+                       trust_remote_code=trust_remote_code,
                        replicas=n, cpus_per_replica=1.0, gpus_per_replica=1.0 if gpu else 0.0, host=host, port=port,
                        address=address, use_cache=use_cache, batch_size=batch_size, top_n=top_n,
                        threads=max(1, cpus // n), job_retention_s=float(job_retention_s))

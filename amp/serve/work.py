@@ -24,7 +24,7 @@ from amp.cache import ResultCache
 from amp.errors import AmpError
 from amp.logic.own_words import NO_WORDS, OwnWords
 from amp.logic.vocabulary import DEFAULT_FORMAT
-from amp.parser.backends.local import InProcessBackend
+from amp.parser.backends.choose import local_backend
 from amp.parser.backends.remote import API_VERSION, code_version
 from amp.parser.batch import run_batch
 from amp.parser.core import limits
@@ -43,6 +43,7 @@ class ServeConfig(JsonRecord):
     spec: str = "default"
     device: str | None = None
     dtype: str | None = None
+    engine: str | None = None
     trust_remote_code: bool = False
     replicas: int = 1
     cpus_per_replica: float = 1.0
@@ -94,8 +95,8 @@ class Work:
     def __init__(self, config: ServeConfig) -> None:
 
         self.config = config
-        self.backend = InProcessBackend(config.spec, device=config.device, dtype=config.dtype,
-                                        trust_remote_code=config.trust_remote_code)
+        self.backend = local_backend(config.spec, engine=config.engine, device=config.device, dtype=config.dtype,
+                                     trust_remote_code=config.trust_remote_code, threads=config.threads)
         self.cache = ResultCache() if config.use_cache else None
         self._parsers: dict[int, Any] = {}
         #: Calls answered and merged passes run by :meth:`joint`/:meth:`parse` (``/v1/info`` shows them).

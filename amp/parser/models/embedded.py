@@ -80,6 +80,25 @@ def default_model_dir() -> Path:
     return models_dir() / DEFAULT_FOLDER
 
 
+def default_gguf() -> Path:
+    """The embedded model's GGUF as shipped (``cache/models/<name>.gguf``), assembled from the
+    package's chunks when missing or of the wrong size (the package checks its sha256)."""
+    pkg = default_package()
+    path = models_dir() / pkg.MODEL_NAME
+    try:
+        expected = sum(p.stat().st_size for p in pkg.chunk_paths())
+        if path.is_file() and path.stat().st_size == expected:
+            return path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        pkg.assemble(path, overwrite=True)
+    except (OSError, ValueError) as exc:
+        raise ModelLoadError(
+            f"cannot assemble the default model's GGUF into {path.parent}: {exc}. Check free disk space "
+            "(about 260 MB) and permissions, or set AMP_MODELS_DIR to a writable folder"
+        ) from exc
+    return path
+
+
 def default_model_info() -> DefaultModelInfo:
     """Name, size, parameter count and licence of the embedded default model (loads nothing)."""
     pkg = default_package()

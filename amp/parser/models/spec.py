@@ -17,6 +17,7 @@ import os
 import re
 import threading
 from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,38 @@ from amp.settings import models_dir
 
 #: The spec that names the embedded model.
 DEFAULT_SPEC = "default"
+
+
+class Engine(StrEnum):
+    """What runs the model: ``transformers`` (PyTorch; any model, the exact float32 reference, GPUs)
+    or ``llama.cpp`` (a GGUF file as shipped, on the CPU, :mod:`amp.parser.backends.llama`).
+
+    Part of every cache key and run name through the backend's runtime: the llama.cpp engine's
+    dtype is :meth:`tag` (``llama.cpp-<build>``), its versions name the engine and its build."""
+
+    TRANSFORMERS = "transformers"
+    LLAMA_CPP = "llama.cpp"
+
+    def tag(self, build: str) -> str:
+        """The precision label of results this engine computes with ``build``."""
+        return f"{self.value}-{build}"
+
+
+#: Environment variable choosing the engine (default: :func:`select_engine`'s rule).
+ENGINE_ENV = "AMP_ENGINE"
+#: The engine used when neither an option nor ``$AMP_ENGINE`` chooses one.
+DEFAULT_ENGINE = Engine.TRANSFORMERS
+
+
+def select_engine(engine: str | None = None) -> Engine:
+    """The engine to run: ``engine`` if given, else ``$AMP_ENGINE``, else :data:`DEFAULT_ENGINE`
+    (:class:`ModelLoadError` naming the choices for anything else)."""
+    chosen = (engine or os.environ.get(ENGINE_ENV, "") or DEFAULT_ENGINE).strip().lower()
+    try:
+        return Engine(chosen)
+    except ValueError:
+        names = ", ".join(e.value for e in Engine)
+        raise ModelLoadError(f"unknown engine {chosen!r}; use one of {names}") from None
 _WEIGHT_PATTERNS = ("*.safetensors", "*.bin", "*.pt", "*.pth", "*.gguf", "*.h5", "*.msgpack", "*.index.json",
                     "config.json", "generation_config.json", "*.py")
 _TOKENIZER_PATTERNS = ("tokenizer*", "vocab*", "merges*", "special_tokens_map.json", "added_tokens.json",

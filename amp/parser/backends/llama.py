@@ -1,0 +1,230 @@
+"""The llama.cpp backend: a GGUF file run as it is, on the CPU, with the project's constrained search.
+
+Implements :class:`amp.parser.backend.Backend` with :class:`amp.parser.search.cell_search.CellDecoder`
+over a llama.cpp context (:class:`amp.parser.models.gguf_cells.SeqCells`): the prompt is evaluated
+once and its KV cells shared by every beam, LF and sample of the item (sequence copies), beams
+advance together in one batch per step, finished beams' cells are freed; the grammar automaton,
+the beam bookkeeping, the early exit and the GNMT re-ranking are the fast search's
+(:mod:`amp.parser.search.fastsearch`), on llama.cpp's log-probs.  The model is any ``.gguf``
+(``--model file.gguf``) or, for ``default``, the embedded model's GGUF as shipped
+(:func:`amp.parser.models.embedded.default_gguf`); it loads lazily, and every call holds its lock.
+
+What it computes with (:meth:`LlamaBackend.runtime`, part of every cache key): the GGUF's
+identity, device ``cpu``, dtype ``llama.cpp-<build>`` (:meth:`amp.parser.models.spec.Engine.tag`)
+and the engine's name and build among the versions, so its results are cached apart from the
+transformers engine's and its sweeps get their own run names.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable, Sequence
+from functools import lru_cache
+from importlib import metadata
+from pathlib import Path
+from typing import TYPE_CHECKING, TypeVar
+
+from amp.logic.own_words import NO_WORDS, OwnWords
+from amp.parser.core.errors import ModelLoadError
+from amp.parser.core.results import Beam, ForcedScore, PairScore, ParseResult, Runtime, TokenStep
+from amp.parser.models.embedded import default_gguf
+from amp.parser.models.spec import DEFAULT_SPEC, Engine, identities, resolve_spec
+from amp.parser.search.settings import Ask, SearchSettings
+
+if TYPE_CHECKING:
+    from amp.parser.models.gguf_cells import GgufModel
+    from amp.parser.search.cell_search import CellDecoder
+
+T = TypeVar("T")
+
+#: Cells of the first context (grown when a request needs more).
+FIRST_CELLS = 4096
+#: Sequences of a context: the prompt's, up to 64 beams, and room for the forced LFs.
+SEQUENCES = 68
+
+#: Environment variable overriding the number of CPU threads llama.cpp uses.
+THREADS_ENV = "AMP_LLAMA_THREADS"
+
+_MODELS: dict[Path, GgufModel] = {}
+_MODELS_LOCK = threading.Lock()
+
+
+@lru_cache(maxsize=1)
+def llama_version() -> str:
+    """The installed llama-cpp-python version (``none`` when missing): the engine's build, part of
+    every cache key and run name of its results."""
+    try:
+        return metadata.version("llama_cpp_python")
+    except metadata.PackageNotFoundError:
+        return "none"
+
+
+def llama_threads(threads: int | None = None) -> int:
+    """CPU threads for llama.cpp: ``threads``, else ``$AMP_LLAMA_THREADS``, else the CPU count."""
+    if threads is None:
+        raw = os.environ.get(THREADS_ENV, "").strip()
+        if raw:
+            try:
+                threads = int(raw)
+            except ValueError:
+                raise ModelLoadError(f"{THREADS_ENV}={raw!r} is not a whole number of threads") from None
+    if threads is None:
+        threads = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    if threads < 1:
+        raise ModelLoadError(f"llama.cpp needs at least one thread, not {threads}")
+    return threads
+
+
+def shared_gguf(path: Path) -> GgufModel:
+    """The loaded GGUF of ``path``, shared by every backend of this process (one at a time)."""
+    from amp.parser.models.gguf_cells import load_gguf  # late: start-up cost (torch)
+
+    with _MODELS_LOCK:
+        gm = _MODELS.get(path)
+        if gm is None:
+            for old in list(_MODELS):
+                _MODELS.pop(old).close()
+            gm = _MODELS[path] = load_gguf(path)
+        return gm
+
+
+def gguf_path(spec: str, gguf_file: str | None = None) -> Path:
+    """The GGUF file ``spec`` names for the llama.cpp engine (:class:`ModelLoadError` otherwise)."""
+    src = resolve_spec(spec, gguf_file)
+    if src.kind == "default":
+        return default_gguf()
+    if src.kind == "gguf" and src.path is not None:
+        return src.path
+    raise ModelLoadError(
+        f"the llama.cpp engine runs a .gguf file, and {spec!r} is a "
+        f"{'Hugging Face model' if src.kind == 'hub' else 'transformers model folder'}: pass a .gguf file "
+        "with --model, or use --engine transformers"
+    )
+
+
+class LlamaBackend:
+    """A GGUF model of this process run by llama.cpp (``threads``: default :func:`llama_threads`)."""
+
+    kind = "in-process"
+
+    def __init__(self, spec: str = DEFAULT_SPEC, *, gguf_file: str | None = None, threads: int | None = None) -> None:
+        self.spec = spec or DEFAULT_SPEC
+        self.gguf_file = gguf_file
+        self.threads = llama_threads(threads)
+        self._gm: GgufModel | None = None
+        self._decoder: CellDecoder | None = None
+        self._load_lock = threading.Lock()
+        self._ids: tuple[str, str] | None = None
+
+    # -- what it computes with ----------------------------------------------------------------------
+
+    @property
+    def loaded(self) -> bool:
+        return self._gm is not None and self._gm.model is not None
+
+    @property
+    def jobs(self) -> None:
+        return None  # sweeps run in this process (amp.parser.batch.run_batch)
+
+    @property
+    def device(self) -> str:
+        return "cpu"
+
+    @property
+    def dtype(self) -> str:
+        return Engine.LLAMA_CPP.tag(llama_version())
+
+    def runtime(self) -> Runtime:
+        if self._ids is None:
+            self._ids = identities(self.spec, self.gguf_file)
+        model_id, tok_id = self._ids
+        return Runtime(model=model_id, tokenizer=tok_id, device="cpu", dtype=self.dtype,
+                       versions={"engine": Engine.LLAMA_CPP.value, "llama_cpp_python": llama_version()})
+
+    def describe(self) -> str:
+        return f"cpu · llama.cpp {llama_version()} · GGUF as shipped · {self.threads} threads"
+
+    def load(self) -> None:
+        self._model()
+
+    def _model(self) -> GgufModel:
+        gm = self._gm
+        if gm is None or gm.model is None:
+            with self._load_lock:
+                gm = self._gm
+                if gm is None or gm.model is None:
+                    gm = shared_gguf(gguf_path(self.spec, self.gguf_file))
+                    self._gm, self._decoder = gm, None
+        return gm
+
+    def _run(self, need: int, fn: Callable[[CellDecoder], T]) -> T:
+        """``fn`` on this backend's decoder, its context holding at least ``need`` cells."""
+        from amp.parser.models.gguf_cells import BATCH_TOKENS  # late: start-up cost (torch)
+        from amp.parser.search.cell_search import CellDecoder  # late: start-up cost (torch, transformers)
+
+        gm = self._model()
+        with gm.lock:
+            decoder = self._decoder
+            if decoder is None or decoder.cells.n_ctx < need:  # type: ignore[attr-defined]
+                cells = FIRST_CELLS
+                while cells < need:
+                    cells *= 2
+                if decoder is not None:
+                    decoder.cells.close()  # type: ignore[attr-defined]
+                seq = gm.cells(n_ctx=cells, n_seq=SEQUENCES, threads=self.threads)
+                decoder = self._decoder = CellDecoder(seq, gm.tokenizer, gm.eos, context=gm.n_ctx_train,
+                                                        chunk=BATCH_TOKENS)
+            return fn(decoder)
+
+    @staticmethod
+    def _cells(beams: int, budget: int | None) -> int:
+        """Cells a search may need: a long prompt plus every live sequence's tokens."""
+        return 2048 + (max(beams, 3) + 3) * (budget or 256)
+
+    # -- the work ---------------------------------------------------------------------------------------
+
+    def parse(self, prompts: Sequence[str], *, fmt: str, top_n: int, search: SearchSettings,
+              words: OwnWords = NO_WORDS) -> list[ParseResult]:
+        asks: list[Ask] = [(p, None, None) for p in prompts]
+        return [parse for parse, _pair in self.parse_and_score(asks, fmt=fmt, top_n=top_n, search=search,
+                                                               words=words)]
+
+    def parse_and_score(self, asks: Sequence[Ask], *, fmt: str, top_n: int,
+                        search: SearchSettings, words: OwnWords = NO_WORDS) -> list[tuple[ParseResult, PairScore | None]]:
+        return self._run(self._cells(search.beams, search.max_new_tokens),
+                         lambda d: d.parse_and_score(asks, search, fmt=fmt, top_n=top_n, words=words))
+
+    def forced(self, prompt: str, lfs: Sequence[str], *, fmt: str, top_n: int,
+               words: OwnWords = NO_WORDS) -> list[ForcedScore]:
+        return self._run(self._cells(len(lfs), None),
+                         lambda d: d.forced(prompt, lfs, fmt=fmt, top_n=top_n, words=words))
+
+    def score_pairs(self, items: Sequence[tuple[str, str, str]], *, fmt: str, top_n: int,
+                    words: OwnWords = NO_WORDS) -> list[PairScore]:
+        return self._run(self._cells(2 * len(items), None),
+                         lambda d: d.score_pairs(items, fmt=fmt, top_n=top_n, words=words))
+
+    def beam_steps(self, prompt: str, beam: Beam, *, fmt: str, top_n: int, constrained: bool,
+                   words: OwnWords = NO_WORDS) -> tuple[TokenStep, ...]:
+        return self._run(self._cells(1, None),
+                         lambda d: d.beam_steps(prompt, beam, fmt=fmt, top_n=top_n, constrained=constrained,
+                                                words=words))
+
+    def sample(self, prompt: str, *, n: int, temperature: float, seed: int, fmt: str,
+               max_new_tokens: int | None, words: OwnWords = NO_WORDS) -> list[str | None]:
+        return self._run(self._cells(min(n, SEQUENCES - 1), max_new_tokens),
+                         lambda d: d.sample(prompt, n=n, temperature=temperature, seed=seed, fmt=fmt,
+                                            max_new_tokens=max_new_tokens, words=words))
+
+    def close(self) -> None:
+        """Free this backend's context (the model stays shared in the process)."""
+        if self._decoder is not None:
+            self._decoder.cells.close()  # type: ignore[attr-defined]
+            self._decoder = None
+
+    def __repr__(self) -> str:
+        return f"LlamaBackend({self.spec!r}, {'loaded' if self.loaded else 'not loaded'})"
+
+
+__all__ = ["LlamaBackend", "gguf_path", "shared_gguf"]

@@ -1,0 +1,309 @@
+"""A GGUF model run by llama.cpp as it is (no dequantisation), through ``llama-cpp-python``'s low-level API.
+
+:func:`load_gguf` loads a ``.gguf`` file with llama.cpp's own loader (a file that is not a GGUF
+model raises :class:`~amp.parser.core.errors.ModelLoadError`) and gives a :class:`GgufModel`:
+the model, its :class:`GgufTokenizer` (the GGUF's own vocabulary, in the shape
+:class:`amp.parser.search.vocab.Vocabulary` reads) and :class:`SeqCells` contexts.
+
+A :class:`SeqCells` context keeps the KV cells of several *sequences* in one unified cache: a
+prompt evaluated once on one sequence is shared by the others with
+``llama_memory_seq_cp`` (the cells are shared, nothing is recomputed), a sequence advances by one
+or more tokens per :meth:`SeqCells.decode` (all sequences together in one batch), and
+``llama_memory_seq_rm`` frees a sequence's cells.  :meth:`SeqCells.decode` returns log-probs:
+llama.cpp's raw logits log-softmaxed over the full vocabulary in float32.
+
+Batch invariance (measured on the embedded model): a row fed as *one token of its sequence* gives
+the same log-probs whatever else is in the batch — but only with llama.cpp's repacked weights off
+(``use_extra_bufts = False``; with them, a row's log-probs moved by up to 0.38 nats with the number
+of other sequences in the batch), while several tokens of one sequence in one call take another
+matmul path (up to 0.25 nats away from one token at a time).  So the search, the forced scoring and
+sampling feed every sequence one token per call (:mod:`amp.parser.search.cell_search`), and a
+prompt is always fed in the same chunks from position 0: a result depends on its inputs only, not
+on the batch it was computed in.
+
+The number of threads is the caller's (:func:`amp.parser.backends.llama.llama_threads`).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from amp.parser.core.errors import DecodingError, ModelLoadError
+
+#: The first bytes of every GGUF file.
+GGUF_MAGIC = b"GGUF"
+#: Tokens per llama.cpp batch (a longer feed is decoded in several calls).
+BATCH_TOKENS = 512
+
+_INIT_LOCK = threading.Lock()
+_INITIALISED = False
+_LOG_CALLBACK: Any = None  # kept alive: llama.cpp calls it from C
+
+
+def llama_cpp_module() -> Any:
+    """``llama_cpp``, or :class:`ModelLoadError` saying how to install it."""
+    try:
+        import llama_cpp  # late: optional dependency (llama_cpp)
+    except ImportError as exc:
+        raise ModelLoadError(
+            "the llama.cpp engine needs llama-cpp-python (pip install 'llama-cpp-python==0.3.36', "
+            "or bash run.sh app, which installs it with a C/C++ compiler); or use --engine transformers"
+        ) from exc
+    return llama_cpp
+
+
+def _init(llama: Any) -> None:
+    """Initialise llama.cpp once and keep its log quiet except for errors."""
+    global _INITIALISED, _LOG_CALLBACK
+    with _INIT_LOCK:
+        if _INITIALISED:
+            return
+        llama.llama_backend_init()
+
+        def quiet(level: int, text: bytes, user_data: Any) -> None:
+            return None
+
+        _LOG_CALLBACK = llama.llama_log_callback(quiet)
+        llama.llama_log_set(_LOG_CALLBACK, ctypes.c_void_p(0))
+        _INITIALISED = True
+
+
+def check_gguf_file(path: Path) -> None:
+    """:class:`ModelLoadError` unless ``path`` is a readable file that starts like a GGUF."""
+    try:
+        with path.open("rb") as fh:
+            magic = fh.read(4)
+    except OSError as exc:
+        raise ModelLoadError(f"cannot read the GGUF file {str(path)!r}: {exc.strerror or exc}") from exc
+    if magic != GGUF_MAGIC:
+        raise ModelLoadError(
+            f"{str(path)!r} is not a GGUF model file (it does not start with 'GGUF'); "
+            "pass a .gguf file, or use --engine transformers for a model folder"
+        )
+
+
+class _Ids:
+    """What a tokenizer call returns: ``.input_ids``."""
+
+    def __init__(self, ids: list[int]) -> None:
+        self.input_ids = ids
+
+
+class GgufTokenizer:
+    """The GGUF's own tokenizer, in the shape :class:`amp.parser.search.vocab.Vocabulary` and
+    the prompt encoders read (``len``, ``get_vocab``, special ids, ``__call__(...).input_ids``).
+
+    Control, unknown and unused tokens are special (no text), except those the GGUF also marks
+    user-defined (as a Hugging Face tokenizer treats its non-special added tokens).
+    """
+
+    backend_tokenizer = None  # no tokenizer.json: the family is read from the pieces
+
+    def __init__(self, llama: Any, vocab: Any) -> None:
+        self._llama = llama
+        self._vocab = vocab
+        n = int(llama.llama_vocab_n_tokens(vocab))
+        self._n = n
+        pieces: dict[str, int] = {}
+        special: list[int] = []
+        hidden = llama.LLAMA_TOKEN_ATTR_CONTROL | llama.LLAMA_TOKEN_ATTR_UNKNOWN | llama.LLAMA_TOKEN_ATTR_UNUSED
+        for i in range(n):
+            raw = llama.llama_vocab_get_text(vocab, i) or b""
+            pieces.setdefault(raw.decode("utf-8", errors="surrogateescape"), i)
+            attr = int(llama.llama_vocab_get_attr(vocab, i))
+            if attr & hidden and not attr & llama.LLAMA_TOKEN_ATTR_USER_DEFINED:
+                special.append(i)
+        self._pieces = pieces
+        self.all_special_ids = special
+        self.added_tokens_decoder: dict[int, Any] = {}
+        eos = int(llama.llama_vocab_eos(vocab))
+        pad = int(llama.llama_vocab_pad(vocab))
+        self.eos_token_id: int | None = eos if eos >= 0 else None
+        self.pad_token_id: int | None = pad if pad >= 0 else self.eos_token_id
+        self.add_bos = bool(llama.llama_vocab_get_add_bos(vocab))
+
+    def __len__(self) -> int:
+        return self._n
+
+    def get_vocab(self) -> dict[str, int]:
+        return dict(self._pieces)
+
+    def encode(self, text: str, add_special_tokens: bool = True) -> list[int]:
+        data = text.encode("utf-8")
+        cap = len(data) + 8
+        buf = (self._llama.llama_token * cap)()
+        n = self._llama.llama_tokenize(self._vocab, data, len(data), buf, cap, add_special_tokens, True)
+        if n < 0:  # (cannot happen: a token covers at least one byte)
+            raise DecodingError(f"llama.cpp could not tokenize a text of {len(data)} bytes")
+        return list(buf[:n])
+
+    def __call__(self, text: str, add_special_tokens: bool = True) -> _Ids:
+        return _Ids(self.encode(text, add_special_tokens))
+
+
+@dataclass
+class GgufModel:
+    """A GGUF model loaded by llama.cpp: ``path``, the C model, its vocabulary and tokenizer."""
+
+    path: Path
+    model: Any
+    tokenizer: GgufTokenizer
+    n_vocab: int
+    n_ctx_train: int
+    eos: tuple[int, ...]
+    lock: threading.RLock
+
+    def cells(self, *, n_ctx: int, n_seq: int, threads: int) -> SeqCells:
+        """A fresh context of ``n_ctx`` cells shared by up to ``n_seq`` sequences."""
+        return SeqCells(self, n_ctx=n_ctx, n_seq=n_seq, threads=threads)
+
+    def close(self) -> None:
+        if self.model is not None:
+            llama_cpp_module().llama_model_free(self.model)
+            self.model = None
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001 - at interpreter exit the library may be gone
+            pass
+
+
+def load_gguf(path: str | Path) -> GgufModel:
+    """Load a ``.gguf`` file with llama.cpp (raises :class:`ModelLoadError` with the reason)."""
+    target = Path(path)
+    check_gguf_file(target)
+    llama = llama_cpp_module()
+    _init(llama)
+    params = llama.llama_model_default_params()
+    params.use_extra_bufts = False  # no repacked weights: see the module docstring (batch invariance)
+    model = llama.llama_model_load_from_file(str(target).encode("utf-8"), params)
+    if not model:
+        raise ModelLoadError(
+            f"llama.cpp could not load {str(target)!r}: a damaged or truncated GGUF, or an architecture "
+            "this llama.cpp build does not know; check the file, or use --engine transformers"
+        )
+    vocab = llama.llama_model_get_vocab(model)
+    tokenizer = GgufTokenizer(llama, vocab)
+    eos = (tokenizer.eos_token_id,) if tokenizer.eos_token_id is not None else ()
+    return GgufModel(target, model, tokenizer, len(tokenizer), int(llama.llama_model_n_ctx_train(model)), eos,
+                     threading.RLock())
+
+
+class SeqCells:
+    """A llama.cpp context: a unified KV cache whose cells belong to numbered sequences."""
+
+    def __init__(self, gm: GgufModel, *, n_ctx: int, n_seq: int, threads: int) -> None:
+        llama = llama_cpp_module()
+        self._llama = llama
+        self.gm = gm
+        self.n_ctx = n_ctx
+        self.n_seq = n_seq
+        cp = llama.llama_context_default_params()
+        cp.n_ctx = n_ctx
+        cp.n_batch = BATCH_TOKENS
+        cp.n_ubatch = BATCH_TOKENS
+        cp.n_seq_max = n_seq
+        cp.kv_unified = True
+        cp.n_threads = threads
+        cp.n_threads_batch = threads
+        cp.no_perf = True
+        self.ctx = llama.llama_init_from_model(gm.model, cp)
+        if not self.ctx:
+            raise ModelLoadError(f"llama.cpp could not create a context of {n_ctx} cells for {n_seq} sequences "
+                                 "(out of memory?)")
+        self.mem = llama.llama_get_memory(self.ctx)
+        self.batch = llama.llama_batch_init(BATCH_TOKENS, 0, 1)
+
+    # -- cells ------------------------------------------------------------------------------------------
+
+    def copy(self, src: int, dst: int) -> None:
+        """Sequence ``dst`` (empty) gets the cells of ``src`` (shared, not recomputed)."""
+        self._llama.llama_memory_seq_cp(self.mem, src, dst, -1, -1)
+
+    def free(self, seq: int) -> None:
+        """Forget every cell of ``seq``."""
+        self._llama.llama_memory_seq_rm(self.mem, seq, -1, -1)
+
+    def truncate(self, seq: int, keep: int) -> bool:
+        """Keep the first ``keep`` positions of ``seq``; False if llama.cpp cannot (then free it)."""
+        ok = bool(self._llama.llama_memory_seq_rm(self.mem, seq, keep, -1))
+        if not ok:
+            self.free(seq)
+        return ok
+
+    def clear(self) -> None:
+        self._llama.llama_memory_clear(self.mem, True)
+
+    # -- decoding ---------------------------------------------------------------------------------------
+
+    def decode(self, feeds: Sequence[tuple[int, int, Sequence[int], bool]]) -> list[torch.Tensor | None]:
+        """Feed ``(seq, first position, tokens, want)`` entries in one batch (several llama.cpp
+        calls past :data:`BATCH_TOKENS`); for each entry with ``want`` a ``(len(tokens), n_vocab)``
+        float32 tensor of log-probs (row ``j``: the distribution after ``tokens[j]``), else None."""
+        return self._decode(feeds, last_only=False)
+
+    def decode_last(self, feeds: Sequence[tuple[int, int, Sequence[int]]]) -> list[torch.Tensor]:
+        """Feed ``(seq, first position, tokens)`` entries; the log-probs after each one's last token."""
+        out = self._decode([(s, p, t, True) for s, p, t in feeds], last_only=True)
+        return [o for o in out if o is not None]
+
+    def _decode(self, feeds: Sequence[tuple[int, int, Sequence[int], bool]],
+                last_only: bool) -> list[torch.Tensor | None]:
+        llama, batch, n_vocab = self._llama, self.batch, self.gm.n_vocab
+        flat: list[tuple[int, int, int, bool, int, int]] = []  # seq, pos, token, logits?, entry, row
+        for e, (seq, start, toks, want) in enumerate(feeds):
+            for j, tok in enumerate(toks):
+                need = want and (not last_only or j == len(toks) - 1)
+                flat.append((seq, start + j, int(tok), need, e, j))
+        rows: list[list[np.ndarray]] = [[] for _ in feeds]
+        for lo in range(0, len(flat), BATCH_TOKENS):
+            chunk = flat[lo : lo + BATCH_TOKENS]
+            for i, (seq, pos, tok, need, _e, _j) in enumerate(chunk):
+                batch.token[i] = tok
+                batch.pos[i] = pos
+                batch.n_seq_id[i] = 1
+                batch.seq_id[i][0] = seq
+                batch.logits[i] = 1 if need else 0
+            batch.n_tokens = len(chunk)
+            rc = llama.llama_decode(self.ctx, batch)
+            if rc != 0:
+                raise DecodingError(
+                    f"llama.cpp could not decode a batch of {len(chunk)} tokens (code {rc}: "
+                    f"{'no free cells in the context' if rc == 1 else 'error'})"
+                )
+            for i, (_seq, _pos, _tok, need, e, _j) in enumerate(chunk):
+                if need:
+                    ptr = llama.llama_get_logits_ith(self.ctx, i)
+                    rows[e].append(np.ctypeslib.as_array(ptr, shape=(n_vocab,)).copy())
+        out: list[torch.Tensor | None] = []
+        for e, (_seq, _start, _toks, want) in enumerate(feeds):
+            if not want or not rows[e]:
+                out.append(None)
+                continue
+            logits = torch.from_numpy(np.stack(rows[e]))
+            out.append(torch.log_softmax(logits, dim=-1))
+        return out
+
+    def close(self) -> None:
+        llama = self._llama
+        if getattr(self, "batch", None) is not None:
+            llama.llama_batch_free(self.batch)
+            self.batch = None
+        if getattr(self, "ctx", None):
+            llama.llama_free(self.ctx)
+            self.ctx = None
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001 - at interpreter exit the library may be gone
+            pass

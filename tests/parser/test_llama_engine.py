@@ -1,0 +1,161 @@
+"""The llama.cpp engine (issue #29) on the embedded model's GGUF as shipped: real llama.cpp, real grammar.
+
+Slow tests run a search on the real model; the others load nothing or fail fast.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+from amp.cache import ResultCache
+from amp.parser import Parser
+from amp.parser.core.errors import ModelLoadError, SearchCancelled
+from amp.parser.models.spec import ENGINE_ENV, Engine, select_engine
+from amp.parser.search.cancel import cancel_scope
+from amp.parser.search.settings import SearchSettings
+from amp.settings import models_dir
+from tests.grammar_oracle import assert_follows_grammar
+
+llama_cpp = pytest.importorskip("llama_cpp")
+
+PROMPT = ("Human: the boy saw the girl with the telescope\n"
+          "Computer: exists x . exists y . exists z . boy(x) AND girl(y) AND telescope(z) AND saw(x, y) AND with(x, z)\n"
+          "Human: the cat chased the dog\nComputer:")
+
+
+def _gguf() -> Path:
+    from amp.parser.models.embedded import default_gguf
+
+    try:
+        return default_gguf()
+    except ModelLoadError as exc:
+        pytest.skip(f"the embedded GGUF is not available: {exc}")
+
+
+@pytest.fixture(scope="module")
+def llama_parser() -> Parser:
+    _gguf()
+    return Parser("default", engine=Engine.LLAMA_CPP, cache=False)
+
+
+def test_engine_is_chosen_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(ENGINE_ENV, raising=False)
+    assert select_engine() is Engine.TRANSFORMERS
+    monkeypatch.setenv(ENGINE_ENV, "llama.cpp")
+    assert select_engine() is Engine.LLAMA_CPP
+    assert select_engine("transformers") is Engine.TRANSFORMERS
+    with pytest.raises(ModelLoadError, match="unknown engine 'vllm'; use one of transformers, llama.cpp"):
+        select_engine("vllm")
+
+
+def test_results_are_cached_apart_from_transformers(tmp_path: Path) -> None:
+    """The engine and its build are in the runtime, hence in every cache key (no model loads)."""
+    cache = ResultCache(tmp_path / "cache")
+    fast = Parser("default", engine="llama.cpp", cache=cache)
+    exact = Parser("default", engine="transformers", dtype="float32", cache=cache)
+    rt = fast.runtime()
+    assert rt.dtype == f"llama.cpp-{llama_cpp.__version__}"
+    assert rt.versions["engine"] == "llama.cpp" and rt.versions["llama_cpp_python"] == llama_cpp.__version__
+    assert rt.model == exact.runtime().model  # the same model…
+    assert fast.cache_key("parse", prompt=PROMPT) != exact.cache_key("parse", prompt=PROMPT)  # …cached apart
+    assert not fast.loaded and not exact.loaded
+
+
+def test_engine_refuses_what_it_cannot_run() -> None:
+    with pytest.raises(ModelLoadError, match="drop --dtype or use --engine transformers"):
+        Parser("default", engine="llama.cpp", dtype="int8", cache=False)
+    with pytest.raises(ModelLoadError, match="runs on the CPU"):
+        Parser("default", engine="llama.cpp", device="cuda", cache=False)
+
+
+def test_a_file_that_is_not_a_gguf_gives_one_clear_error(tmp_path: Path) -> None:
+    junk = tmp_path / "model.gguf"
+    junk.write_bytes(b"PK\x03\x04 not a model at all" * 100)
+    with pytest.raises(ModelLoadError, match=r"is not a GGUF model file \(it does not start with 'GGUF'\)"):
+        Parser(str(junk), engine="llama.cpp", cache=False).load()
+
+
+def test_a_truncated_gguf_gives_one_clear_error(tmp_path: Path) -> None:
+    cut = tmp_path / "cut.gguf"
+    with _gguf().open("rb") as fh:
+        cut.write_bytes(fh.read(1 << 20))  # the header and part of the tensor index only
+    with pytest.raises(ModelLoadError, match="llama.cpp could not load .*damaged or truncated GGUF"):
+        Parser(str(cut), engine="llama.cpp", cache=False).load()
+
+
+def test_a_transformers_folder_is_refused_by_llama_cpp(tmp_path: Path) -> None:
+    (tmp_path / "config.json").write_text("{}")
+    with pytest.raises(ModelLoadError, match="runs a .gguf file"):
+        Parser(str(tmp_path), engine="llama.cpp", cache=False).load()
+
+
+@pytest.mark.slow
+def test_gguf_vocabulary_is_the_converted_tokenizers() -> None:
+    """The automaton works on the GGUF's own vocabulary: the same token texts as the converted
+    tokenizer's, and the same ids for a prompt and an LF."""
+    from transformers import AutoTokenizer
+
+    from amp.parser.backends.llama import shared_gguf
+    from amp.parser.models.embedded import DEFAULT_FOLDER
+    from amp.parser.search.vocab import Vocabulary, encode_output, encode_prompt
+
+    folder = models_dir() / DEFAULT_FOLDER
+    if not (folder / "tokenizer.json").is_file():
+        pytest.skip("the converted default model is not in the models folder")
+    hf = AutoTokenizer.from_pretrained(str(folder))
+    gm = shared_gguf(_gguf())
+    ours, theirs = Vocabulary(gm.tokenizer), Vocabulary(hf)
+    assert ours.family == theirs.family == "sentencepiece"
+    assert ours.size == theirs.size and ours.texts == theirs.texts
+    assert encode_prompt(gm.tokenizer, PROMPT) == encode_prompt(hf, PROMPT)
+    lf = " exists x . cat(x) AND chased(x, Fido)\n"
+    assert encode_output(gm.tokenizer, lf) == encode_output(hf, lf)
+
+
+@pytest.mark.slow
+def test_beams_follow_the_grammar_and_forced_scores_equal_the_search(llama_parser: Parser) -> None:
+    from transformers import AutoTokenizer
+
+    from amp.parser.models.embedded import DEFAULT_FOLDER
+
+    search = SearchSettings(beams=3, max_new_tokens=40)
+    result, pair = llama_parser.parse_and_score_many(
+        [(PROMPT, "exists x . exists y . cat(x) AND dog(y) AND chased(x, y)",
+          "exists x . exists y . dog(x) AND cat(y) AND chased(x, y)")], search)[0]
+    assert len(result.beams) == 3
+    assert any(b.finished and b.parses for b in result.beams)
+    folder = models_dir() / DEFAULT_FOLDER
+    if (folder / "tokenizer.json").is_file():  # the oracle decodes with an independent tokenizer
+        assert_follows_grammar(result, AutoTokenizer.from_pretrained(str(folder)))
+    for beam in result.beams:
+        if not beam.finished:
+            continue
+        steps = llama_parser.beam_steps(PROMPT, beam, fmt=result.fmt, constrained=True)
+        forced = math.fsum(math.log(s.prob) for s in steps)
+        assert forced == pytest.approx(beam.logprob, abs=1e-3), beam.text
+    assert result.beams[0].steps and pair is not None
+    assert 0.0 <= pair.p_lf0 <= 1.0
+    assert pair.lf0.sum_logprob < 0 and pair.lf1.sum_logprob < 0
+
+
+@pytest.mark.slow
+def test_cancel_stops_within_one_step(llama_parser: Parser) -> None:
+    backend = llama_parser.backend
+    backend.load()
+    calls = {"n": 0, "passes_at_cancel": -1}
+
+    def check() -> bool:
+        calls["n"] += 1
+        decoder = getattr(backend, "_decoder", None)
+        if calls["n"] >= 4:
+            calls["passes_at_cancel"] = decoder.stats.passes if decoder is not None else 0
+            return True
+        return False
+
+    with cancel_scope(check), pytest.raises(SearchCancelled):
+        backend.parse([PROMPT + " "], fmt="fol", top_n=2, search=SearchSettings(beams=3, max_new_tokens=40))
+    assert calls["passes_at_cancel"] >= 1  # the search had started decoding
+    assert backend._decoder.stats.passes == calls["passes_at_cancel"]  # nothing decoded after the cancel
