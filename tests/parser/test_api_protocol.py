@@ -190,3 +190,19 @@ def test_an_unlisted_model_is_named(flaky: str) -> None:
     with pytest.raises(BackendError, match="has no model 'nope' \\(it lists: m\\)") as caught:
         ApiBackend(settings, key="right-key-123").load()
     assert caught.value.kind == "unknown-model"
+
+
+def test_a_sweep_against_a_closed_port_stops_with_one_error() -> None:
+    """The batched sweep path (reproduce's default) raises the endpoint's error once instead of
+    failing every item alike."""
+    from amp.evaluation import experiments as ex
+    from amp.evaluation.sweep_run import run_items
+
+    items = ex.plan_zeroshot(ex.ZeroShotConfig(types=("scope",), n=3))
+    backend = ApiBackend(ApiSettings(base_url=f"http://127.0.0.1:{free_port()}/v1", model="m", retries=0,
+                                     timeout_s=5, logprobs=False))
+    seen = []
+    with pytest.raises(EndpointUnreachable):
+        for record in run_items(Parser(backend=backend, cache=False), items, beams=2):
+            seen.append(record)
+    assert seen == []

@@ -260,7 +260,8 @@ def forced_from_echo(lf: str, prompt_chars: int, logprobs: Any, top_n: int) -> F
     """The forced score of ``lf`` from an echoed completion of ``prompt + " " + lf + "\\n"``.
 
     Its tokens are those ending after the prompt's ``prompt_chars`` characters (a token that
-    straddles the boundary counts with the LF).  As in the in-process scoring
+    straddles the boundary counts with the LF) and starting before the framed LF's end (the one
+    token the completion generated after it is not the LF's).  As in the in-process scoring
     (docs/paper-notes.md §12), the final line break counts with the probability of every token
     that ends the LF the same way (``"\\n"``, ``"\\n\\n"``, …) — here those among the
     ``top_logprobs`` the endpoint returned, a lower bound of the in-process sum.
@@ -269,7 +270,9 @@ def forced_from_echo(lf: str, prompt_chars: int, logprobs: Any, top_n: int) -> F
     offsets = list(logprobs.text_offset or [])
     values = list(logprobs.token_logprobs or [])
     tops = list(logprobs.top_logprobs or []) + [None] * len(tokens)
-    picked = [i for i, (tok, off) in enumerate(zip(tokens, offsets, strict=False)) if off + len(tok) > prompt_chars]
+    end = prompt_chars + len(lf) + 2  # the framed LF ends here; an echoed completion's own token lies beyond
+    picked = [i for i, (tok, off) in enumerate(zip(tokens, offsets, strict=False))
+              if off + len(tok) > prompt_chars and off < end]
     if not picked or any(values[i] is None for i in picked):
         raise ValueError("the endpoint returned no log-probs for the LF's tokens")
     steps = [token_step(tokens[i], values[i], tops[i], top_n) for i in picked]
