@@ -78,7 +78,7 @@ def api_settings(args: argparse.Namespace) -> ApiSettings | None:
     base = getattr(args, "api_base", None)
     if not base:
         raise AmpError(f"--model {spec} needs --api-base URL (or ${proto.BASE_ENV}), e.g. http://127.0.0.1:8000/v1")
-    return ApiSettings(base_url=base, model=proto.api_model_name(spec), mode=args.api_mode,
+    return ApiSettings(base_url=base, model=proto.api_model_name(str(spec)), mode=ApiMode(args.api_mode),
                        logprobs=args.api_logprobs == "on", grammar=bool(args.api_grammar),
                        concurrency=args.api_concurrency, timeout_s=args.api_timeout, retries=args.api_retries)
 

@@ -37,8 +37,10 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
+from functools import partial
 from importlib import metadata
 from typing import Any, TypeVar
 
@@ -57,6 +59,8 @@ from amp.parser.core.results import Beam, ForcedScore, PairScore, ParseResult, R
 from amp.parser.search.settings import Ask, SearchSettings
 
 T = TypeVar("T")
+#: Seconds :attr:`ApiBackend.scores` waits before probing an unreachable endpoint again.
+UNREACHABLE_QUIET_S = 30.0
 #: Sent as the key to an endpoint that needs none (llama.cpp's server, vLLM and ollama without one).
 NO_KEY = "no-key"
 
@@ -87,6 +91,7 @@ class ApiBackend:
         self._checked = False
         self._n_honoured: bool | None = None  # whether the endpoint returns n choices for n > 1
         self._echoes: bool | None = None  # whether it returns prompt log-probs (echo)
+        self._quiet_until = 0.0  # no new probe before this (monotonic s) after the endpoint was unreachable
 
     # -- what it computes with ----------------------------------------------------------------------
 
@@ -127,9 +132,12 @@ class ApiBackend:
         if not self.settings.logprobs:
             return False
         if self._echoes is None:
+            if time.monotonic() < self._quiet_until:
+                return True
             try:
                 self.load()
             except EndpointUnreachable:
+                self._quiet_until = time.monotonic() + UNREACHABLE_QUIET_S  # pages ask often: not every time
                 return True
         return bool(self._echoes)
 
@@ -277,12 +285,12 @@ class ApiBackend:
                  **kw: Any) -> list[list[tuple[str, bool, tuple[TokenStep, ...]]]]:
         """``n`` choices per prompt: one request with ``n``, then single requests for what is missing."""
         ask_n = n if self._n_honoured is not False else 1
-        got = self._gather([lambda p=p, m=m: self._request(p, n=ask_n, max_tokens=m, **kw)
+        got = self._gather([partial(self._request, p, n=ask_n, max_tokens=m, **kw)
                             for p, m in zip(prompts, budgets, strict=True)])
         if n > 1 and ask_n > 1:
             self._n_honoured = all(len(g) >= n for g in got)
         extra = [i for i in range(len(prompts)) for _ in range(max(0, n - len(got[i])))]
-        more = self._gather([lambda i=i: self._request(prompts[i], n=1, max_tokens=budgets[i], **kw) for i in extra])
+        more = self._gather([partial(self._request, prompts[i], n=1, max_tokens=budgets[i], **kw) for i in extra])
         for i, choices in zip(extra, more, strict=True):
             got[i].extend(choices)
         return [g[:n] for g in got]
@@ -308,7 +316,7 @@ class ApiBackend:
                         words: OwnWords = NO_WORDS) -> list[tuple[ParseResult, PairScore | None]]:
         parses = self.parse([p for p, _a, _b in asks], fmt=fmt, top_n=top_n, search=search, words=words)
         scored = [(p, a, b) for p, a, b in asks if a is not None and b is not None]
-        pairs = iter(self.score_pairs(scored, fmt=fmt, top_n=top_n, words=words))  # type: ignore[arg-type]
+        pairs = iter(self.score_pairs(scored, fmt=fmt, top_n=top_n, words=words))
         return [(parse, next(pairs) if a is not None and b is not None else None)
                 for parse, (_p, a, b) in zip(parses, asks, strict=True)]
 
@@ -329,7 +337,7 @@ class ApiBackend:
     def forced(self, prompt: str, lfs: Sequence[str], *, fmt: str, top_n: int,
                words: OwnWords = NO_WORDS) -> list[ForcedScore]:
         self._check_scores()
-        return self._gather([lambda lf=lf: self._forced_one(prompt, lf, top_n) for lf in lfs])
+        return self._gather([partial(self._forced_one, prompt, lf, top_n) for lf in lfs])
 
     def score_pairs(self, items: Sequence[tuple[str, str, str]], *, fmt: str, top_n: int,
                     words: OwnWords = NO_WORDS) -> list[PairScore]:
@@ -338,7 +346,7 @@ class ApiBackend:
         self._check_scores()
         from amp.parser.search.scoring import pair_score  # late: start-up cost (torch)
 
-        scores = self._gather([lambda p=p, lf=lf: self._forced_one(p, lf, top_n) for p, a, b in items for lf in (a, b)])
+        scores = self._gather([partial(self._forced_one, p, lf, top_n) for p, a, b in items for lf in (a, b)])
         return [pair_score(scores[2 * i], scores[2 * i + 1]) for i in range(len(items))]
 
     def beam_steps(self, prompt: str, beam: Beam, *, fmt: str, top_n: int, constrained: bool,
@@ -360,7 +368,7 @@ class ApiBackend:
                                                        words=words)[:1]
             return proto.lf_text(raw) if finished and proto.lf_text(raw) else None
 
-        return self._gather([lambda i=i: one(i) for i in range(n)])
+        return self._gather([partial(one, i) for i in range(n)])
 
     def close(self) -> None:
         """Stop the request threads and close the HTTP client."""
