@@ -90,10 +90,10 @@ def test_grammar_constrains_the_choice(server: LlamaServer, item: ex.SweepItem) 
         assert beam.parses and parse_lf(beam.text)
 
 
-#: A two-line zero-shot prompt for the log-prob test: the server's log-prob code sorts Gemma's
+#: A one-turn prompt for the log-prob test: the server's log-prob code sorts Gemma's
 #: 262k-token vocabulary in Python for every token it reports (prompt tokens too, when echoing),
 #: 0.3–2 s a token on the shared cores, so the full zero-shot prompt would take minutes per LF.
-SHORT = "Human: each girl\nComputer: forall x . girl(x)\n\nHuman: a girl\nComputer:"
+SHORT = "Human: a girl\nComputer:"
 SHORT_LF0, SHORT_LF1 = "exists x . girl(x)", "forall x . girl(x)"
 
 

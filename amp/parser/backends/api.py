@@ -108,6 +108,11 @@ class ApiBackend:
         return None
 
     @property
+    def batch_size(self) -> int:
+        """Sweep items per call (:func:`amp.parser.batch.default_batch_size`): the requests in flight."""
+        return self.settings.concurrency
+
+    @property
     def device(self) -> str:
         return "api"
 
