@@ -38,7 +38,8 @@ def sidebar() -> None:
     base = current()[0]
     with st.expander("Model behind an API" + (" · set" if base else ""), icon=":material/api:"):
         st.caption("Type **openai:&lt;name&gt;** as the model above. The key comes from AMP_API_KEY or "
-                   "OPENAI_API_KEY where the app runs.")
+                   "OPENAI_API_KEY where the app runs. Results are cached by endpoint, name and settings: "
+                   "the model behind a name may change without notice.")
         st.text_input("API base URL", key=BASE_KEY, placeholder="http://127.0.0.1:8000/v1")
         st.radio("Asked as", [m.value for m in ApiMode], key=MODE_KEY, horizontal=True,
                  help="chat: the paper's GPT-3.5 messages; completions: the prompt as is (base models)")

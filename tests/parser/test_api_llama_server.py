@@ -23,7 +23,7 @@ from amp.evaluation.runs import run_method, runs_dir
 from amp.logic.reader import parse_lf
 from amp.parser.backends.api import ApiBackend
 from amp.parser.backends.api_protocol import ApiSettings
-from amp.parser.core.errors import EndpointUnreachable, LogprobsUnavailable
+from amp.parser.core.errors import BackendError, EndpointUnreachable, LogprobsUnavailable
 from amp.parser.parser import Parser
 from amp.settings import cache_root
 
@@ -53,6 +53,13 @@ def item() -> ex.SweepItem:
 def _parser(server: LlamaServer, **settings: object) -> Parser:
     api = ApiSettings(base_url=server.base, model=server.alias, timeout_s=600, retries=1, **settings)  # type: ignore[arg-type]
     return Parser(backend=ApiBackend(api), cache=True)
+
+
+def test_a_wrong_key_is_refused_by_name_without_the_key(server: LlamaServer) -> None:
+    settings = ApiSettings(base_url=server.base, model=server.alias, retries=0)
+    with pytest.raises(BackendError, match="the API key was refused") as caught:
+        ApiBackend(settings, key="sk-wrong-KEY-000").load()
+    assert caught.value.kind == "unauthorized" and "sk-wrong" not in str(caught.value)
 
 
 def test_completions_zero_shot_item_two_choices_without_logprobs(server: LlamaServer, item: ex.SweepItem) -> None:
