@@ -161,7 +161,7 @@ with st.sidebar:
         st.form_submit_button("Use this server" if not server else "Update", icon=":material/link:",
                               on_click=_connect)
     if not server:
-        ui_api.sidebar()
+        ui_api.sidebar(on_change=ui_model.forget_api_failures)
     status_slot = st.empty()
     st.divider()
     st.markdown("**:material/database: Result cache**")

@@ -33,18 +33,19 @@ def current() -> tuple[str, str, bool, bool]:
             bool(st.session_state[LOGPROBS_KEY]), bool(st.session_state[GRAMMAR_KEY]))
 
 
-def sidebar() -> None:
-    """The "Model behind an API" expander (only the settings; the model is ``openai:<name>``)."""
+def sidebar(on_change: Any = None) -> None:
+    """The "Model behind an API" expander (only the settings; the model is ``openai:<name>``);
+    ``on_change`` runs when a setting changes (the app forgets earlier failures of API models)."""
     base = current()[0]
     with st.expander("Model behind an API" + (" · set" if base else ""), icon=":material/api:"):
         st.caption("Type **openai:&lt;name&gt;** as the model above. The key comes from AMP_API_KEY or "
                    "OPENAI_API_KEY where the app runs. Results are cached by endpoint, name and settings: "
                    "the model behind a name may change without notice.")
-        st.text_input("API base URL", key=BASE_KEY, placeholder="http://127.0.0.1:8000/v1")
-        st.radio("Asked as", [m.value for m in ApiMode], key=MODE_KEY, horizontal=True,
+        st.text_input("API base URL", key=BASE_KEY, placeholder="http://127.0.0.1:8000/v1", on_change=on_change)
+        st.radio("Asked as", [m.value for m in ApiMode], key=MODE_KEY, horizontal=True, on_change=on_change,
                  help="chat: the paper's GPT-3.5 messages; completions: the prompt as is (base models)")
-        st.checkbox("Ask for log-probs (P(LF0), token confidences)", key=LOGPROBS_KEY)
-        st.checkbox("Send the grammar (GBNF, llama.cpp's server)", key=GRAMMAR_KEY)
+        st.checkbox("Ask for log-probs (P(LF0), token confidences)", key=LOGPROBS_KEY, on_change=on_change)
+        st.checkbox("Send the grammar (GBNF, llama.cpp's server)", key=GRAMMAR_KEY, on_change=on_change)
 
 
 @st.cache_resource(show_spinner=False, max_entries=4)

@@ -135,6 +135,14 @@ def set_spec(spec: str) -> None:
     st.session_state[CHOICE_KEY] = DEFAULT if spec == default_spec() else OTHER
 
 
+def forget_api_failures() -> None:
+    """Forget this session's failures of models behind an API (their settings changed: retry them)."""
+    errors = st.session_state.setdefault(ERROR_KEY, {})
+    for key in [k for k in errors if is_api_spec(k[0])]:
+        del errors[key]
+        _READY.discard(key)
+
+
 def current_dtype() -> str:
     """The precision this session uses: ``""`` (the device's default), ``"int8"`` or ``"bfloat16"``."""
     if DTYPE_KEY not in st.session_state:

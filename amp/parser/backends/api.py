@@ -87,7 +87,8 @@ class ApiBackend:
         self.__key = key if key is not None else api_key()
         self._client: Any = None
         self._pool = ThreadPoolExecutor(max_workers=settings.concurrency, thread_name_prefix="amp-api")
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # load()
+        self._client_lock = threading.Lock()  # client(), from the request threads
         self._checked = False
         self._n_honoured: bool | None = None  # whether the endpoint returns n choices for n > 1
         self._echoes: bool | None = None  # whether it returns prompt log-probs (echo)
@@ -172,6 +173,11 @@ class ApiBackend:
     # -- transport ----------------------------------------------------------------------------------------
 
     def client(self) -> Any:
+        """The ``openai`` client, made once (it holds the key)."""
+        with self._client_lock:
+            return self._client or self._make_client()
+
+    def _make_client(self) -> Any:
         if self._client is None:
             try:
                 import openai  # late: optional dependency (openai)
