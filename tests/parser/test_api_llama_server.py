@@ -20,6 +20,7 @@ from amp.cli import main
 from amp.evaluation import experiments as ex
 from amp.evaluation.matching import MATCHES
 from amp.evaluation.runs import run_method, runs_dir
+from amp.evaluation.sweep_run import run_items
 from amp.logic.reader import parse_lf
 from amp.parser.backends.api import ApiBackend
 from amp.parser.backends.api_protocol import ApiSettings
@@ -77,6 +78,17 @@ def test_completions_zero_shot_item_two_choices_without_logprobs(server: LlamaSe
         parser.beam_steps(item.prompt_text, result.beams[0])
     (again,) = run_method(parser, [item], beams=2, max_new_tokens=40)
     assert again.cached and again.beams == record.beams
+
+
+def test_the_batched_sweep_path_with_the_prompts_budget(server: LlamaServer, item: ex.SweepItem) -> None:
+    """reproduce's default path (run_items → run_batch, the budget from the prompt): one choice per
+    item, the LF finished at its line break, no P(LF0) asked for without log-probs."""
+    parser = _parser(server, mode="completions", logprobs=False)
+    (record,) = run_items(parser, [item], beams=1)
+    assert record.error is None and record.p_lf0 is None and len(record.beams) == 1
+    result = parser.cached_parse(item.prompt_text, beams=1)
+    assert result is not None and result.settings["max_tokens"] == 3 * 38  # scope's longest example LF: 38
+    assert result.beams[0].finished  # it stopped at the line break, inside the budget
 
 
 def test_chat_zero_shot_item_in_messages(server: LlamaServer, item: ex.SweepItem) -> None:
