@@ -17,6 +17,7 @@ from pathlib import Path
 import streamlit as st
 
 from amp.errors import AmpError
+from ui import api_model as ui_api
 from ui import auth as ui_auth
 from ui import model_picker as ui_model
 from ui import server_state, settings_widgets
@@ -143,7 +144,7 @@ with st.sidebar:
     else:
         st.radio("Model", [ui_model.DEFAULT, OTHER], key=ui_model.CHOICE_KEY, label_visibility="collapsed",
                  format_func=lambda o: default_label if o == ui_model.DEFAULT
-                 else "Other: Hugging Face id, local folder or .gguf", on_change=_pick_model)
+                 else "Other: Hugging Face id, local folder, .gguf or openai:<name>", on_change=_pick_model)
     if not server and st.session_state.get(ui_model.CHOICE_KEY) == OTHER:
         with st.form("model_form", border=False):
             st.text_input("Model id or path", value="" if spec == env_default else spec, key="model_typed",
@@ -165,6 +166,8 @@ with st.sidebar:
                       type="password", help="The server's AMP_TOKEN, if it has one.")
         st.form_submit_button("Use this server" if not server else "Update", icon=":material/link:",
                               on_click=_connect)
+    if not server:
+        ui_api.sidebar(on_change=ui_model.forget_api_failures)
     status_slot = st.empty()
     st.divider()
     st.markdown("**:material/database: Result cache**")

@@ -2,11 +2,12 @@
 
 * **Which model.**  ``st.session_state["model_spec"]`` holds the spec the sidebar picked:
   ``"default"`` (the embedded Gemma 3 270M), a Hugging Face id, a local folder or a ``.gguf``
-  file.  Its initial value is :func:`default_spec`: the environment variable ``AMP_MODEL`` if
+  file, or ``openai:<name>`` — a model behind an API, asked as the sidebar's "Model behind an API"
+  says (:mod:`ui.api_model`).  Its initial value is :func:`default_spec`: the environment variable ``AMP_MODEL`` if
   set, else ``"default"``.  That variable is the test hook: the AppTest suite points it at a tiny
   local GPT-2 (``tests/app/conftest.py``) so that pages run the real code path without the 270M
   model; the browser tests run the default model (or ``$AMP_E2E_MODEL``).
-* **Loaded once per process.**  :func:`_load` is an ``st.cache_resource``: every session and
+* **Loaded once per process.**  :func:`_load_local` is an ``st.cache_resource``: every session and
   browser tab shares one :class:`amp.parser.Parser` per spec.  Streamlit computes a resource
   once even when two sessions ask at the same moment (it holds a per-key lock while loading).
 * **No races, no hangs.**  Two tabs must not interleave inside one model action.  The library
@@ -42,10 +43,11 @@ import streamlit as st
 from amp.cache import ResultCache
 from amp.errors import AmpError
 from amp.parser import Parser
+from amp.parser.backends.api_protocol import is_api_spec
 from amp.parser.core.errors import BackendError, ModelLoadError, ModelNameError, SearchCancelled
 from amp.parser.models.names import check_model_name
 from amp.settings import results_dir
-from ui import server_state
+from ui import api_model, server_state
 from ui.common import describe_error, plain
 from ui.model_use import hold_of, using
 
@@ -138,6 +140,14 @@ def set_spec(spec: str) -> None:
     st.session_state[CHOICE_KEY] = DEFAULT if spec == default_spec() else OTHER
 
 
+def forget_api_failures() -> None:
+    """Forget this session's failures of models behind an API (their settings changed: retry them)."""
+    errors = st.session_state.setdefault(ERROR_KEY, {})
+    for key in [k for k in errors if is_api_spec(k[0])]:
+        del errors[key]
+        _READY.discard(key)
+
+
 def current_dtype() -> str:
     """The precision this session uses: ``""`` (the device's default), ``"int8"`` or ``"bfloat16"``."""
     if DTYPE_KEY not in st.session_state:
@@ -187,8 +197,16 @@ def load_error(spec: str | None = None, dtype: str | None = None) -> str | None:
     return st.session_state.get(ERROR_KEY, {}).get(key)
 
 
-@st.cache_resource(show_spinner=False, max_entries=3)
 def _load(spec: str, dtype: str = "") -> Parser:
+    """The parser of ``spec``: a model behind an API (``openai:<name>``, :mod:`ui.api_model`) or
+    :func:`_load_local`."""
+    if is_api_spec(spec):
+        return api_model.load(spec, result_cache())
+    return _load_local(spec, dtype)
+
+
+@st.cache_resource(show_spinner=False, max_entries=3)
+def _load_local(spec: str, dtype: str = "") -> Parser:
     """The parser of ``spec`` in ``dtype`` ("" = the device's default), shared by all sessions of this process.
 
     :class:`amp.parser.Parser` loads its weights lazily, on the first result-cache *miss*, so a
@@ -356,11 +374,17 @@ def attempt(parser: Parser, label: str, fn: Callable[[Parser], T], *, who: str |
             with using(parser, what=what, where=wait_slot):
                 value = fn(parser)
         except BackendError as exc:
-            status.update(label=final("The parser server did not answer"), state="error", expanded=who is not None)
-            server = getattr(parser.backend, "url", current_server())
-            server_state.record_failure(server, current_token(), exc)
-            show = functools.partial(server_failure, headline=f"The parser server {server} did not answer.",
-                                     reason=str(exc), key=f"server_fallback_{label[:20]}")
+            if is_api_spec(parser.spec):  # a model behind an API, not the parser service: no fallback button
+                status.update(label=final("The model endpoint did not answer"), state="error",
+                              expanded=who is not None)
+                show = functools.partial(_error_box, text=plain(str(exc)))
+            else:
+                status.update(label=final("The parser server did not answer"), state="error",
+                              expanded=who is not None)
+                server = getattr(parser.backend, "url", current_server())
+                server_state.record_failure(server, current_token(), exc)
+                show = functools.partial(server_failure, headline=f"The parser server {server} did not answer.",
+                                         reason=str(exc), key=f"server_fallback_{label[:20]}")
             outcome = Outcome(error=str(exc))
         except SearchCancelled:
             status.update(label=final("Cancelled: the model stopped"), state="error")
@@ -444,7 +468,8 @@ def result_cache() -> ResultCache:
 def clear_loaded() -> None:
     """Forget the loaded parsers of this process (tests use it between model specs)."""
     _READY.clear()
-    _load.clear()
+    _load_local.clear()
+    api_model.clear()
     _load_remote.clear()
 
 

@@ -68,10 +68,11 @@ def cached_count(parser: Parser | None, items: Sequence[SweepItem], beams: int) 
     if parser is None:
         return 0
     n = 0
+    scores = parser.scores  # a model behind an API without log-probs has no pairs to look for
     for it in items:
         try:
             if parser.cached_parse(it.prompt_text, fmt=it.fmt, beams=beams) is not None and \
-                    parser.cached_pair(it.prompt_text, it.lf0, it.lf1, fmt=it.fmt) is not None:
+                    (not scores or parser.cached_pair(it.prompt_text, it.lf0, it.lf1, fmt=it.fmt) is not None):
                 n += 1
         except Exception:  # noqa: BLE001
             return n
@@ -188,7 +189,7 @@ def run(
     if parser is None:
         return None
     meta = {"page": key, "config": config_to_dict(config)}
-    stream = run_items(parser, items, beams=beams, mode=mode, label=key, meta=meta)
+    stream = run_items(parser, items, beams=beams, mode=mode, label=key, meta=meta, score=parser.scores)
     return _follow(key, config, items, parser, stream, draw)
 
 

@@ -44,7 +44,9 @@ type_ = c1.selectbox("Ambiguity type", type_ids(), format_func=type_label, key="
 index = int(c2.number_input("Sentence", 0, 199, 0, key="cmp_index"))
 b1, b2 = st.columns([2, 1])
 choice_b = ui_model.ModelChoice(
-    spec=b1.text_input("Model B (id or path)", value=ui_model.current_spec(), key="cmp_spec_b").strip()
+    spec=b1.text_input("Model B (id or path)", value=ui_model.current_spec(), key="cmp_spec_b",
+                       help="A Hugging Face id, a folder, a .gguf file, or openai:<name> for a model behind "
+                            "an API (set in the sidebar's 'Model behind an API')").strip()
     or ui_model.DEFAULT,
     dtype=settings_widgets.precision_select(b2, "cmp_dtype_b", default=ui_model.current_dtype(),
                                             label="Model B precision"),
@@ -57,8 +59,9 @@ st.markdown(f"**{plain(item.surface)}**  \nLF0 `{item.lf0}`  \nLF1 `{item.lf1}`"
 
 
 def _parse_and_score(parser: Any) -> tuple[Any, Any]:
+    """The parse and, where the model can score (not a model behind an API without log-probs), P(LF0)."""
     return (parser.parse(item.prompt_text, fmt=item.fmt),
-            parser.score_pair(item.prompt_text, item.lf0, item.lf1, fmt=item.fmt))
+            parser.score_pair(item.prompt_text, item.lf0, item.lf1, fmt=item.fmt) if parser.scores else None)
 
 
 def _run_a() -> ModelRun:
@@ -115,9 +118,13 @@ if saved and saved[0] == item.id:
             if model.result is None:
                 st.error(f"**Model {label} gave no result.** {plain(model.error or '')}", icon=":material/error:")
                 continue
-            st.metric("P(LF0)", fmt_prob(model.result[1].p_lf0))
+            if model.result[1] is None:
+                st.metric("P(LF0)", "—", help="needs log-probs: this model behind an API gives none")
+            else:
+                st.metric("P(LF0)", fmt_prob(model.result[1].p_lf0))
             _beam_table(model)
-    done = {label: model.result[1] for label, model in runs_by_label.items() if model.result is not None}
+    done = {label: model.result[1] for label, model in runs_by_label.items()
+            if model.result is not None and model.result[1] is not None}
     for which in ("lf0", "lf1") if done else ():
         rows: dict[str, tuple[Sequence[str], Sequence[float]]] = {
             label: ([s.token for s in getattr(pair, which).steps], [s.prob for s in getattr(pair, which).steps])

@@ -8,6 +8,8 @@ from amp.data.types import type_ids
 from amp.evaluation import experiments as ex
 from amp.evaluation.sweep_summary import records_view
 from amp.reporting import plots
+from ui import api_model as ui_api
+from ui import model_picker as ui_model
 from ui import settings_widgets, sweep
 from ui.common import chart, csv_download, guarded, halt, readable_numbers, type_label
 from ui.coverage_view import coverage_section
@@ -53,11 +55,16 @@ def draw(records: list, final: bool) -> None:
                        "Raise *Test sentences per type* for a measurement.")
         coverage_section(records, max_k, mode, final=final, tag=tag)
         chart(plots.accuracy_bars(summary), filename="zeroshot_accuracy", key=f"zs_acc{tag}")
-        column = st.radio("P(LF0) from", ["p_lf0", "p_lf0_total"], horizontal=True, key=f"zs_pcol{tag}",
-                          format_func=lambda c: "min-token probability (paper's definition)" if c == "p_lf0"
-                          else "total sequence probability (what Fig. 3 plotted)")
         frame = records_view(records)  # match and P(LF0) first
-        chart(plots.p_lf0_distribution(frame, column=column), filename="p_lf0_distribution", key=f"zs_dist{tag}")
+        no_scores = ui_api.why_no_scores(ui_model.peek_parser())  # a model behind an API without log-probs
+        if no_scores:
+            st.info(f"Fig. 3 is empty: {no_scores}", icon=":material/info:")
+        else:
+            column = st.radio("P(LF0) from", ["p_lf0", "p_lf0_total"], horizontal=True, key=f"zs_pcol{tag}",
+                              format_func=lambda c: "min-token probability (paper's definition)" if c == "p_lf0"
+                              else "total sequence probability (what Fig. 3 plotted)")
+            chart(plots.p_lf0_distribution(frame, column=column), filename="p_lf0_distribution",
+                  key=f"zs_dist{tag}")
         st.dataframe(summary, hide_index=True, column_config=readable_numbers(summary, **{
             f"ZM_{k}": st.column_config.NumberColumn(format="%.1f %%", help="0–100, higher = both readings found")}))
         if final:

@@ -12,14 +12,17 @@ import argparse
 import os
 from typing import Any
 
+from amp.cli.api_options import add_api_options, api_settings
 from amp.errors import AmpError
+from amp.parser.backends.api import ApiBackend
 from amp.parser.models.loading import DTYPE_HELP, DTYPES
 from amp.parser.models.names import check_model_name
 from amp.parser.models.spec import ENGINE_ENV, Engine
 from amp.parser.parser import Parser
 
 #: What ``--model`` takes, in the words of every command's help.
-MODEL_HELP = "'default' (embedded Gemma 3 270M), a Hugging Face id, a model folder or a .gguf file"
+MODEL_HELP = ("'default' (embedded Gemma 3 270M), a Hugging Face id, a model folder, a .gguf file, "
+              "or openai:<name> (a model behind an OpenAI-compatible API, with --api-base)")
 
 
 def add_model_options(parser: argparse.ArgumentParser, *, server: bool = True,
@@ -38,6 +41,7 @@ def add_model_options(parser: argparse.ArgumentParser, *, server: bool = True,
         group.add_argument("--server", default=os.environ.get("AMP_PARSER_URL") or None,
                            help="parser service URL (python -m amp serve; default $AMP_PARSER_URL); "
                                 "its token comes from $AMP_TOKEN")
+    add_api_options(group)
 
 
 def make_parser(args: argparse.Namespace, *, cache: bool | None = None) -> Parser:
@@ -48,6 +52,9 @@ def make_parser(args: argparse.Namespace, *, cache: bool | None = None) -> Parse
     cache (default: unless ``--no-cache``).
     """
     use_cache = (not getattr(args, "no_cache", False)) if cache is None else cache
+    api = api_settings(args)
+    if api is not None:  # --model openai:<name>: a model behind an API
+        return Parser(backend=ApiBackend(api), cache=use_cache)
     server = getattr(args, "server", None)
     if server:
         asked = [f"--{name.replace('_', '-')}" for name in ("device", "dtype", "engine")

@@ -14,18 +14,26 @@ for the app's Research page.
 With ``--server URL`` (or ``$AMP_PARSER_URL``) the sweeps run as jobs of the parser service
 (``python -m amp serve``): spread over its replicas, cached on the server as they finish, and
 resumed without recomputation if this command is interrupted and run again.
+
+With ``--model openai:<name> --api-base URL`` the model is one behind an OpenAI-compatible API
+(the paper's GPT-3.5 protocol, README "Models behind an API"): Table 2 and Fig. 2 get its rows;
+P(LF0), Fig. 3 and FIM need log-probs of the prompt, and the report says so where the endpoint
+gives none.  An endpoint that goes away mid-run ends the command with one ``error:`` line; what
+finished is cached, and the same command resumes.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 import tempfile
 import time
 from typing import Any
 
 from amp.cli import common as argtypes
+from amp.cli.api_options import api_run_settings
 from amp.cli.common import fail
 from amp.cli.model_options import add_model_options, make_parser
 from amp.data.types import type_ids
@@ -90,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
         few_cfg = ex.FewShotConfig(types=tuple(args.types or type_ids()), n_per_ratio=args.n_few or 1, seed=args.seed, k=args.k,
                                    beams=args.beams, mode=args.mode, independent_draws=args.independent_draws)
         parser = make_parser(args)
-        name = args.name or (f"{parser.identity.replace('/', '_')}-{args.method}-{args.mode}"
+        name = args.name or (f"{re.sub(r'[^A-Za-z0-9._-]+', '_', parser.identity)}-{args.method}-{args.mode}"
                              f"-z{args.n_zero}-f{args.n_few}{runs.precision_suffix(args.dtype or _engine_tag(parser))}")
         out = args.out or f"reproduce-{name}"
         _check_writable(out)  # before the run, not after hours of it
@@ -113,6 +121,7 @@ def run(args: argparse.Namespace) -> int:
         settings["width"] = args.width
     if args.method == "sampling":
         settings.update(samples=args.samples, temperature=args.temperature)
+    settings.update(api_run_settings(parser))
     settings["cached"] = f"{sum(r.cached for r in zero + few)}/{len(zero) + len(few)}"
     written = write_report(zero, few, out, settings)
     manifest = runs.save_manifest(name, settings, zero, few)

@@ -38,6 +38,7 @@ from amp.evaluation.sweep_plan import FewShotConfig, SweepItem, ZeroShotConfig, 
 from amp.evaluation.sweep_run import SweepRecord, record_from_result, run_items
 from amp.logic.vocabulary import DEFAULT_MODE
 from amp.parser.core import limits
+from amp.parser.core.errors import EndpointUnreachable
 from amp.parser.core.results import BatchItemResult, Beam, ParseResult
 from amp.parser.models.loading import EXACT_DTYPE
 from amp.parser.search.settings import DEFAULT_SEARCH
@@ -136,15 +137,19 @@ def run_method(
     planned = list(items)
     if method == "beam" and max_new_tokens is None:  # the paper's path: batched, cached run_items
         yield from run_items(parser, planned, beams=beams, mode=mode, on_progress=on_progress,
-                             batch_size=batch_size)
+                             batch_size=batch_size, score=parser.scores)
         return
     total = len(planned)
     for done, item in enumerate(planned, 1):
         try:
             parse, was = chosen.ranked(parser, item)
-            pair_cached = parser.cached_pair(item.prompt_text, item.lf0, item.lf1, fmt=item.fmt) is not None
-            pair = parser.score_pair(item.prompt_text, item.lf0, item.lf1, fmt=item.fmt)
+            scores = parser.scores  # a model behind an API without log-probs has no P(LF0)
+            pair_cached = not scores or parser.cached_pair(item.prompt_text, item.lf0, item.lf1,
+                                                           fmt=item.fmt) is not None
+            pair = parser.score_pair(item.prompt_text, item.lf0, item.lf1, fmt=item.fmt) if scores else None
             result = BatchItemResult(item.id, parse, pair, cached=bool(was and pair_cached))
+        except EndpointUnreachable:
+            raise  # the endpoint is gone: one error for the run (what finished is cached)
         except Exception as exc:  # noqa: BLE001 — one bad item must not end a long run
             result = BatchItemResult(item.id, None, None, cached=False, error=f"{type(exc).__name__}: {exc}")
         record = record_from_result(item, result, mode=mode)

@@ -8,9 +8,12 @@ every result-cache key).  Two backends exist:
 * :class:`amp.parser.backends.local.InProcessBackend` — a model loaded in this process through
   transformers (the default);
 * :class:`amp.parser.backends.remote.RemoteBackend` — a client of the parser service
-  (``python -m amp serve``, :mod:`amp.serve`), JSON over HTTP.
+  (``python -m amp serve``, :mod:`amp.serve`), JSON over HTTP;
+* :class:`amp.parser.backends.api.ApiBackend` — a model behind an OpenAI-compatible endpoint
+  (vLLM, llama.cpp's server, ollama, hosted APIs) asked with the paper's GPT-3.5 protocol; it says
+  with an optional ``scores`` attribute whether it can score LFs (:attr:`amp.parser.Parser.scores`).
 
-A third backend (vLLM, llama.cpp, …) is one new module implementing :class:`Backend`; the
+A further backend (an engine, …) is one new module implementing :class:`Backend`; the
 facade, its cache and every caller stay as they are.  A backend that can also run whole sweeps
 as server-side jobs exposes them as :attr:`Backend.jobs` (see :mod:`amp.parser.jobs`);
 :func:`amp.parser.batch.run_batch` then submits a job instead of looping in this process.

@@ -15,7 +15,9 @@ call that fails is retried item by item, so one bad LF does not sink its neighbo
 Cancellation is cooperative: ``cancel`` is checked before every item and every model call, and
 inside the constrained search at every decode step (:func:`amp.parser.search.cancel.cancel_scope`),
 so a cancel stops the model within one step, not at the end of its batch; the run then stops
-cleanly and :attr:`BatchRun.cancelled`/:attr:`BatchRun.done` say how far it got.
+cleanly and :attr:`BatchRun.cancelled`/:attr:`BatchRun.done` say how far it got.  A model
+endpoint that cannot be reached (:class:`~amp.parser.core.errors.EndpointUnreachable`) ends the
+run with that one error instead of failing each further item alike; finished items are cached.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from typing import Unpack
 
 from amp.errors import AmpError
 from amp.parser.core import limits
-from amp.parser.core.errors import BackendError, ModelLoadError, SearchCancelled
+from amp.parser.core.errors import BackendError, EndpointUnreachable, ModelLoadError, SearchCancelled
 from amp.parser.core.results import BatchItem, BatchItemResult, PairScore, ParseResult
 from amp.parser.jobs import follow, run_as_job, search_of
 from amp.parser.parser import Parser
@@ -44,8 +46,10 @@ def default_batch_size(parser: Parser) -> int:
     On the 2-core CPU with the default model and 10-example prompts, 8 items per call take
     ~0.55× the time per item of one-at-a-time calls (16 is slower again: every item of a batch
     decodes as long as its longest one); ``bench/experiments_bench.py --batch-sizes`` measures it.
+    A backend may say otherwise with a ``batch_size`` attribute (a model behind an API: its
+    requests in flight, so an endpoint that dies mid-sweep loses at most that many items' work).
     """
-    return 8
+    return int(getattr(parser.backend, "batch_size", 8))
 
 
 class BatchRun(Iterator[BatchItemResult]):
@@ -270,6 +274,8 @@ def _compute(parser: Parser, chunk: list[BatchItem], search: SearchSettings,
                 result = _single(parser, item, search)
         except SearchCancelled:
             return
+        except EndpointUnreachable:
+            raise  # the endpoint is gone: one error for the run, not one per item (what finished is cached)
         except ModelLoadError as exc:
             run.model_error = f"{type(exc).__name__}: {exc}"
             yield _error(item, exc)
@@ -302,7 +308,7 @@ def _batched(parser: Parser, chunk: list[BatchItem], search: SearchSettings) -> 
             triples = [(chunk[k].prompt, chunk[k].lf0, chunk[k].lf1) for k in to_score]
             for k, scored in zip(to_score, parser.score_pairs(triples, fmt=fmt), strict=True):  # type: ignore[arg-type]
                 pairs[k] = scored
-    except SearchCancelled:
+    except (SearchCancelled, EndpointUnreachable):
         raise
     except Exception:  # noqa: BLE001 - retried item by item to find the culprit
         return None

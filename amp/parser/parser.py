@@ -133,6 +133,13 @@ class Parser:
         """The dtype the model runs (or will run) in."""
         return self.backend.dtype
 
+    @property
+    def scores(self) -> bool:
+        """Whether this model can score LFs (P(LF0), forced decoding): every model whose weights run
+        here or in the parser service can; a model behind an API only with log-probs of the prompt
+        (:attr:`amp.parser.backends.api.ApiBackend.scores`)."""
+        return bool(getattr(self.backend, "scores", True))
+
     def describe(self) -> str:
         """Where the model runs, for people: ``"cpu · float32"``, ``"server http://… · cuda · bfloat16"``."""
         return self.backend.describe()

@@ -120,6 +120,7 @@ def write_report(records_zero: Sequence[SweepRecord], records_few: Sequence[Swee
               f"## Table 2 — ZM_{k} per type (%)", "", _md_table(tabs["table2_zm"]),
               "## Table 3 — FDM (0–2, lower is better) and FIM (0–1) per type", "",
               _md_table(tabs["table3_fdm_fim"]),
+              *([f"_{settings['needs_logprobs']}._", ""] if settings.get("needs_logprobs") else []),
               "## Figures", ""]
     for stem in figs:
         png, html = f"{stem}.png", f"{stem}.html"

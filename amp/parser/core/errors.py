@@ -41,10 +41,36 @@ class BackendError(AmpError):
 
     ``status`` is the HTTP status of a remote refusal (None for other failures); ``kind`` a short
     machine-readable word (``"unreachable"``, ``"unauthorized"``, ``"version"``, ``"refused"``,
-    ``"server"``, ``"protocol"``).
+    ``"server"``, ``"protocol"``; the API backend adds ``"timeout"``, ``"unknown-model"``,
+    ``"needs-logprobs"`` and ``"refusal"``).
     """
 
     def __init__(self, message: str, *, kind: str = "refused", status: int | None = None) -> None:
         super().__init__(message)
         self.kind = kind
         self.status = status
+
+
+class EndpointUnreachable(BackendError):
+    """A model endpoint (:mod:`amp.parser.backends.api`) that cannot be reached, after its retries.
+
+    A sweep stops at it with this one message (:func:`amp.parser.batch.run_batch` raises it
+    instead of failing every further item the same way); what finished before is cached.
+    """
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, kind="unreachable")
+
+
+class LogprobsUnavailable(BackendError):
+    """A result that needs log-probs (P(LF0), token confidences) from a model that gives none."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, kind="needs-logprobs")
+
+
+class ModelRefused(BackendError):
+    """A model behind an API refused to answer (a refusal or its content filter)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, kind="refusal")

@@ -1,0 +1,41 @@
+"""A model behind an API in the app (issue #30): Compare's model B as ``openai:<name>`` says what is
+missing (the base URL) or that the endpoint cannot be reached, in B's column; model A's result stays.
+(The runs against a real endpoint are in ``tests/parser/test_api_llama_server.py``.)"""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+
+from app_helpers import assert_ok, goto, texts
+
+from ui.common import plain
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _compare_b(at, spec: str) -> list[str]:  # type: ignore[no-untyped-def]
+    goto(at, "compare")
+    at.text_input(key="cmp_spec_b").input(spec)
+    at.button(key="cmp_run").click().run()
+    assert_ok(at)
+    assert [s.value for s in at.subheader][1] == f"Model B: {plain(spec)}"
+    return [e for e in texts(at, "error") if e.startswith("**Model B gave no result.**")]
+
+
+def test_an_api_model_b_without_a_base_url_says_where_to_set_it(at, app_env: Path) -> None:
+    (shown,) = _compare_b(at, "openai:gemma")
+    assert "set its base URL in the sidebar" in shown
+    assert [m.label for m in at.metric] == ["P(LF0)"]  # model A ran
+
+
+def test_an_unreachable_api_model_b_is_one_message(at, app_env: Path) -> None:
+    at.session_state["api_base"] = f"http://127.0.0.1:{_closed_port()}/v1"
+    (shown,) = _compare_b(at, "openai:gemma")
+    assert "cannot reach the model endpoint" in shown
+    assert any(s.label.startswith("Model B: the model endpoint did not answer")
+               for s in at.main.children.values() if s.type == "status")

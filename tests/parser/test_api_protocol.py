@@ -1,0 +1,208 @@
+"""The API backend without a model: the paper's message split, the budget, the GBNF grammar, the
+settings, the CLI options, and its errors against real loopback endpoints (a closed port; a small
+real HTTP server that answers 503 before it answers)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import llama_cpp
+import pytest
+from llama_server import free_port
+
+from amp.cli.api_options import api_settings
+from amp.cli.model_options import add_model_options
+from amp.errors import AmpError, SettingError
+from amp.logic.gbnf import gbnf_text
+from amp.logic.grammar import lark_parser
+from amp.parser.backends import api_protocol as proto
+from amp.parser.backends.api import ApiBackend
+from amp.parser.backends.api_protocol import ApiMode, ApiSettings
+from amp.parser.core.errors import BackendError, EndpointUnreachable
+from amp.parser.parser import Parser
+from amp.prompts import zero_shot_prompt
+
+PROMPT = ("Let's translate what a human user says into what a computer might say.\n\n\n"
+          "Human: a bird held a sweater\n"
+          "Computer: exists x . exists y . exists a . bird(x) AND sweater(y) AND held(a) AND agent(a, x) "
+          "AND patient(a, y)\n\n"
+          "Human: each bird\nComputer: forall x . bird(x)\n\n"
+          "Human: each bird held a sweater\nComputer:")
+
+
+def test_chat_messages_follow_the_papers_split() -> None:
+    """Preamble = first user message; Human lines user, Computer lines assistant; test line last."""
+    assert proto.chat_messages(PROMPT) == [
+        {"role": "user", "content": "Let's translate what a human user says into what a computer might say."},
+        {"role": "user", "content": "a bird held a sweater"},
+        {"role": "assistant", "content": "exists x . exists y . exists a . bird(x) AND sweater(y) AND held(a) "
+                                         "AND agent(a, x) AND patient(a, y)"},
+        {"role": "user", "content": "each bird"},
+        {"role": "assistant", "content": "forall x . bird(x)"},
+        {"role": "user", "content": "each bird held a sweater"},
+    ]
+
+
+def test_chat_messages_of_a_real_zero_shot_prompt_end_with_its_sentence() -> None:
+    prompt = zero_shot_prompt("each bird held a sweater", seed=5).render()
+    messages = proto.chat_messages(prompt)
+    assert messages[-1] == {"role": "user", "content": "each bird held a sweater"}
+    assert [m["role"] for m in messages[1:]] == ["user", "assistant"] * ((len(messages) - 2) // 2) + ["user"]
+
+
+def test_budget_is_three_times_the_longest_example_within_bounds() -> None:
+    # the longest example LF: 37 words and marks + the line break = 38 (Gemma's tokenizer: 38 tokens) → 114
+    assert proto.token_budget(PROMPT) == 114
+    assert proto.token_budget("Human: x\nComputer: forall x . bird(x)\n\nHuman: y\nComputer:") == proto.MIN_BUDGET
+    assert proto.token_budget("no examples") == proto.MAX_BUDGET
+
+
+def test_choice_text_is_the_first_line_without_a_repeated_prefix() -> None:
+    assert proto.lf_text(" exists x . bird(x)\nHuman: more") == "exists x . bird(x)"
+    assert proto.lf_text("\n\nComputer: forall x . bird(x)") == "forall x . bird(x)"
+    beam = proto.choice_beam(0, " forall x . bird(x)", True, (), "fol")
+    assert (beam.text, beam.finished, beam.parses) == ("forall x . bird(x)", True, True)
+    assert math.isnan(beam.logprob) and beam.steps == ()
+    assert proto.choice_beam(1, "I think it means", True, (), "fol").parses is False
+
+
+@pytest.mark.parametrize("fmt", ["fol", "lisp"])
+def test_gbnf_is_the_decoding_grammar_and_llama_cpp_reads_it(fmt: str) -> None:
+    """Every lark rule appears, terminals as literals, no left recursion, and llama.cpp parses it."""
+    text = gbnf_text(fmt)
+    lines = text.splitlines()
+    assert lines[0] == 'root ::= " " r-sent "\\n"'
+    names = [line.split(" ::= ")[0] for line in lines]
+    for name, line in zip(names, lines, strict=True):
+        assert not line.split(" ::= ")[1].startswith(name + " "), f"left recursion in {line}"
+    rules = {r.origin.name for r in lark_parser(fmt, "decoding").rules}
+    assert {n for n in names if n != "root"} == {"r-" + r.replace("_", "-").strip("-") for r in rules if r != "start"}
+    assert '"ovenmitts"' in text and '"Galileo"' in text
+    llama_cpp.LlamaGrammar.from_string(text, verbose=False)  # raises on a grammar llama.cpp cannot read
+
+
+def test_settings_are_checked_once_and_the_key_is_no_setting() -> None:
+    s = ApiSettings(base_url="http://127.0.0.1:9/v1/", model="m", mode="completions")
+    assert (s.base_url, s.mode, s.spec) == ("http://127.0.0.1:9/v1", ApiMode.COMPLETIONS, "openai:m")
+    runtime = s.runtime("1.0")
+    assert runtime.model == "openai:m@http://127.0.0.1:9/v1"
+    assert runtime.versions["api_mode"] == "completions" and runtime.versions["grammar"] == "none"
+    for bad in ({"base_url": "ftp://x"}, {"base_url": "http://user:secret@h/v1"}, {"model": " "},
+                {"mode": "voice"}, {"concurrency": 0}, {"timeout_s": 0}, {"retries": 99}):
+        with pytest.raises(SettingError):
+            ApiSettings(**{"base_url": "http://h/v1", "model": "m", **bad})
+
+
+def _args(*argv: str) -> argparse.Namespace:
+    p = argparse.ArgumentParser()
+    add_model_options(p)
+    return p.parse_args(list(argv))
+
+
+def test_cli_options_build_the_api_settings() -> None:
+    s = api_settings(_args("--model", "openai:gpt", "--api-base", "http://h:1/v1", "--api-mode", "completions",
+                           "--api-logprobs", "off", "--api-grammar", "--api-concurrency", "2"))
+    assert s == ApiSettings(base_url="http://h:1/v1", model="gpt", mode=ApiMode.COMPLETIONS, logprobs=False,
+                            grammar=True, concurrency=2)
+    assert api_settings(_args("--model", "default")) is None
+    with pytest.raises(AmpError, match="needs --api-base"):
+        api_settings(_args("--model", "openai:gpt"))
+    with pytest.raises(AmpError, match="--dtype cannot be combined"):
+        api_settings(_args("--model", "openai:gpt", "--api-base", "http://h/v1", "--dtype", "int8"))
+
+
+def test_a_closed_port_is_one_unreachable_error_without_the_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AMP_API_KEY", "sk-test-SECRET-0123456789")
+    backend = ApiBackend(ApiSettings(base_url=f"http://127.0.0.1:{free_port()}/v1", model="m", retries=0,
+                                     timeout_s=5))
+    with pytest.raises(EndpointUnreachable, match="cannot reach the model endpoint") as caught:
+        Parser(backend=backend, cache=False).parse(PROMPT, beams=1, max_new_tokens=4)
+    assert "SECRET" not in str(caught.value)
+
+
+class _Flaky(BaseHTTPRequestHandler):
+    """Answers 503 twice, then like an OpenAI endpoint; 401 to a wrong key."""
+
+    calls: list[str] = []
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+    def _send(self, code: int, body: dict) -> None:
+        data = json.dumps(body).encode()
+        self.send_response(code)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_GET(self) -> None:  # noqa: N802 - http.server's name
+        self._answer()
+
+    def do_POST(self) -> None:  # noqa: N802
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        self._answer()
+
+    def _answer(self) -> None:
+        self.calls.append(self.path)
+        if self.headers.get("Authorization") != "Bearer right-key-123":
+            self._send(401, {"error": {"message": "Incorrect API key provided: wrong-key-456"}})
+        elif self.path.endswith("/models"):
+            self._send(200, {"object": "list", "data": [{"id": "m", "object": "model", "owned_by": "me"}]})
+        elif sum(p.endswith("/completions") for p in self.calls) <= 2:
+            self._send(503, {"error": {"message": "busy"}})
+        else:
+            self._send(200, {"id": "c", "object": "text_completion", "created": 0, "model": "m",
+                             "choices": [{"index": 0, "text": " forall x . bird(x)", "finish_reason": "stop",
+                                          "logprobs": None}]})
+
+
+@pytest.fixture
+def flaky() -> Iterator[str]:
+    _Flaky.calls = []
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Flaky)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+    server.shutdown()
+    server.server_close()
+    thread.join(timeout=10)
+
+
+def test_5xx_is_retried_with_backoff_and_a_bad_key_is_named_without_it(flaky: str) -> None:
+    settings = ApiSettings(base_url=flaky, model="m", mode="completions", logprobs=False, retries=3, timeout_s=10)
+    result = Parser(backend=ApiBackend(settings, key="right-key-123"), cache=False).parse(
+        PROMPT, beams=1, max_new_tokens=8)
+    assert result.texts == ["forall x . bird(x)"]
+    assert [p for p in _Flaky.calls if p.endswith("/completions")] == ["/v1/completions"] * 3  # 503, 503, 200
+    with pytest.raises(BackendError, match="refused access") as caught:
+        Parser(backend=ApiBackend(settings, key="wrong-key-456"), cache=False).parse(PROMPT, beams=1, max_new_tokens=8)
+    assert caught.value.kind == "unauthorized" and "wrong-key-456" not in str(caught.value)
+
+
+def test_an_unlisted_model_is_named(flaky: str) -> None:
+    settings = ApiSettings(base_url=flaky, model="nope", mode="completions", logprobs=False, retries=0)
+    with pytest.raises(BackendError, match="has no model 'nope' \\(it lists: m\\)") as caught:
+        ApiBackend(settings, key="right-key-123").load()
+    assert caught.value.kind == "unknown-model"
+
+
+def test_a_sweep_against_a_closed_port_stops_with_one_error() -> None:
+    """The batched sweep path (reproduce's default) raises the endpoint's error once instead of
+    failing every item alike."""
+    from amp.evaluation import experiments as ex
+    from amp.evaluation.sweep_run import run_items
+
+    items = ex.plan_zeroshot(ex.ZeroShotConfig(types=("scope",), n=3))
+    backend = ApiBackend(ApiSettings(base_url=f"http://127.0.0.1:{free_port()}/v1", model="m", retries=0,
+                                     timeout_s=5, logprobs=False))
+    seen = []
+    with pytest.raises(EndpointUnreachable):
+        for record in run_items(Parser(backend=backend, cache=False), items, beams=2):
+            seen.append(record)
+    assert seen == []
