@@ -50,6 +50,10 @@ MAX_TEMPERATURE = 100.0
 MAX_ID_CHARS = 300
 #: Largest seed (seeds are 0 … MAX_SEED, as numpy's generators take them).
 MAX_SEED = 2**32 - 1
+#: Steps of one integrated-gradients attribution (each is a forward and a backward pass).
+MAX_ATTRIBUTION_STEPS = 256
+#: Prompt tokens of one attribution (the backward pass holds every layer's activations).
+MAX_ATTRIBUTION_TOKENS = 4096
 
 
 def _whole(value: Any, name: str) -> int:
