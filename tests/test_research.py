@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import struct
 from pathlib import Path
 
@@ -219,3 +220,17 @@ def test_research_tables_read_beams_with_any_words():
         # acc LF0 = 0, acc LF1 = 0.5 at both ratios: d(0) = 0 + 0.5, d(1) = 1 + 0.5; FDM = 1.0
         assert row["FDM"] == pytest.approx(1.0) and row["FIM"] == pytest.approx(0.0)
         assert tabs["table2_zm"].iloc[0]["ZM_2"] == pytest.approx(50.0)  # both readings in the top 2: 1 of 2
+
+
+def test_write_report_has_the_meaning_uncertainty_table(report):
+    import pandas as pd
+
+    out, written = report
+    assert "meaning_uncertainty.csv" in written
+    table = pd.read_csv(out / "meaning_uncertainty.csv")
+    assert set(table["setting"]) == {"zero-shot", "few-shot"}
+    # zero-shot pp: one sentence with beams [LF1] (entropy 0), one with [LF0, LF1] at equal weight (ln 2)
+    row = table[(table["setting"] == "zero-shot") & (table["type"] == "pp")].iloc[0]
+    assert row["semantic_entropy"] == pytest.approx(math.log(2) / 2)
+    assert row["mass_lf0"] == pytest.approx(0.25) and row["mass_lf1"] == pytest.approx(0.75)
+    assert "Meaning-level uncertainty" in (out / "report.md").read_text()

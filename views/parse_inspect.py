@@ -14,6 +14,7 @@ from amp.reporting.token_plots import MARKS
 from amp.teaching import lesson
 from ui import model_picker as ui_model
 from ui import own_examples, settings_widgets, teach
+from ui.attribution_view import attribution_section
 from ui.beam_tree_view import beam_tree_section
 from ui.common import chart, csv_download, fmt_prob, halt, plain
 from ui.influence_view import contrast_section, influence_section
@@ -145,6 +146,7 @@ for i, (col, name, lf, score) in enumerate(((g0, "LF0", ins.lf0, pair.lf0), (g1,
         col.code(lf, language=None, wrap_lines=True)
 
 influence_section(prompt)
+attribution_section(prompt)
 
 st.subheader("Score your own LF")
 custom_lf_section(text, fmt, ins, prob, normalise=normalised_lf, words=own_words)

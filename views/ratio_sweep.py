@@ -10,6 +10,7 @@ from amp.evaluation.sweep_summary import records_view
 from amp.reporting import plots
 from ui import calibration_view, settings_widgets, sweep
 from ui.common import chart, csv_download, guarded, halt, readable_numbers, type_label
+from ui.meaning_view import meaning_table
 
 KEY = "fewshot_sweep"
 
@@ -72,6 +73,7 @@ def draw(records: list, final: bool) -> None:
                 csv_download(per_ratio, "fewshot_per_ratio.csv", label="Per-ratio CSV", key="fs_csv_ratio")
             with d3:
                 csv_download(frame, "fewshot_records.csv", label="All results CSV", key="fs_csv_all")
+            meaning_table(per_ratio, key="fs_meaning", filename="fewshot_meaning_uncertainty.csv")
             calibration_view.sweep_calibration(records, mode)
 
 

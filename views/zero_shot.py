@@ -13,6 +13,7 @@ from ui import model_picker as ui_model
 from ui import settings_widgets, sweep
 from ui.common import chart, csv_download, guarded, halt, readable_numbers, type_label
 from ui.coverage_view import coverage_section
+from ui.meaning_view import meaning_table
 
 KEY = "zeroshot_sweep"
 
@@ -76,6 +77,7 @@ def draw(records: list, final: bool) -> None:
                 csv_download(summary, "zeroshot_per_type.csv", label="Per-type CSV", key="zs_csv_type")
             with d2:
                 csv_download(frame, "zeroshot_records.csv", label="All results CSV", key="zs_csv_all")
+            meaning_table(summary, key="zs_meaning", filename="zeroshot_meaning_uncertainty.csv")
 
 
 sweep.drive(KEY, config, items, start=run, cancel=cancel, status_slot=status_slot, draw=draw)

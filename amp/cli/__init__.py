@@ -14,6 +14,7 @@ import sys
 
 from amp.cli import (
     app,
+    attribute,
     canon,
     demo_pack,
     generate,
@@ -31,7 +32,7 @@ from amp.errors import AmpError
 from amp.version import __version__
 
 #: Command modules, in the order ``--help`` lists them.
-COMMANDS = (generate, canon, prompt, metrics, parse, score, influence, v1_splits, reproduce, demo_pack, serve, app)
+COMMANDS = (generate, canon, prompt, metrics, parse, score, influence, attribute, v1_splits, reproduce, demo_pack, serve, app)
 
 
 def build_parser() -> argparse.ArgumentParser:

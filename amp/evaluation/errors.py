@@ -35,3 +35,11 @@ class ContrastError(AmpError, ValueError):
 
 class InfluenceError(AmpError, ValueError):
     """A prompt whose examples' influence cannot be computed (no examples, no gold readings)."""
+
+
+class SemanticEntropyError(AmpError, ValueError):
+    """Outputs and weights that give no meaning distribution (lengths differ, a negative weight, no mass)."""
+
+
+class AttributionError(AmpError, ValueError):
+    """A contrastive attribution that cannot be computed: no local weights, readings that never part, bad settings."""

@@ -51,6 +51,7 @@ from amp.evaluation.sweep_run import (
 from amp.evaluation.sweep_summary import (
     FEWSHOT_PER_RATIO_COLUMNS,
     FEWSHOT_PER_TYPE_COLUMNS,
+    MEANING_COLUMNS,
     fewshot_summary,
     records_frame,
     zeroshot_columns,
@@ -62,6 +63,7 @@ __all__ = [
     "FEWSHOT_PER_RATIO_COLUMNS",
     "FEWSHOT_PER_TYPE_COLUMNS",
     "MATCH_LABELS",
+    "MEANING_COLUMNS",
     "RECORD_COLUMNS",
     "ExperimentError",
     "FewShotConfig",

@@ -189,6 +189,7 @@ def record_from_dict(d: dict[str, Any]) -> SweepRecord:
     """Inverse of :func:`record_to_dict` (unknown keys are ignored)."""
     data = {k: v for k, v in d.items() if k in _RECORD_FIELDS}
     data["beams"] = tuple(data.get("beams") or ())
+    data["beam_shares"] = tuple(float(v) for v in data.get("beam_shares") or ())
     return SweepRecord(**data)
 
 

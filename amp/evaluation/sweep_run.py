@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from amp.evaluation.errors import ExperimentError
 from amp.evaluation.matching import MATCHES, Match, is_lf0_like, is_lf1_like, match_lf
+from amp.evaluation.semantic_entropy import beam_shares
 from amp.evaluation.sweep_plan import FewShotConfig, SweepItem, SweepSentence, ZeroShotConfig, plan
 from amp.logic.vocabulary import DEFAULT_FORMAT, DEFAULT_MODE, check_mode
 from amp.parser.batch import run_batch
@@ -61,6 +62,9 @@ class SweepRecord(SweepSentence):
     sequence probabilities (what the paper's Fig. 3 plotted), ``min_prob_lf0/lf1`` the minima.
     ``cached`` says the result came from the on-disk cache; ``error`` holds the failure message
     of an item that could not be run (such records are left out of the summaries).
+    ``beam_shares`` is each beam's share of the beams' probability mass
+    (:func:`amp.evaluation.semantic_entropy.beam_shares`; empty where the beams carry no
+    probability, e.g. older records: the beams then weigh equally in the semantic entropy).
     """
 
     beams: tuple[str, ...] = ()
@@ -76,6 +80,7 @@ class SweepRecord(SweepSentence):
     error: str | None = None
     fmt: str = DEFAULT_FORMAT
     mode: str = DEFAULT_MODE
+    beam_shares: tuple[float, ...] = ()
 
 
 #: Columns of :func:`~amp.evaluation.sweep_summary.records_frame`, in order (the :class:`SweepRecord` fields).
@@ -129,6 +134,7 @@ def record_from_result(item: SweepItem, result: BatchItemResult, *, mode: str = 
         error=None if result.error is None else str(result.error),
         fmt=item.fmt,
         mode=mode,
+        beam_shares=beam_shares([b.logprob for b in result.parse.beams]) if result.parse is not None else (),
     )
 
 

@@ -1,4 +1,5 @@
-"""Sweep summaries (pure): records → the paper's tables (FDM, FIM, ZM_k, top-1 accuracies, P(LF0)).
+"""Sweep summaries (pure): records → the paper's tables (FDM, FIM, ZM_k, top-1 accuracies, P(LF0),
+semantic entropy).
 
 :func:`fewshot_summary` (accuracy and P(LF0) per type and ratio, FDM and FIM per type) and
 :func:`zeroshot_summary` (ZM_k, top-1 accuracies, P(LF0) per type) take
@@ -22,12 +23,14 @@ import pandas as pd
 from amp.data.types import order_types
 from amp.evaluation import metrics
 from amp.evaluation.errors import ExperimentError
+from amp.evaluation.semantic_entropy import semantic_entropy
 from amp.evaluation.sweep_run import RECORD_COLUMNS, SweepRecord
 from amp.logic.vocabulary import DEFAULT_FORMAT, DEFAULT_MODE, FORMATS, MODES
 
 __all__ = [
     "FEWSHOT_PER_RATIO_COLUMNS",
     "FEWSHOT_PER_TYPE_COLUMNS",
+    "MEANING_COLUMNS",
     "RECORD_VIEW_FIRST",
     "fewshot_summary",
     "records_frame",
@@ -114,6 +117,28 @@ def _accuracies(df: pd.DataFrame, mode: str, fmt: str) -> tuple[int, float, floa
     return len(triples), acc["lf0"], acc["lf1"], acc["neither"]
 
 
+#: The meaning-level uncertainty columns of every summary (docs/paper-notes.md §17): the mean over
+#: sentences of the beams' semantic entropy (nats) and of their mass on LF0, LF1 and neither.
+MEANING_COLUMNS: tuple[str, ...] = ("semantic_entropy", "mass_lf0", "mass_lf1", "mass_neither")
+
+
+def _meanings(df: pd.DataFrame, mode: str, fmt: str) -> dict[str, float]:
+    """Mean semantic entropy and mass on LF0/LF1/neither of the rows' beams
+    (:func:`amp.evaluation.semantic_entropy.semantic_entropy`, weights ``beam_shares``; equal
+    weights for records without them); NaN on no rows."""
+    values = []
+    shares_col = df["beam_shares"] if "beam_shares" in df.columns else [()] * len(df)
+    for beams, shares, lf0, lf1 in zip(df["beams"], shares_col, df["lf0"], df["lf1"], strict=True):
+        weights = list(shares) if isinstance(shares, list | tuple) and len(shares) == len(beams) else None
+        if weights is not None and sum(weights) <= 0:
+            weights = None
+        se = semantic_entropy(list(beams), weights, lf0, lf1, mode=mode, fmt=fmt)
+        values.append((se.entropy, se.p_lf0, se.p_lf1, se.p_neither))
+    if not values:
+        return dict.fromkeys(MEANING_COLUMNS, math.nan)
+    return {col: math.fsum(v[i] for v in values) / len(values) for i, col in enumerate(MEANING_COLUMNS)}
+
+
 def _p_stats(values: Sequence[float]) -> tuple[float, float, float]:
     """(mean, std, sem) of P(LF0) values (std with ddof=1; std and sem NaN below 2 values)."""
     n = len(values)
@@ -131,7 +156,7 @@ def _p_stats(values: Sequence[float]) -> tuple[float, float, float]:
 #: Columns of :func:`fewshot_summary`'s per-(type, ratio) frame.
 FEWSHOT_PER_RATIO_COLUMNS: tuple[str, ...] = (
     "type", "ratio", "n", "acc_lf0", "acc_lf1", "neither",
-    "mean_p_lf0", "std_p_lf0", "sem_p_lf0", "n_p_lf0", "n_errors",
+    "mean_p_lf0", "std_p_lf0", "sem_p_lf0", "n_p_lf0", *MEANING_COLUMNS, "n_errors",
 )
 #: Columns of :func:`fewshot_summary`'s per-type frame.
 FEWSHOT_PER_TYPE_COLUMNS: tuple[str, ...] = ("type", "FDM", "FIM", "n", "n_ratios", "n_errors")
@@ -140,7 +165,7 @@ FEWSHOT_PER_TYPE_COLUMNS: tuple[str, ...] = ("type", "FDM", "FIM", "n", "n_ratio
 def zeroshot_columns(k: int) -> tuple[str, ...]:
     """Columns of :func:`zeroshot_summary` for ``k``."""
     return ("type", "n", f"ZM_{k}", "acc_lf0", "acc_lf1", "neither", "mean_p_lf0", "mean_p_lf0_total",
-            "n_errors")
+            *MEANING_COLUMNS, "n_errors")
 
 
 def _n_errors(df: pd.DataFrame) -> int:
@@ -157,7 +182,8 @@ def fewshot_summary(
     * ``per_ratio`` — :data:`FEWSHOT_PER_RATIO_COLUMNS`: ``n`` sentences with a prediction,
       ``acc_lf0``/``acc_lf1`` the fractions (0–1) whose top beam is LF0/LF1, ``neither`` the
       fraction that is neither (including unparseable), mean/std/sem of P(LF0) over the
-      ``n_p_lf0`` scored sentences, and ``n_errors`` items that failed to run (they are left
+      ``n_p_lf0`` scored sentences, :data:`MEANING_COLUMNS` (mean semantic entropy of the beams'
+      meanings and their mass on LF0, LF1 and neither, docs/paper-notes.md §17), and ``n_errors`` items that failed to run (they are left
       out of everything else).
     * ``per_type`` — :data:`FEWSHOT_PER_TYPE_COLUMNS`: ``FDM`` (paper Eq. 2, :func:`amp.evaluation.metrics.fdm`)
       = mean over ratios of |acc_lf0 − r| + |acc_lf1 − (1 − r)|, **range 0–2** (the paper says
@@ -210,7 +236,7 @@ def _fewshot_ratio(
     row = {
         "type": type_, "ratio": ratio, "n": n, "acc_lf0": acc0, "acc_lf1": acc1,
         "neither": neither, "mean_p_lf0": mean, "std_p_lf0": std, "sem_p_lf0": sem,
-        "n_p_lf0": len(ps), "n_errors": _n_errors(rows),
+        "n_p_lf0": len(ps), **_meanings(predicted, mode, fmt), "n_errors": _n_errors(rows),
     }
     return row, _triples(predicted) if n else [], ps
 
@@ -224,7 +250,8 @@ def zeroshot_summary(
     Eq. 1, :func:`amp.evaluation.metrics.zm_k`) the **percentage** (0–100) of them with *both* gold LFs
     among the top k beams; ``acc_lf0``/``acc_lf1`` top-1 accuracies and ``neither`` (fractions
     0–1, Fig. 2); ``mean_p_lf0`` (min-prob normalised, the paper's definition) and
-    ``mean_p_lf0_total`` (total-prob normalised, what Fig. 3 plotted); ``n_errors`` failed items
+    ``mean_p_lf0_total`` (total-prob normalised, what Fig. 3 plotted); :data:`MEANING_COLUMNS`
+    (mean semantic entropy of the beams' meanings, their mass on LF0/LF1/neither, §17); ``n_errors`` failed items
     (left out of the rest).  Partial input works; empty input gives an empty frame with these
     columns.  ``mode`` as in :func:`fewshot_summary`.
     """
@@ -254,6 +281,7 @@ def zeroshot_summary(
             "neither": neither,
             "mean_p_lf0": _p_stats(_scored(sub))[0],
             "mean_p_lf0_total": float(total.mean()) if len(total) else math.nan,
+            **_meanings(predicted, mode, fmt),
             "n_errors": _n_errors(sub),
         })
     return _typed(pd.DataFrame(rows, columns=list(zeroshot_columns(k))), ints=("n", "n_errors"))

@@ -1,6 +1,7 @@
 """The reproduction report: Tables 2 and 3 and Figures 2, 3 and 6 from sweep records (pure).
 
-:func:`write_report` writes Table 2 (ZM_5), Table 3 (FDM/FIM), Figures 2, 3 and 6 as CSV, every
+:func:`write_report` writes Table 2 (ZM_5), Table 3 (FDM/FIM), Figures 2, 3 and 6 and the
+meaning-level uncertainty (semantic entropy, docs/paper-notes.md §17) as CSV, every
 figure as standalone HTML and as PNG (:mod:`amp.reporting.png_export`), the records, and
 ``report.md`` with the settings and the differences from the paper (:data:`DIFFERENCES`).
 :func:`tables` and :func:`figures` are what the Research page shows for a saved run.
@@ -16,7 +17,7 @@ from typing import Any
 import pandas as pd
 
 from amp.evaluation.sweep_run import SweepRecord
-from amp.evaluation.sweep_summary import fewshot_summary, records_frame, zeroshot_summary
+from amp.evaluation.sweep_summary import MEANING_COLUMNS, fewshot_summary, records_frame, zeroshot_summary
 from amp.reporting import sweep_plots as plots
 from amp.reporting.png_export import write_pngs
 
@@ -34,7 +35,17 @@ def tables(records_zero: Sequence[SweepRecord], records_few: Sequence[SweepRecor
         "fig2_zeroshot_accuracy": zero,
         "fig3_p_lf0": records_frame(records_zero)[["id", "type", "p_lf0", "p_lf0_total"]],
         "fig6_fewshot_per_ratio": per_ratio,
+        "meaning_uncertainty": meaning_table(zero, per_ratio),
     }
+
+
+def meaning_table(zero: pd.DataFrame, per_ratio: pd.DataFrame) -> pd.DataFrame:
+    """Semantic entropy of the beams' meanings and their mass on LF0/LF1/neither
+    (docs/paper-notes.md §17): zero-shot per type (``ratio`` empty), few-shot per type and ratio."""
+    cols = ["type", "ratio", "n", *MEANING_COLUMNS]
+    parts = [zero.assign(ratio=math.nan, setting="zero-shot"), per_ratio.assign(setting="few-shot")]
+    return pd.concat([p[["setting", *cols]] for p in parts if len(p)], ignore_index=True) if any(
+        len(p) for p in parts) else pd.DataFrame(columns=["setting", *cols])
 
 
 def figures(tabs: dict[str, pd.DataFrame], records_zero: Sequence[SweepRecord], *, k: int = 5) -> dict[str, Any]:
@@ -121,6 +132,9 @@ def write_report(records_zero: Sequence[SweepRecord], records_few: Sequence[Swee
               "## Table 3 — FDM (0–2, lower is better) and FIM (0–1) per type", "",
               _md_table(tabs["table3_fdm_fim"]),
               *([f"_{settings['needs_logprobs']}._", ""] if settings.get("needs_logprobs") else []),
+              "## Meaning-level uncertainty — semantic entropy of the beams (nats) and mass on LF0/LF1/neither",
+              "", "Beams grouped by canonical meaning (logical mode), weighted by their probability "
+              "(docs/paper-notes.md §17).", "", _md_table(tabs["meaning_uncertainty"]),
               "## Figures", ""]
     for stem in figs:
         png, html = f"{stem}.png", f"{stem}.html"

@@ -48,7 +48,13 @@ def test_fewshot_sweep_results(fewshot) -> None:
     assert any(t.get("meta", {}).get("type") == "ideal" for t in p_lf0["data"])  # the diagonal
     acc = next(s for s in specs if "accuracy vs LF0 ratio" in s["layout"]["title"]["text"])
     assert {t["meta"]["lf"] for t in acc["data"]} == {"lf0", "lf1"}
-    assert {b.label for b in fewshot.get("download_button")} >= {"Per-type CSV", "All results CSV"}
+    assert {b.label for b in fewshot.get("download_button")} >= {"Per-type CSV", "All results CSV",
+                                                                 "Meaning-level uncertainty CSV"}
+    meaning = next(d.value for d in fewshot.dataframe if "semantic_entropy" in d.value.columns)
+    assert list(meaning["ratio"]) == [0.0, 1.0]  # per type and ratio
+    for col in ex.MEANING_COLUMNS:
+        assert list(meaning[col]) == pytest.approx(list(per_ratio[col]), nan_ok=True)
+    assert all(0.0 <= v <= 1.0 + 1e-9 for v in meaning["mass_lf0"] + meaning["mass_lf1"] + meaning["mass_neither"])
 
 
 def test_second_run_comes_from_the_cache(fewshot) -> None:
@@ -88,6 +94,10 @@ def test_zero_shot_sweep(at) -> None:
     assert state.status == "done" and len(state.records) == 2
     summary = at.dataframe[0].value
     assert "ZM_2" in summary.columns and list(summary["type"]) == ["pp"]
+    meaning = next(d.value for d in at.dataframe if list(d.value.columns)[:2] == ["type", "n"]
+                   and "semantic_entropy" in d.value.columns)
+    expected = ex.zeroshot_summary(state.records, k=2, mode="logical")
+    assert meaning["semantic_entropy"].iloc[0] == pytest.approx(expected["semantic_entropy"].iloc[0])
     specs = _specs(at)
     zm = next(s for s in specs if "ZM_2" in s["layout"]["title"]["text"])
     assert zm["data"][0]["y"] == pytest.approx(list(summary["ZM_2"]))

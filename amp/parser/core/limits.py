@@ -68,6 +68,10 @@ MAX_SEARCH_COST = 32_768
 #: Prompt tokens of one search call, all its prompts together (checked after tokenising, before
 #: the first forward pass; each prompt is also bounded by the model's context).
 MAX_CALL_PROMPT_TOKENS = 65_536
+#: Steps of one integrated-gradients attribution (each is a forward and a backward pass).
+MAX_ATTRIBUTION_STEPS = 256
+#: Prompt tokens of one attribution (the backward pass holds every layer's activations).
+MAX_ATTRIBUTION_TOKENS = 4096
 
 
 def _whole(value: Any, name: str) -> int:

@@ -1,0 +1,66 @@
+"""Parse & inspect (issue #31): contrastive attribution on request — the prompt map, the word bars,
+the example scatter beside the influence, the exports."""
+
+from __future__ import annotations
+
+import pytest
+from app_helpers import assert_ok, plotly_spec, texts
+
+from amp.evaluation.attribution import attribute, beside_influence
+
+
+def _titled(app, start: str) -> dict:
+    specs = [plotly_spec(app, j) for j in range(len(app.get("plotly_chart")))]
+    found = [s for s in specs if s["layout"]["title"]["text"].startswith(start)]
+    assert found, [s["layout"]["title"]["text"] for s in specs]
+    return found[0]
+
+
+def test_attribution_on_request_matches_the_library(parsed) -> None:
+    from ui.model_picker import loaded_parser
+    from ui.prompt_state import default_prompt
+
+    assert "pi_attribution" not in parsed.session_state  # nothing computed before the button
+    parsed.button(key="pi_influence_run").click().run()  # the influence first: the scatter needs it
+    assert_ok(parsed)
+    parsed.number_input(key="pi_attr_steps").set_value(4).run()
+    parsed.button(key="pi_attribution_run").click().run()
+    assert_ok(parsed)
+    assert not texts(parsed, "error")
+    attr = parsed.session_state["pi_attribution"]["result"]
+    assert attr == attribute(loaded_parser(), default_prompt(), steps=4)  # the page's numbers are the library's
+    words = _titled(parsed, "Which words of the test sentence")["data"][0]
+    assert words["y"] == pytest.approx([w.attribution for w in attr.words])
+    inf = parsed.session_state["pi_influence"]["result"]
+    rows, rho = beside_influence(attr, inf)
+    scatter = _titled(parsed, "Examples: attribution against influence")
+    assert ("–" if rho is None else f"{rho:+.2f}") in scatter["layout"]["title"]["text"]
+    ys = sorted(y for trace in scatter["data"] for y in trace["y"])
+    assert ys == pytest.approx(sorted(r.attribution for r in rows if r.influence is not None))
+    assert any(m.label == "Completeness gap" and m.value == f"{attr.completeness_gap:.4f}" for m in parsed.metric)
+    html = [h.proto.body for h in parsed.get("html")]
+    assert any('class="amp-attribution"' in h and "data-attribution" in h for h in html)
+    labels = {b.proto.label for b in parsed.get("download_button")}
+    assert {"Prompt map (HTML)", "Token attributions CSV"} <= labels
+    assert parsed.button(key="pi_attribution_run").disabled  # kept for this prompt, model and settings
+
+
+def test_prompt_map_escapes_user_text() -> None:
+    from amp.evaluation.attribution import Attribution, TokenAttribution
+    from amp.reporting.attribution_plots import prompt_html, word_bars
+
+    text = "Human: <b>x</b>\nComputer:"
+    tokens = (TokenAttribution(0, "Human:", 0, 6, 0.5), TokenAttribution(1, " <b>x</b>", 6, 15, -1.0, word=0),
+              TokenAttribution(2, "\nComputer:", 15, len(text), 0.0))
+    attr = Attribution(prompt=text, test_utterance="<b>x</b>", lf0="a", lf1="b", fmt="fol", target="divergence",
+                       method="input_x_gradient", steps=1, baseline="zero", divergence=0, token_lf0="a",
+                       token_lf1="b", value=0.0, baseline_value=0.0, completeness_gap=0.0, tokens=tokens,
+                       words=(), examples=())
+    page = prompt_html(attr)
+    assert "<b>" not in page and "&lt;b&gt;x&lt;/b&gt;" in page
+    assert "rgba(213, 94, 0, 1.000)" in page  # the most negative token in LF1's vermillion, full strength
+    assert "rgba(0, 114, 178, 0.500)" in page  # half as much toward LF0 in LF0's blue
+    from amp.evaluation.attribution import WordAttribution
+
+    fig = word_bars(Attribution(**{**attr.__dict__, "words": (WordAttribution(0, "<b>x</b>", -1.0),)}))
+    assert "<b>" not in fig.data[0].x[0] and "&lt;b&gt;" in fig.data[0].x[0]
