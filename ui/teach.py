@@ -27,9 +27,8 @@ from amp.teaching.own_examples import choice_prompt
 from amp.teaching.own_library import OwnLibrary
 from amp.teaching.own_sentences import OwnSentence
 from amp.teaching.poll import CONFIDENCE_LABELS, ItemResult, PollItem, PollStore
-from ui import browser_store
+from ui import browser_store, own_examples
 from ui import model_picker as ui_model
-from ui import own_examples
 from ui.common import chart, describe_error, fmt_prob, plain
 from ui.prompt_state import current_prompt
 
