@@ -25,7 +25,7 @@ from amp.cli.parse import add_model_arguments, run_with_model
 from amp.evaluation.attribution import DEFAULT_STEPS, METHODS, TARGETS, Attribution, attribute, beside_influence
 from amp.evaluation.influence import Influence, example_influence
 from amp.parser.core import limits
-from amp.teaching.prompt_file import prompt_from_file
+from amp.teaching.prompt_file import PromptRead
 
 #: Tokens listed in the text output (largest |attribution| first).
 TOP_TOKENS = 12
@@ -73,8 +73,8 @@ def run(args: argparse.Namespace) -> int:
     def say(done: int, total: int) -> None:
         print(f"[{done}/{total}] gradient passes", file=sys.stderr, flush=True)
 
-    def compute(parser: Any, text: str) -> tuple[Attribution, Influence | None]:
-        prompt = prompt_from_file(text.encode("utf-8"), f"the prompt file {args.prompt_file!r}")
+    def compute(parser: Any, read: PromptRead) -> tuple[Attribution, Influence | None]:
+        prompt = read.prompt
         attr = attribute(parser, prompt, args.lf0, args.lf1, target=args.target, method=args.method,
                          steps=args.steps, progress=say)
         inf = example_influence(parser, prompt, attr.lf0, attr.lf1) if args.influence else None

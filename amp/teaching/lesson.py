@@ -174,7 +174,7 @@ def model_reveal(parser: Parser, surface: str, own_prompt: Prompt | None = None)
         if own is None:
             return None
         prompt = own.prompt("mixed")
-        text, lf0, lf1, words = prompt.render(), prompt.gold_lf0, prompt.gold_lf1, prompt.words
+        text, lf0, lf1, words = prompt.render(), prompt.gold_lf0 or "", prompt.gold_lf1 or "", prompt.words
     ((result, score),) = parser.parse_and_score_many([(text, lf0, lf1)], words=words)
     top = result.beams[0].text if result.beams else None
     p = None if score is None or score.p_lf0 is None else float(score.p_lf0)
