@@ -20,7 +20,7 @@ import sys
 from typing import Any
 
 from amp.cli.parse import add_model_arguments, run_with_model
-from amp.evaluation.influence import Influence, example_influence
+from amp.evaluation.influence import Influence, example_influence, influence_golds
 from amp.teaching.prompt_file import PromptRead
 
 
@@ -55,7 +55,8 @@ def run(args: argparse.Namespace) -> int:
     def compute(parser: Any, read: PromptRead) -> Influence:
         return example_influence(parser, read.prompt, args.lf0, args.lf1, progress=say)
 
-    return run_with_model(args, compute, lambda inf: {"influence": inf.to_dict()}, format_influence)
+    return run_with_model(args, compute, lambda inf: {"influence": inf.to_dict()}, format_influence,
+                          check=lambda read: influence_golds(read.prompt, args.lf0, args.lf1))
 
 
 def register(subparsers: Any) -> None:

@@ -93,12 +93,16 @@ def format_parse(result: ParseResult) -> list[str]:
 
 
 def run_with_model(args: argparse.Namespace, compute: Callable[[Any, PromptRead], T],
-                   as_json: Callable[[T], dict], as_lines: Callable[[T], list[str]]) -> int:
-    """The frame of a model command: read the prompt file (:func:`read_prompt`), make the parser,
+                   as_json: Callable[[T], dict], as_lines: Callable[[T], list[str]],
+                   check: Callable[[PromptRead], object] | None = None) -> int:
+    """The frame of a model command: read the prompt file (:func:`read_prompt`), ``check(read)``
+    (the command's own input checks, before any model is named or loaded), make the parser,
     ``compute(parser, read)``;
     one ``error:`` line on failure; then the value as JSON (after :func:`model_payload`) or as text."""
     try:
         prompt = read_prompt(args.prompt_file)
+        if check is not None:
+            check(prompt)
         parser = make_parser(args)
         value = compute(parser, prompt)
     except AmpError as exc:

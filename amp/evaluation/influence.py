@@ -163,7 +163,10 @@ def _spearman(x: Sequence[float], y: Sequence[float]) -> float | None:
         return None
 
 
-def _golds(prompt: Prompt, lf0: str | None, lf1: str | None) -> tuple[str, str]:
+def influence_golds(prompt: Prompt, lf0: str | None, lf1: str | None) -> tuple[str, str]:
+    """The two readings an influence run scores (``lf0``/``lf1`` or the prompt's golds), after
+    checking that the prompt has examples to remove; raises :class:`InfluenceError`.  Pure, so a
+    front end checks its input before loading a model."""
     if not isinstance(prompt, Prompt):
         raise InfluenceError(f"expected an amp.prompts.Prompt, got {type(prompt).__name__}")
     if not prompt.examples:
@@ -221,7 +224,7 @@ def example_influence(
     installed with :func:`amp.parser.search.cancel.cancel_scope` is honoured between chunks (and
     inside the model's work) with :class:`~amp.parser.core.errors.SearchCancelled`.
     """
-    lf0, lf1 = _golds(prompt, lf0, lf1)
+    lf0, lf1 = influence_golds(prompt, lf0, lf1)
     words = prompt.words if words is None else words
     if chunk < 1:
         raise InfluenceError(f"chunk must be at least 1, got {chunk}")
