@@ -476,3 +476,27 @@ def test_a_job_reports_its_progress_as_items_finish_with_the_service_s_clock(ser
         seen.append(status.done)
     assert len(seen) - 1 >= 3, seen  # the bar moved at least three times
     assert status.elapsed_s is not None and 0 < status.elapsed_s <= status.finished - status.created + 1e-6
+
+
+def test_a_sweep_job_that_finished_with_no_tab_open_is_in_the_research_list(service, tmp_path, monkeypatch):
+    from amp.evaluation import experiments as ex
+    from amp.evaluation import runs as saved_runs
+
+    config = ex.FewShotConfig(types=("pp",), ratios=(0.0, 1.0), n_per_ratio=1, k=2, seed=7, beams=2)
+    meta = {"page": "fewshot_sweep", "config": ex.config_to_dict(config)}
+    stream = ex.run_items(remote(service, tmp_path, "tab"), ex.plan(config), beams=config.beams, mode=config.mode,
+                          label="fewshot_sweep", meta=meta)
+    next(stream)
+    stream.close()  # the tab closed after the first result; the job goes on
+    far = remote(service, tmp_path)
+    (job,) = [j for j in far.backend.jobs.list() if j.meta.get("config") == meta["config"]]
+    assert _final_status(far, job.id).state == "done"
+    # A new visit of the app (any page: here the first one) saves it; Research then lists it.
+    at = _fresh_app(monkeypatch, service.url, tmp_path / "later")
+    planned = [it.id for it in ex.plan(config)]
+    mine = [p for p in saved_runs.list_runs()
+            if [r.id for r in saved_runs.load_manifest(p)["few_shot"]] == planned]
+    assert len(mine) == 1  # (other tests' sweep jobs of this service are saved too)
+    at.switch_page("views/research.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert mine[0].stem in at.selectbox(key="research_run_0").options
