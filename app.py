@@ -19,8 +19,8 @@ import streamlit as st
 from amp.errors import AmpError
 from ui import api_model as ui_api
 from ui import auth as ui_auth
+from ui import job_runs, server_state, settings_widgets
 from ui import model_picker as ui_model
-from ui import server_state, settings_widgets
 from ui.common import PageHalt
 
 # A local favicon: a ":material/…:" page icon would be fetched from fonts.gstatic.com.
@@ -49,6 +49,7 @@ if "poll" in st.query_params:  # a student's link ?poll=<CODE>: the student page
 if not ui_auth.teacher_signed_in():  # reachable from a classroom network: the teacher signs in first
     st.stop()
 page = st.navigation(PAGES)
+job_runs.save_finished()  # sweeps finished on the parser service while no tab watched: saved as runs
 
 OTHER = ui_model.OTHER
 

@@ -15,6 +15,7 @@ confirmation box is ticked.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -26,6 +27,7 @@ from amp.errors import AmpError
 from amp.evaluation.runs import save_sweep
 from amp.parser.batch import attach
 from amp.parser.search.cancel import progress_scope
+from ui import job_runs
 from ui import model_picker as ui_model
 from ui.common import describe_error, plain
 
@@ -308,10 +310,9 @@ def jobs_panel(key: str, draw: Callable[[list, bool], None]) -> bool:
         return False
     with st.expander(f"Sweeps on the parser server ({len(mine)})", icon=":material/cloud_sync:",
                      expanded=any(not j.final for j in mine)):
-        rows = [{"job": j.id, "state": j.state, "done": f"{j.done}/{j.total}", "errors": j.errors,
-                 "started": time.strftime("%H:%M:%S", time.localtime(j.created)),
-                 "left": "" if j.eta_s is None else f"~{j.eta_s / 60:.1f} min"} for j in mine]
-        st.dataframe(rows, hide_index=True)
+        st.dataframe([job_runs.panel_row(j) for j in mine], hide_index=True,
+                     column_config={"progress": st.column_config.ProgressColumn("progress", min_value=0.0,
+                                                                                max_value=1.0)})
         c1, c2, c3 = st.columns([2, 1, 1], vertical_alignment="bottom")
         chosen = c1.selectbox("Job", [j.id for j in mine], key=f"{key}_job")
         show = c2.button("Show", icon=":material/visibility:", key=f"{key}_attach")
@@ -334,7 +335,11 @@ def jobs_panel(key: str, draw: Callable[[list, bool], None]) -> bool:
         except (AmpError, KeyError) as exc:
             st.error(f"Cannot reattach to job {chosen}: {exc}", icon=":material/error:")
             return False
-        _follow(key, config, [by_id[i] for i in by_id], parser, stream, draw)
+        state = _follow(key, config, [by_id[i] for i in by_id], parser, stream, draw)
+        with contextlib.suppress(AmpError):  # the job's own duration, by the service's clock
+            took = jobs.status(chosen).elapsed_s
+            if took is not None:
+                state.seconds = took
         return True
     return False
 

@@ -21,6 +21,7 @@ from amp.parser.backend import JobClient
 from amp.parser.core.errors import BackendError
 from amp.parser.core.results import BatchItem, BatchItemResult, JobStatus, PairScore, ParseResult
 from amp.parser.parser import Parser
+from amp.parser.search.cancel import searched
 from amp.parser.search.settings import SearchSettings
 
 #: Seconds between two polls of a running job.
@@ -49,7 +50,12 @@ def follow(parser: Parser, jobs: JobClient, job_id: str, search: SearchSettings 
     """
     nxt = 0
     status = jobs.status(job_id)
+    heard = 0  # items computed or searched on the service that were reported to a progress scope
     while True:
+        ahead = status.done - status.cached + status.searched  # (cancel.searched: a bar moves per item)
+        if ahead > heard:
+            searched(ahead - heard)
+            heard = ahead
         if cancelled():
             if not status.final:
                 jobs.cancel(job_id)

@@ -81,15 +81,31 @@ class Job:
     computed: int = 0
     items: list[dict[str, Any]] | None = None
     offsets: dict[int, int] | None = None
+    searched: int = 0  # items searched inside running chunks, not yet recorded
+    run_started: float | None = None  # when this manager (re)started the job
+    eta: tuple[float, float] | None = None  # the last estimate given, and when
 
-    def status(self) -> JobStatus:
-        eta = None
-        if self.state == "running" and self.started and self.computed:
-            per = (time.time() - self.started) / max(1, self.computed)
-            eta = per * (self.total - self.done)
+    def status(self, now: float | None = None) -> JobStatus:
+        now = time.time() if now is None else now
+        elapsed = None if self.started is None else max(0.0, (self.finished or now) - self.started)
         return JobStatus(id=self.id, label=self.label, state=self.state, total=self.total, done=self.done,
                          cached=self.cached, errors=self.errors, created=self.created, started=self.started,
-                         finished=self.finished, eta_s=eta, error=self.error, meta=self.meta)
+                         finished=self.finished, eta_s=self._estimate(now), error=self.error, meta=self.meta,
+                         searched=self.searched if self.state == "running" else 0, elapsed_s=elapsed)
+
+    def _estimate(self, now: float) -> float | None:
+        """Seconds left: this run's time per item computed or searched × the items left, smoothed
+        against the previous estimate (counted down since) so that it never jumps by more than
+        ×2 at once — a batch that returns several items together no longer swings it 25×."""
+        progressed = self.computed + self.searched
+        if self.state != "running" or not self.run_started or not progressed:
+            return None
+        raw = (now - self.run_started) / progressed * max(0, self.total - self.done - self.searched)
+        if self.eta is not None:
+            before = max(1.0, self.eta[0] - (now - self.eta[1]))
+            raw = 0.5 * before + 0.5 * min(2 * before, max(before / 2, raw))
+        self.eta = (raw, now)
+        return raw
 
     def summary(self) -> dict[str, Any]:
         return {"id": self.id, "label": self.label, "search": self.search, "top_n": self.top_n,
@@ -162,7 +178,9 @@ class JobStore:
 
     def read(self, job: Job, offsets: list[int]) -> list[dict[str, Any]]:
         """The results at these byte offsets."""
-        out = []
+        out: list[dict[str, Any]] = []
+        if not offsets:
+            return out
         with open(self._path(job.id, "results.jsonl"), "rb") as fh:
             for offset in offsets:
                 fh.seek(offset)
@@ -322,6 +340,7 @@ class JobRunner:
     async def _run(self, job: Job) -> None:
         job.state = "running"
         job.started = job.started or time.time()
+        job.run_started, job.computed, job.searched, job.eta = time.time(), 0, 0, None
         self.store.save(job)
         try:
             self._loaded(job)
@@ -340,7 +359,17 @@ class JobRunner:
                 if job.cancel_requested or job.error:
                     return
                 call = {"items": [items[i] for i in chunk], "search": job.search, "top_n": job.top_n}
-                answer = await self._attempt(call)
+                heard = [0]
+
+                def on_searched(n: int) -> None:
+                    n = min(n, len(chunk) - heard[0])
+                    heard[0] += n
+                    job.searched += n
+
+                try:
+                    answer = await self._attempt(call, on_searched, heard)
+                finally:
+                    job.searched -= heard[0]
                 if "error" in answer:
                     message = answer["error"].get("message", "failed")
                     results = [{"id": items[i]["id"], "parse": None, "pair": None, "cached": False,
@@ -362,12 +391,15 @@ class JobRunner:
         job.finished = time.time()
         self.store.save(job)
 
-    async def _attempt(self, call: dict[str, Any]) -> dict[str, Any]:
+    async def _attempt(self, call: dict[str, Any], on_searched: Any = None, heard: list[int] | None = None,
+                       ) -> dict[str, Any]:
         last = "no attempt"
         for attempt in range(ATTEMPTS):
             try:
-                return await self.chunk(call)
+                return await self.chunk(call, on_searched)
             except Exception as exc:  # noqa: BLE001 - a dead replica: Serve starts another; try again
+                if heard is not None and on_searched is not None:  # its searches are lost with it
+                    on_searched(-heard[0])
                 last = f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}"
                 await asyncio.sleep(min(8.0, 0.5 * 2**attempt))
         return {"error": {"message": f"gave up after {ATTEMPTS} attempts: {last}"}}
@@ -393,7 +425,20 @@ class JobRunner:
 class JobManager:
     def __init__(self, worker: Any, config: dict[str, Any]) -> None:
         concurrency = 2 * max(1, int(config.get("replicas", 1)))
-        self.runner = JobRunner(lambda call: worker.chunk.remote(call), JobStore(jobs_dir()), concurrency,
+        streaming = worker.options(stream=True)
+
+        async def chunk(call: dict[str, Any], on_searched: Any = None) -> dict[str, Any]:
+            """A chunk on a replica, hearing of each item whose search finished as it happens."""
+            answer: dict[str, Any] = {"error": {"message": "the replica sent no answer"}}
+            async for message in streaming.chunk_stream.remote(call):
+                if "searched" in message:
+                    if on_searched is not None:
+                        on_searched(int(message["searched"]))
+                else:
+                    answer = message
+            return answer
+
+        self.runner = JobRunner(chunk, JobStore(jobs_dir()), concurrency,
                                 retention_s=float(config.get("job_retention_s", DEFAULT_RETENTION_S)))
 
     async def submit(self, request: dict[str, Any]) -> dict[str, Any]:

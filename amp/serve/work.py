@@ -31,7 +31,7 @@ from amp.parser.core import limits
 from amp.parser.core.errors import ModelLoadError, RequestTooLarge, SearchCancelled
 from amp.parser.core.results import BatchItem, Beam
 from amp.parser.parser import Parser
-from amp.parser.search.cancel import current_check
+from amp.parser.search.cancel import current_check, progress_scope
 from amp.parser.search.settings import DEFAULT_TOP_N, SearchSettings
 from amp.records import JsonRecord
 
@@ -211,14 +211,16 @@ class Work:
             call["prompt"], n=call["n"], temperature=call["temperature"], seed=call["seed"], fmt=call["fmt"],
             max_new_tokens=call.get("max_new_tokens"), words=_words(call))})
 
-    def chunk(self, call: dict[str, Any]) -> dict[str, Any]:
-        """Part of a job: its items, in order, through :func:`~amp.parser.batch.run_batch`."""
+    def chunk(self, call: dict[str, Any], on_searched: Callable[[int], None] | None = None) -> dict[str, Any]:
+        """Part of a job: its items, in order, through :func:`~amp.parser.batch.run_batch`;
+        ``on_searched(n)`` hears of items whose search finished before the batch returns."""
 
         def go() -> dict[str, Any]:
             items = [BatchItem.from_dict(d) for d in call["items"]]
             search = SearchSettings(**call["search"])
-            run = run_batch(self.parser(int(call["top_n"])), items, batch_size=len(items), ordered=True,
-                            cancel=current_check(), **search.as_dict())
-            return {"results": [r.to_dict() for r in run]}
+            with progress_scope(on_searched):
+                run = run_batch(self.parser(int(call["top_n"])), items, batch_size=len(items), ordered=True,
+                                cancel=current_check(), **search.as_dict())
+                return {"results": [r.to_dict() for r in run]}
 
         return _safe(go)

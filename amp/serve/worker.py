@@ -21,7 +21,7 @@ import ctypes
 import ctypes.util
 import gc
 import threading
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from typing import Any, TypeVar
 
 from ray import serve
@@ -120,3 +120,27 @@ class ParserWorker:
 
     async def chunk(self, call: dict[str, Any]) -> dict[str, Any]:
         return await cancellable(lambda: self.work.chunk(call))
+
+    async def chunk_stream(self, call: dict[str, Any]) -> AsyncIterator[dict[str, Any]]:
+        """:meth:`chunk` as a stream: ``{"searched": n}`` each time items' searches finish inside
+        the batch (so a job's progress moves item by item), then the answer itself."""
+        loop = asyncio.get_running_loop()
+        heard: asyncio.Queue[int] = asyncio.Queue()
+
+        def on_searched(n: int) -> None:  # called from the model's thread
+            loop.call_soon_threadsafe(heard.put_nowait, n)
+
+        work = asyncio.ensure_future(cancellable(lambda: self.work.chunk(call, on_searched)))
+        try:
+            while not work.done():
+                news = asyncio.ensure_future(heard.get())
+                await asyncio.wait({work, news}, return_when=asyncio.FIRST_COMPLETED)
+                if news.done():
+                    yield {"searched": news.result()}
+                else:
+                    news.cancel()
+            while not heard.empty():
+                yield {"searched": heard.get_nowait()}
+            yield work.result()
+        finally:
+            work.cancel()  # the caller went away: the search stops at its next step

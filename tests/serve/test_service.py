@@ -395,3 +395,108 @@ def test_ray_s_own_servers_listen_on_loopback_only(service):
         return (mapped or address).is_loopback
 
     assert all(loopback(addr.ip) for _name, addr in listening), [x for x in listening if not loopback(x[1].ip)]
+
+
+# -- jobs: the manager restarted over a gap, DELETE of a finished job (issue #34 item 1, #27 item 8) ----
+
+
+def _job_manager_actor():
+    import ray
+
+    (named,) = [a for a in ray.util.list_named_actors(all_namespaces=True) if "JobManager" in a["name"]]
+    return ray.get_actor(named["name"], namespace=named["namespace"])
+
+
+def _final_status(far, job_id: str, seconds: float = 180):
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        try:
+            status = far.backend.jobs.status(job_id)
+        except BackendError:  # the manager is coming back
+            status = None
+        if status is not None and status.final:
+            return status
+        time.sleep(0.3)
+    pytest.fail(f"job {job_id} did not finish within {seconds} s")
+
+
+def test_a_restarted_job_manager_computes_exactly_the_gap_and_ends_done(service, tmp_path):
+    import ray
+
+    far = remote(service, tmp_path)
+    todo = items(5, "gap")
+    job_id = far.backend.jobs.submit(todo, far_search(), top_n=far.top_n, batch_size=1).id
+    assert _final_status(far, job_id).state == "done"
+    folder = service.cache_dir / "jobs"
+    lines = (folder / f"{job_id}.results.jsonl").read_text().splitlines()
+    kept = [line for line in lines if json.loads(line)["index"] in (0, 1, 3)]
+    # The manager stopped half-way: results {0, 1, 3} of 5 on disk, the job still "running".
+    (folder / f"{job_id}.results.jsonl").write_text("".join(line + "\n" for line in kept))
+    summary = json.loads((folder / f"{job_id}.json").read_text())
+    summary.update(state="running", finished=None)
+    (folder / f"{job_id}.json").write_text(json.dumps(summary))
+    ray.kill(_job_manager_actor())  # Serve starts a new manager, which reads the folder again
+    final = _final_status(far, job_id)
+    assert (final.state, final.done, final.total, final.errors) == ("done", 5, 5, 0)
+    after = (folder / f"{job_id}.results.jsonl").read_text().splitlines()
+    assert after[:3] == kept
+    assert sorted(json.loads(line)["index"] for line in after[3:]) == [2, 4]  # exactly the missing ones
+    results = list(attach(far, job_id))
+    assert [r.id for r in results] == [it.id for it in todo] and all(r.ok for r in results)
+
+
+def test_deleting_a_finished_job_removes_it_and_its_files(service, tmp_path):
+    far = remote(service, tmp_path)
+    job_id = far.backend.jobs.submit(items(2, "del"), far_search(), top_n=far.top_n, batch_size=2).id
+    assert _final_status(far, job_id).state == "done"
+    folder = service.cache_dir / "jobs"
+    assert any(p.name.startswith(job_id) for p in folder.iterdir())
+    assert far.backend.jobs.cancel(job_id).state == "done"
+    assert not any(p.name.startswith(job_id) for p in folder.iterdir())
+    with pytest.raises(BackendError) as err:
+        far.backend.jobs.status(job_id)
+    assert err.value.status == 404
+
+
+def test_a_job_reports_its_progress_as_items_finish_with_the_service_s_clock(service, tmp_path):
+    far = remote(service, tmp_path)
+    # (the tiny model's LFs all run to the token budget, so inside one batch every search ends at the
+    # same step: here each item is its own chunk; test_job_store shows searches reported inside a batch)
+    job_id = far.backend.jobs.submit(items(6, "progress"), far_search(), top_n=far.top_n, batch_size=1).id
+    seen, status = [0], far.backend.jobs.status(job_id)
+    deadline = time.time() + 180
+    while not status.final and time.time() < deadline:
+        progress = status.done + status.searched
+        if progress > seen[-1]:
+            seen.append(progress)
+        time.sleep(0.02)
+        status = far.backend.jobs.status(job_id)
+    assert status.state == "done" and status.searched == 0
+    if status.done > seen[-1]:
+        seen.append(status.done)
+    assert len(seen) - 1 >= 3, seen  # the bar moved at least three times
+    assert status.elapsed_s is not None and 0 < status.elapsed_s <= status.finished - status.created + 1e-6
+
+
+def test_a_sweep_job_that_finished_with_no_tab_open_is_in_the_research_list(service, tmp_path, monkeypatch):
+    from amp.evaluation import experiments as ex
+    from amp.evaluation import runs as saved_runs
+
+    config = ex.FewShotConfig(types=("pp",), ratios=(0.0, 1.0), n_per_ratio=1, k=2, seed=7, beams=2)
+    meta = {"page": "fewshot_sweep", "config": ex.config_to_dict(config)}
+    stream = ex.run_items(remote(service, tmp_path, "tab"), ex.plan(config), beams=config.beams, mode=config.mode,
+                          label="fewshot_sweep", meta=meta)
+    next(stream)
+    stream.close()  # the tab closed after the first result; the job goes on
+    far = remote(service, tmp_path)
+    (job,) = [j for j in far.backend.jobs.list() if j.meta.get("config") == meta["config"]]
+    assert _final_status(far, job.id).state == "done"
+    # A new visit of the app (any page: here the first one) saves it; Research then lists it.
+    at = _fresh_app(monkeypatch, service.url, tmp_path / "later")
+    planned = [it.id for it in ex.plan(config)]
+    mine = [p for p in saved_runs.list_runs()
+            if [r.id for r in saved_runs.load_manifest(p)["few_shot"]] == planned]
+    assert len(mine) == 1  # (other tests' sweep jobs of this service are saved too)
+    at.switch_page("views/research.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert mine[0].stem in at.selectbox(key="research_run_0").options

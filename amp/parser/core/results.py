@@ -279,6 +279,11 @@ class JobStatus(JsonRecord):
     eta_s: float | None = None
     error: str | None = None
     meta: JsonObject = field(default_factory=dict)
+    #: Items whose search has finished inside a running batch, not yet recorded (they are being
+    #: scored): a bar shows ``done + searched`` so it moves item by item.
+    searched: int = 0
+    #: Seconds the job has run, by the service's clock (to its end once final).
+    elapsed_s: float | None = None
 
     @property
     def final(self) -> bool:
