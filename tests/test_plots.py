@@ -15,6 +15,7 @@ import pytest
 
 from amp.data.types import BUILTIN_TYPES
 from amp.reporting import plots
+from amp.reporting.beam_table import difference_from
 from amp.reporting.plots import (
     LF0_COLOR,
     LF1_COLOR,
@@ -397,12 +398,26 @@ def test_beam_table_matches_canonically():
     )
 
     table = beam_table(beams, LF0, LF1, "logical")  # type: ignore[arg-type]  # beams of the same shape
-    assert list(table.columns) == ["rank", "LF", "score", "log-prob", "finished", "parses", "match"]
+    assert list(table.columns) == ["rank", "LF", "differs from beam 1", "score", "log-prob", "finished", "parses",
+                                   "match"]
     assert table["rank"].tolist() == [1, 2, 3, 4]
     assert table["match"].tolist() == ["LF0", "LF1", "neither reading", "unparseable"]
     assert table["log-prob"].tolist() == [-1.0, -2.0, -3.0, -4.0]
     assert table["finished"].tolist() == [True, True, True, False]
     assert beam_table((), LF0, LF1, "logical").empty
+
+
+def test_beams_that_differ_at_the_end_are_told_apart() -> None:
+    """Issue #28: beams that differ only after ~75 characters looked alike in the table; each LF is
+    now whole, with the part that differs from the top beam marked."""
+    head = "exists x . exists y . exists z . man(x) AND girl(y) AND telescope(z) AND saw(x, y) AND "
+    texts = [head + "instrument(a, z)", head + "instrument(a, y)", head + "instrument(a)", head + "instrument(a, z)"]
+    beams = tuple(FakeBeam(i, t, -0.1 * i, -1.0 * i) for i, t in enumerate(texts))
+    table = beam_table(beams, None, None, "logical")  # type: ignore[arg-type]
+    assert table["LF"].tolist() == texts  # whole
+    assert table["differs from beam 1"].tolist() == [
+        "(top beam)", "…instrument(a, «y»)", "…instrument(a‸)", "(same text as the top beam)"]
+    assert difference_from("exists x . boy(x)", "forall x . boy(x)") == "«forall» x . boy(x)"
 
 
 def test_p_lf0_distribution_escapes_sentences_in_the_hover():
