@@ -287,6 +287,25 @@ def test_accuracy_vs_ratio_facets_and_line_styles(per_ratio):
     assert sum(1 for t in data if t.get("showlegend")) == 4
 
 
+def test_coinciding_accuracy_curves_stay_visible() -> None:
+    """Issue #28: when LF0 and LF1 accuracy coincide (both 0 %), one line hid the other.  LF1's
+    marker is a larger open diamond around LF0's dot, and a note names the types where they meet."""
+    both_zero = pd.DataFrame({"type": ["pp"] * 3 + ["scope"] * 2, "ratio": [0.0, 0.5, 1.0, 0.0, 1.0],
+                              "n": [2] * 5, "acc_lf0": [0.0, 0.0, 0.0, 0.0, 1.0],
+                              "acc_lf1": [0.0, 0.0, 0.0, 1.0, 0.0]})
+    fig = accuracy_vs_ratio(both_zero)
+    real = {(t.meta["type"], t.meta["lf"]): t for t in fig.data if not t.meta.get("ideal")}
+    lf0, lf1 = real[("pp", "lf0")], real[("pp", "lf1")]
+    assert list(lf0.y) == list(lf1.y) == [0.0, 0.0, 0.0]  # the same points ...
+    assert lf0.marker.symbol == "circle" and lf1.marker.symbol == "diamond-open"  # ... told apart
+    assert lf1.marker.size > lf0.marker.size and lf1.marker.color == LF1_COLOR
+    notes = [a.text for a in fig.layout.annotations if a.name == "coincide-note"]
+    assert notes == ["Where the LF0 and LF1 curves meet (PP attachment), the line drawn last covers the other: "
+                     "LF0 is the filled dot, LF1 the open diamond around it."]
+    apart = both_zero[both_zero["type"] == "scope"]
+    assert not [a for a in accuracy_vs_ratio(apart).layout.annotations if a.name == "coincide-note"]
+
+
 # --------------------------------------------------------------------------- zero-shot figures
 
 
