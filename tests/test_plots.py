@@ -15,6 +15,7 @@ import pytest
 
 from amp.data.types import BUILTIN_TYPES
 from amp.reporting import plots
+from amp.reporting.beam_table import difference_from
 from amp.reporting.plots import (
     LF0_COLOR,
     LF1_COLOR,
@@ -286,6 +287,25 @@ def test_accuracy_vs_ratio_facets_and_line_styles(per_ratio):
     assert sum(1 for t in data if t.get("showlegend")) == 4
 
 
+def test_coinciding_accuracy_curves_stay_visible() -> None:
+    """Issue #28: when LF0 and LF1 accuracy coincide (both 0 %), one line hid the other.  LF1's
+    marker is a larger open diamond around LF0's dot, and a note names the types where they meet."""
+    both_zero = pd.DataFrame({"type": ["pp"] * 3 + ["scope"] * 2, "ratio": [0.0, 0.5, 1.0, 0.0, 1.0],
+                              "n": [2] * 5, "acc_lf0": [0.0, 0.0, 0.0, 0.0, 1.0],
+                              "acc_lf1": [0.0, 0.0, 0.0, 1.0, 0.0]})
+    fig = accuracy_vs_ratio(both_zero)
+    real = {(t.meta["type"], t.meta["lf"]): t for t in fig.data if not t.meta.get("ideal")}
+    lf0, lf1 = real[("pp", "lf0")], real[("pp", "lf1")]
+    assert list(lf0.y) == list(lf1.y) == [0.0, 0.0, 0.0]  # the same points ...
+    assert lf0.marker.symbol == "circle" and lf1.marker.symbol == "diamond-open"  # ... told apart
+    assert lf1.marker.size > lf0.marker.size and lf1.marker.color == LF1_COLOR
+    notes = [a.text for a in fig.layout.annotations if a.name == "coincide-note"]
+    assert notes == ["Where the LF0 and LF1 curves meet (PP attachment), the line drawn last covers the other: "
+                     "LF0 is the filled dot, LF1 the open diamond around it."]
+    apart = both_zero[both_zero["type"] == "scope"]
+    assert not [a for a in accuracy_vs_ratio(apart).layout.annotations if a.name == "coincide-note"]
+
+
 # --------------------------------------------------------------------------- zero-shot figures
 
 
@@ -397,12 +417,26 @@ def test_beam_table_matches_canonically():
     )
 
     table = beam_table(beams, LF0, LF1, "logical")  # type: ignore[arg-type]  # beams of the same shape
-    assert list(table.columns) == ["rank", "LF", "score", "log-prob", "finished", "parses", "match"]
+    assert list(table.columns) == ["rank", "LF", "differs from beam 1", "score", "log-prob", "finished", "parses",
+                                   "match"]
     assert table["rank"].tolist() == [1, 2, 3, 4]
     assert table["match"].tolist() == ["LF0", "LF1", "neither reading", "unparseable"]
     assert table["log-prob"].tolist() == [-1.0, -2.0, -3.0, -4.0]
     assert table["finished"].tolist() == [True, True, True, False]
     assert beam_table((), LF0, LF1, "logical").empty
+
+
+def test_beams_that_differ_at_the_end_are_told_apart() -> None:
+    """Issue #28: beams that differ only after ~75 characters looked alike in the table; each LF is
+    now whole, with the part that differs from the top beam marked."""
+    head = "exists x . exists y . exists z . man(x) AND girl(y) AND telescope(z) AND saw(x, y) AND "
+    texts = [head + "instrument(a, z)", head + "instrument(a, y)", head + "instrument(a)", head + "instrument(a, z)"]
+    beams = tuple(FakeBeam(i, t, -0.1 * i, -1.0 * i) for i, t in enumerate(texts))
+    table = beam_table(beams, None, None, "logical")  # type: ignore[arg-type]
+    assert table["LF"].tolist() == texts  # whole
+    assert table["differs from beam 1"].tolist() == [
+        "(top beam)", "…instrument(a, «y»)", "…instrument(a‸)", "(same text as the top beam)"]
+    assert difference_from("exists x . boy(x)", "forall x . boy(x)") == "«forall» x . boy(x)"
 
 
 def test_p_lf0_distribution_escapes_sentences_in_the_hover():

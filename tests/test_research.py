@@ -167,7 +167,8 @@ def test_reproduce_on_the_int8_path_is_its_own_run(saved_tiny_model, tmp_path, m
     assert len(names) == 2 and names[1] == names[0] + "-int8", names
     quick = json.loads((tmp_path / "cache" / "runs" / f"{names[1]}.json").read_text())
     assert quick["settings"]["dtype"] == "int8" and quick["settings"]["cached"] == "0/1"  # not float32's entry
-    assert "dtype" not in json.loads((tmp_path / "cache" / "runs" / f"{names[0]}.json").read_text())["settings"]
+    exact = json.loads((tmp_path / "cache" / "runs" / f"{names[0]}.json").read_text())["settings"]
+    assert exact["dtype"] == "float32"  # every run records its dtype (issue #28), the exact one too
 
 
 @pytest.mark.parametrize("method", ["distinct", "sampling"])

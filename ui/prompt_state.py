@@ -11,6 +11,7 @@ from __future__ import annotations
 import streamlit as st
 
 from amp.data import generate as gen
+from amp.data.types import type_ids
 from amp.errors import AmpError
 from amp.logic.convert import convert
 from amp.logic.prompt_convention import prompt_text as lf_prompt_text
@@ -83,9 +84,45 @@ def import_prompt(data: bytes, name: str) -> None:
     spelling = (f" {changed} of its LFs were respelled in the prompt convention (x, y, z for things and people, "
                 "a, e, i for events, as the templates write them): the prompt shows and scores that spelling."
                 if changed else "")
+    show_imported_settings(prompt)
     st.session_state[IMPORT_MESSAGE_KEY] = (
         "success", f"Imported {plain(name)}: {len(prompt.examples)} examples, test sentence "
                    f"“{plain(prompt.test_utterance)}”.{spelling} Changing a setting above rebuilds the prompt and drops it.")
+
+
+#: Set by an import: the Prompt builder takes the settings its widgets show on its next run as the
+#: imported prompt's recipe (so the import is kept until a setting changes), then drops the mark.
+IMPORTED_KEY = "pb_imported"
+#: The Prompt builder's widgets an import sets (keys of ``views/prompt_builder.py``).
+BUILDER_KEYS = {"mode": "pb_mode", "type": "pb_type", "fmt": "pb_fmt", "ratio": "pb_ratio", "k": "pb_k",
+                "source": "pb_test_source", "typed": "pb_test_typed"}
+#: The range of the builder's "Examples k".
+BUILDER_K = (1, 20)
+
+
+def show_imported_settings(prompt: Prompt) -> None:
+    """Widget callback part: make every builder widget show what the imported ``prompt`` implies —
+    mixed or zero-shot, its type, LF format, k and LF0 ratio (to the slider's 0.1), and its test
+    sentence (the type's pool box when it is a pool sentence, else the typed box) — and mark the
+    import (:data:`IMPORTED_KEY`), so the page keeps it instead of rebuilding from older settings."""
+    state = st.session_state
+    fraction = prompt.lf0_fraction
+    mixed = fraction is not None
+    state[BUILDER_KEYS["mode"]] = "mixed" if mixed else "zero-shot"
+    type_ = prompt.type if prompt.type is not None and prompt.type in type_ids() else None
+    if type_ is not None:
+        state[BUILDER_KEYS["type"]] = type_
+    state[BUILDER_KEYS["fmt"]] = str(prompt.lf_format)
+    if mixed:
+        state[BUILDER_KEYS["ratio"]] = round(float(fraction or 0.0), 1)
+        state[BUILDER_KEYS["k"]] = min(max(len(prompt.examples), BUILDER_K[0]), BUILDER_K[1])
+    if type_ is not None and prompt.test_utterance in pool_surfaces(type_):
+        state[BUILDER_KEYS["source"]] = "from the pool"
+        state[f"pb_test_{type_}"] = prompt.test_utterance
+    else:
+        state[BUILDER_KEYS["source"]] = "typed"
+        state[BUILDER_KEYS["typed"]] = prompt.test_utterance
+    state[IMPORTED_KEY] = True
 
 
 def exchange_section(prompt: Prompt) -> None:

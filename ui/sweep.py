@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 import streamlit as st
 
 from amp.errors import AmpError
+from amp.evaluation.run_context import run_context
 from amp.evaluation.runs import save_sweep
 from amp.parser.batch import attach
 from amp.parser.search.cancel import progress_scope
@@ -257,7 +258,7 @@ def _save_run(key: str, state: SweepState, parser: Parser) -> None:
         return
     try:
         path = save_sweep(state.config, state.records, model=str(parser.spec), identity=ui_model.identity(parser),
-                          page=PAGES.get(key, key), dtype=parser.dtype)
+                          page=PAGES.get(key, key), dtype=parser.dtype, context=run_context(parser))
     except Exception as exc:  # noqa: BLE001 - a full disk or an unreachable server: a warning, the page goes on
         state.save_error = str(exc) if isinstance(exc, AmpError | OSError) else f"{type(exc).__name__}: {exc}"
     else:

@@ -15,6 +15,7 @@ from amp.teaching import lesson
 from ui import model_picker as ui_model
 from ui import own_examples, settings_widgets, teach
 from ui.attribution_view import attribution_section
+from ui.beam_table_view import show_beam_table
 from ui.beam_tree_view import beam_tree_section
 from ui.common import chart, csv_download, fmt_prob, halt, plain
 from ui.influence_view import contrast_section, influence_section
@@ -83,7 +84,7 @@ result = stored["result"]
 parse = result.parse if isinstance(result, Inspection) else result
 if not has_gold:
     st.warning("The test sentence has no gold LFs, so beams are not labelled and P(LF0) is not computed.")
-    st.dataframe(plots.beam_table(parse, None, None, mode, fmt=fmt), hide_index=True)
+    show_beam_table(plots.beam_table(parse, None, None, mode, fmt=fmt))
     halt()
 
 ins = result
@@ -128,9 +129,7 @@ contrast_section(ins, prob)
 
 st.subheader("Beams")
 table = plots.beam_table(ins.parse, ins.lf0, ins.lf1, mode, fmt=fmt)
-st.dataframe(table, hide_index=True, width="stretch", column_config={
-    "LF": st.column_config.TextColumn(width="large"),
-    "score": st.column_config.NumberColumn(format="%.3f"), "log-prob": st.column_config.NumberColumn(format="%.2f")})
+show_beam_table(table)
 csv_download(table, "beams.csv", key="pi_beams_csv")
 beam_tree_section(ui_model.get_parser, ins, prob, words=own_words)
 

@@ -12,6 +12,7 @@ from amp.teaching import lesson
 from ui import settings_widgets, teach
 from ui.common import guarded, halt, plain, type_label
 from ui.prompt_state import (
+    IMPORTED_KEY,
     PROMPT_KEY,
     RECIPE_KEY,
     add_example,
@@ -63,6 +64,8 @@ recipe = (mode, type_, ratio, int(k), int(seed), fmt, source, test, golds)
 if not test:
     st.info("Type a test sentence (or pick one from the pool) to build the prompt.", icon=":material/info:")
     halt()
+if st.session_state.pop(IMPORTED_KEY, False) and PROMPT_KEY in st.session_state:
+    st.session_state[RECIPE_KEY] = recipe  # the widgets show the imported prompt's settings: keep it
 if st.session_state.get(RECIPE_KEY) != recipe or PROMPT_KEY not in st.session_state:
     found = gen.find_pair(test) if source == "typed" else None
     own = lesson.own_sentence(test) if source == "typed" and found is None else None

@@ -40,6 +40,7 @@ from amp.data.types import type_ids
 from amp.errors import AmpError
 from amp.evaluation import runs
 from amp.evaluation.interpretations import METHODS
+from amp.evaluation.run_context import run_context
 from amp.parser.core import limits
 from amp.parser.models.spec import Engine
 from amp.parser.search.settings import DEFAULT_SEARCH
@@ -115,6 +116,10 @@ def run(args: argparse.Namespace) -> int:
                 "types": ",".join(zero_cfg.types), "n_zero": args.n_zero, "n_few": args.n_few,
                 "examples_per_prompt": args.k, "ratios": len(few_cfg.ratios), "beams": args.beams,
                 "seed": args.seed}
+    try:  # where it ran: server (no token), engine, device, dtype, model identity, code digest
+        settings.update(run_context(parser).as_settings())
+    except AmpError as exc:  # a server gone since the run: its records are kept, the context says so
+        settings.update(server=str(getattr(parser.backend, "url", "")), context_error=str(exc))
     if args.dtype or _engine_tag(parser):
         settings["dtype"] = args.dtype or _engine_tag(parser)
     if args.method == "distinct":

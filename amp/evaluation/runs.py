@@ -34,6 +34,7 @@ from amp.evaluation.interpretations import (
     sample_interpretations,
     samples_cached,
 )
+from amp.evaluation.run_context import RunContext
 from amp.evaluation.sweep_plan import FewShotConfig, SweepItem, ZeroShotConfig, config_to_dict
 from amp.evaluation.sweep_run import SweepRecord, record_from_result, run_items
 from amp.logic.vocabulary import DEFAULT_MODE
@@ -267,8 +268,10 @@ def sweep_run_name(config: ZeroShotConfig | FewShotConfig, *, model: str, identi
 
 
 def sweep_settings(config: ZeroShotConfig | FewShotConfig, records: Sequence[SweepRecord], *, model: str,
-                   identity: str, page: str = "", dtype: str = "") -> dict[str, Any]:
-    """A run manifest's settings for a sweep of the app, with the keys ``reproduce`` writes."""
+                   identity: str, page: str = "", dtype: str = "",
+                   context: RunContext | None = None) -> dict[str, Any]:
+    """A run manifest's settings for a sweep of the app, with the keys ``reproduce`` writes
+    (``context``: where it ran, :mod:`amp.evaluation.run_context`)."""
     settings: dict[str, Any] = {"model": model, "identity": identity, "method": "beam", "mode": config.mode,
                                 "types": ",".join(config.types)}
     if isinstance(config, FewShotConfig):
@@ -279,18 +282,22 @@ def sweep_settings(config: ZeroShotConfig | FewShotConfig, records: Sequence[Swe
     settings.update(beams=config.beams, seed=config.seed,
                     cached=f"{sum(r.cached for r in records)}/{len(records)}",
                     source=f"app ({page})" if page else "app")
+    if context is not None:
+        settings.update(context.as_settings())
     if dtype:
         settings["dtype"] = dtype
     return settings
 
 
 def save_sweep(config: ZeroShotConfig | FewShotConfig, records: Sequence[SweepRecord], *, model: str,
-               identity: str, page: str = "", dtype: str = "", directory: Path | None = None) -> Path:
+               identity: str, page: str = "", dtype: str = "", directory: Path | None = None,
+               context: RunContext | None = None) -> Path:
     """Save a finished sweep of the app as a run manifest (:func:`save_manifest`, named by
     :func:`sweep_run_name`), so the Research and Compare pages list it like a ``reproduce`` run."""
     if not isinstance(config, ZeroShotConfig | FewShotConfig):
         raise ReportError(f"expected a sweep configuration, not {type(config).__name__}")
     name = sweep_run_name(config, model=model, identity=identity, dtype=dtype)
-    settings = sweep_settings(config, records, model=model, identity=identity, page=page, dtype=dtype)
+    settings = sweep_settings(config, records, model=model, identity=identity, page=page, dtype=dtype,
+                              context=context)
     few = isinstance(config, FewShotConfig)
     return save_manifest(name, settings, [] if few else records, records if few else [], directory)

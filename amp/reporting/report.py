@@ -21,7 +21,11 @@ from amp.evaluation.sweep_summary import MEANING_COLUMNS, fewshot_summary, recor
 from amp.reporting import sweep_plots as plots
 from amp.reporting.png_export import write_pngs
 
-__all__ = ["DIFFERENCES", "figures", "tables", "write_report"]
+__all__ = ["CONTEXT_KEYS", "DIFFERENCES", "figures", "tables", "write_report"]
+
+#: The settings that say where a run ran (:meth:`amp.evaluation.run_context.RunContext.as_settings`):
+#: the report lists them in their own section.
+CONTEXT_KEYS = ("model", "identity", "server", "engine", "device", "dtype", "code")
 
 
 def tables(records_zero: Sequence[SweepRecord], records_few: Sequence[SweepRecord], *,
@@ -96,8 +100,9 @@ def write_report(records_zero: Sequence[SweepRecord], records_few: Sequence[Swee
                  out_dir: str | Path, settings: dict[str, Any], *, k: int = 5) -> dict[str, Path]:
     """Write every table, figure and ``report.md`` into ``out_dir``; returns ``{file name: path}``.
 
-    A pure function of the records and ``settings`` (shown in the report; ``mode`` chooses the
-    canonicaliser, default: the records' own).  Every figure of :func:`figures`, and Table 3 drawn
+    A pure function of the records and ``settings`` (shown in the report, where it ran —
+    :data:`CONTEXT_KEYS` — in a section of its own; ``mode`` chooses the canonicaliser, default: the
+    records' own).  Every figure of :func:`figures`, and Table 3 drawn
     by :func:`amp.reporting.sweep_plots.fdm_fim_table`, is written as HTML and as PNG (see
     :func:`amp.reporting.png_export.write_pngs`); PNGs that cannot be made are listed with the reason in ``report.md``.
     """
@@ -126,7 +131,10 @@ def write_report(records_zero: Sequence[SweepRecord], records_few: Sequence[Swee
     pngs, png_problem = write_pngs([(fig, out / f"{stem}.png") for stem, fig in figs.items()])
     written.update((p.name, p) for p in pngs)
     lines = ["# AmP reproduction report", "", "## Settings", ""]
-    lines += [f"* **{key}**: {value}" for key, value in settings.items()]
+    lines += [f"* **{key}**: {value}" for key, value in settings.items() if key not in CONTEXT_KEYS]
+    where = [f"* **{key}**: {settings[key]}" for key in CONTEXT_KEYS if key in settings]
+    if where:
+        lines += ["", "## Where it ran", "", *where]
     lines += ["", f"Zero-shot records: {len(records_zero)}; few-shot records: {len(records_few)}.", "",
               f"## Table 2 — ZM_{k} per type (%)", "", _md_table(tabs["table2_zm"]),
               "## Table 3 — FDM (0–2, lower is better) and FIM (0–1) per type", "",

@@ -35,7 +35,17 @@ from amp.reporting.style import (
     require_columns,
 )
 
+#: Fig. 6's markers: LF1's open diamond is larger than LF0's dot, so a point where both curves
+#: meet shows both.
+LF0_MARKER: dict[str, Any] = {"symbol": "circle", "size": 8}
+LF1_MARKER: dict[str, Any] = {"symbol": "diamond-open", "size": 14, "line": {"width": 2}}
+COINCIDE_NOTE = ("Where the LF0 and LF1 curves meet ({types}), the line drawn last covers the other: "
+                 "LF0 is the filled dot, LF1 the open diamond around it.")
+
 __all__ = [
+    "COINCIDE_NOTE",
+    "LF0_MARKER",
+    "LF1_MARKER",
     "accuracy_bars",
     "accuracy_vs_ratio",
     "fdm_fim_table",
@@ -101,7 +111,9 @@ def p_lf0_vs_ratio(per_ratio_df: pd.DataFrame | None, *, error: Literal["sem", "
 def accuracy_vs_ratio(per_ratio_df: pd.DataFrame | None) -> go.Figure:
     """Top-1 LF0 and LF1 accuracy against the prompt's LF0 ratio r, one panel per type (Fig. 6).
 
-    LF0 is solid blue, LF1 dashed vermillion in every panel; faint dotted lines show where a model
+    LF0 is solid blue with filled dots, LF1 dashed vermillion with larger open diamonds (so where the
+    two coincide, e.g. both 0 %, both stay visible, and a note under the figure names the types where
+    they meet); faint dotted lines show where a model
     that exactly follows the prompt would lie (LF0: y = r, LF1: y = 1 − r).  FDM (§13.4 of the
     reference, range 0–2) is the summed distance of the two solid/dashed curves from their
     dotted ideals, averaged over r.  ``per_ratio_df`` is the first frame of
@@ -112,6 +124,7 @@ def accuracy_vs_ratio(per_ratio_df: pd.DataFrame | None) -> go.Figure:
     if df is None:
         return empty_figure(title, "No few-shot results yet: run a few-shot sweep.")
     types = order_types(df["type"])
+    coincide: list[str] = []
     fig = make_subplots(
         rows=1, cols=len(types), shared_yaxes=True, horizontal_spacing=0.03,
         subplot_titles=[display_name(t) for t in types],
@@ -120,9 +133,13 @@ def accuracy_vs_ratio(per_ratio_df: pd.DataFrame | None) -> go.Figure:
         sub = df[df["type"] == t].sort_values("ratio")
         xs = [float(r) for r in sub["ratio"]]
         ns = [int(v) for v in sub["n"]] if "n" in sub else [0] * len(xs)
-        for which, color, dash, ideal in (
-            ("lf0", LF0_COLOR, "solid", [0.0, 1.0]),
-            ("lf1", LF1_COLOR, "dash", [1.0, 0.0]),
+        same = [optional_float(a) is not None and optional_float(a) == optional_float(b)
+                for a, b in zip(sub["acc_lf0"], sub["acc_lf1"], strict=True)]
+        if any(same):
+            coincide.append(display_name(t))
+        for which, color, dash, ideal, marker in (
+            ("lf0", LF0_COLOR, "solid", [0.0, 1.0], LF0_MARKER),
+            ("lf1", LF1_COLOR, "dash", [1.0, 0.0], LF1_MARKER),
         ):
             name = which.upper()
             ys = [optional_float(v) for v in sub[f"acc_{which}"]]
@@ -130,7 +147,7 @@ def accuracy_vs_ratio(per_ratio_df: pd.DataFrame | None) -> go.Figure:
                 go.Scatter(
                     x=xs, y=ys, mode="lines+markers", name=f"{name} accuracy",
                     legendgroup=which, showlegend=col == 1,
-                    line={"color": color, "dash": dash, "width": 3}, marker={"size": 8},
+                    line={"color": color, "dash": dash, "width": 3}, marker={**marker, "color": color},
                     customdata=ns,
                     hovertemplate=(
                         f"<b>{hover_escape(display_name(t))}</b><br>r = %{{x:.1f}}<br>{name} top-1 accuracy = "
@@ -150,6 +167,10 @@ def accuracy_vs_ratio(per_ratio_df: pd.DataFrame | None) -> go.Figure:
                 row=1, col=col,
             )
     apply_layout(fig, title, height=460, legend={"orientation": "h", "y": -0.22, "x": 0})
+    if coincide:  # one line would hide the other: the markers tell them apart, and a note says so
+        fig.add_annotation(text=hover_escape(COINCIDE_NOTE.format(types=", ".join(coincide))), xref="paper",
+                           yref="paper", x=0, y=-0.36, showarrow=False, xanchor="left", font={"size": 12},
+                           name="coincide-note")
     fig.update_xaxes(range=[-0.05, 1.05], dtick=0.5, title={"text": "LF0 ratio r"})
     fig.update_yaxes(range=[-0.03, 1.03], tickformat=".0%")
     fig.update_yaxes(title={"text": "top-1 accuracy (% of test sentences)"}, row=1, col=1)

@@ -49,6 +49,10 @@ def test_beams_are_labelled_like_the_library_says(parsed) -> None:
     assert set(table["match"]) <= {"LF0", "LF1", "LF0 = LF1", "neither reading", "unparseable"}
     expected = plots.beam_table(ins.parse, ins.lf0, ins.lf1, "logical")
     assert table.equals(expected)
+    # every LF whole, the rows tall enough to wrap the longest, where each differs from beam 1 (issue #28)
+    assert table["differs from beam 1"].iloc[0] == "(top beam)"
+    longest = max(len(b.text) for b in ins.parse.beams)
+    assert parsed.dataframe[0].proto.row_height >= 14 + 21 * min(8, -(-longest // 55))
     assert parsed.metric[1].label.startswith("P(LF0)")
     assert parsed.metric[1].value == f"{ins.pair.p_lf0:.3f}"
     assert [c.value for c in parsed.code][-2:] == [ins.lf0, ins.lf1]

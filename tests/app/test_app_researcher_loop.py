@@ -90,6 +90,10 @@ def test_zero_shot_coverage_curves_saved_run_and_records_table(app) -> None:
     assert [p.stem for p in runs.list_runs()] == [state.saved_as]
     saved = runs.load_manifest(runs.list_runs()[0])
     assert saved["zero_shot"] == state.records and saved["settings"]["beams"] == 3
+    # where it ran (issue #28): in this process, with transformers, on the CPU in float32
+    assert {k: saved["settings"][k] for k in ("server", "engine", "device", "dtype")} == {
+        "server": "none (the model ran in this process)", "engine": "transformers", "device": "cpu",
+        "dtype": "float32"}
     goto(app, "research")
     assert not any("No saved runs yet" in i for i in texts(app, "info"))
     assert app.selectbox(key="research_run_0").options == [state.saved_as]

@@ -5,19 +5,15 @@ with its age, and is taken again on reconnect — never "connected" because a UR
 
 from __future__ import annotations
 
-import json
 import socket
-import threading
 import time
-import uuid
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 from app_helpers import APP, TIMEOUT, assert_ok, goto, texts
+from info_server import InfoServer
 
-from amp.parser.backends.remote import API_VERSION, code_version
 from ui.common import plain
 from ui.server_state import HEALTH_KEY, ServerHealth
 
@@ -30,43 +26,9 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-class _Service:
-    """A real HTTP server on loopback answering ``/health`` and ``/v1/info`` as the parser service
-    does (a model no one else has, so nothing is answered from the result cache); ``stop()`` closes it."""
-
-    def __init__(self) -> None:
-        info = {"api": API_VERSION, "code": code_version(), "spec": "amp-tests/remote-only", "top_n": 5,
-                "replicas": 1, "limits": {},
-                "runtime": {"model": f"amp-tests/remote-only@{uuid.uuid4().hex}", "tokenizer": "t",
-                            "device": "cpu", "dtype": "float32", "versions": {}}}
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:  # noqa: N802 - http.server's name
-                body = {"/health": {"status": "ok"}, "/v1/info": info}.get(self.path)
-                data = json.dumps(body or {"error": {"message": "not found"}}).encode()
-                self.send_response(200 if body else 404)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def log_message(self, *args: object) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True)
-        self.thread.start()
-
-    def stop(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-        self.thread.join(timeout=10)
-
-
 @pytest.fixture
-def service() -> Iterator[_Service]:
-    svc = _Service()
+def service() -> Iterator[InfoServer]:
+    svc = InfoServer()
     yield svc
     if svc.thread.is_alive():
         svc.stop()
@@ -115,7 +77,7 @@ def test_a_server_with_nothing_listening_is_not_connected(app_env: Path, monkeyp
 
 
 def test_a_server_that_stops_mid_session_is_an_open_error_box(app_env: Path, monkeypatch: pytest.MonkeyPatch,
-                                                              service: _Service) -> None:
+                                                              service: InfoServer) -> None:
     at = _open(monkeypatch, service.url)
     assert _server_label(at) == "Parser server · connected · checked just now"
     assert any("Server model **amp-tests/remote-only**" in s and "connected" in s for s in texts(at.sidebar, "success"))
@@ -141,7 +103,7 @@ def test_a_server_that_stops_mid_session_is_an_open_error_box(app_env: Path, mon
 
 
 def test_the_sidebar_state_has_its_age_and_is_checked_again(app_env: Path, monkeypatch: pytest.MonkeyPatch,
-                                                           service: _Service) -> None:
+                                                           service: InfoServer) -> None:
     at = _open(monkeypatch, service.url)
     kept = at.session_state[HEALTH_KEY]
     assert isinstance(kept, ServerHealth) and kept.ok
@@ -155,7 +117,7 @@ def test_the_sidebar_state_has_its_age_and_is_checked_again(app_env: Path, monke
     at.run()  # ... an old one is taken again: the server is gone
     assert _server_label(at) == "Parser server · not answering · checked just now"
     # reconnect (Update with another server): checked at once
-    other = _Service()
+    other = InfoServer()
     try:
         at.text_input(key="server_typed").input(other.url)
         at.get("form_submit_button")[-1].click().run()
