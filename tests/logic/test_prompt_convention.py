@@ -20,7 +20,7 @@ from amp.data.generate import AMBIGUOUS_TYPES, UNAMBIGUOUS_SETS, pool, to_lisp
 from amp.logic.ast import Atom, Formula, Junction, Quantified, quantifier_prefix, with_prefix
 from amp.logic.canonical import equivalent
 from amp.logic.errors import LFParseError
-from amp.logic.prompt_convention import prompt_form, prompt_text, same_spelling
+from amp.logic.prompt_convention import names_follow, prompt_form, prompt_text, same_spelling
 from amp.logic.reader import parse_lf
 from amp.logic.render import render
 from amp.logic.vocabulary import Format
@@ -185,3 +185,18 @@ def test_same_spelling_and_errors():
     assert same_spelling("exists  x .  man(x)")  # spacing aside
     with pytest.raises(LFParseError):
         prompt_text("exists x . man(x")
+
+
+def test_names_follow_holds_for_the_sorted_lisp_prompts_and_not_for_other_letters():
+    """The project's Lisp prompts show the original's sorted form (§10): the names follow the
+    convention in prefix order although first use in the displayed body does not."""
+    from amp.prompts import mixed_prompt
+
+    sorted_lisp = "( exists x ( exists y ( exists z ( exists a ( exists e ( AND ( agent a x ) ( binoculars z ) ( boy x ) ( girl y ) ( have e ) ( agent e y ) ( patient e z ) ( saw a ) ( patient a y ) ) ) ) ) ) )"
+    assert names_follow(sorted_lisp, "lisp") and prompt_text(sorted_lisp, "lisp") != sorted_lisp
+    for seed in range(3):
+        prompt = mixed_prompt("the boy saw the girl with the binoculars", 0.5, seed=seed, k=10, fmt="lisp")
+        assert all(names_follow(ex.lf, "lisp") for ex in prompt.examples)
+    assert not names_follow("exists b . man(b)")
+    assert not names_follow("exists a . exists x . man(x) AND walked(a)")  # a is no event here: an entity
+    assert names_follow("exists x . exists a . man(x) AND walked(a) AND agent(a, x)")
