@@ -11,8 +11,7 @@ from amp.evaluation.semantic_divergence import SAME_MEANING
 from amp.evaluation.verdict import Verdict, verdict
 from amp.logic.errors import LFParseError
 from amp.logic.own_words import NO_WORDS, OwnWords
-from amp.logic.reader import parse_lf
-from amp.logic.render import render
+from amp.logic.prompt_convention import prompt_text as lf_prompt_text
 from amp.parser.core.limits import MAX_LF_CHARS
 from amp.parser.search.divergence import divergence
 from amp.reporting import plots
@@ -93,8 +92,10 @@ def semantic_sentence(sem: Any, ins: Any) -> str:
 
 
 def normalised_lf(text: str, fmt: str) -> str:
-    """A typed LF checked and rewritten in the data's exact spacing (raises LFParseError)."""
-    return render(parse_lf(text.strip(), fmt), fmt)
+    """A typed LF checked and rewritten as the prompts spell LFs: the data's exact spacing, entity
+    variables x, y, z and event variables a, e, i in the templates' order (docs/paper-notes.md §16;
+    raises LFParseError)."""
+    return lf_prompt_text(text.strip(), fmt)
 
 
 def custom_lf_section(prompt_text: str, fmt: str, ins: Any, prob: str,
@@ -137,4 +138,4 @@ def custom_lf_section(prompt_text: str, fmt: str, ins: Any, prob: str,
                               labels=(f"predicted: {match_name(ins.predicted_match)}", "your LF (forced)"),
                               title="Your LF against the predicted parse")
     chart(fig, key="pi_custom_heatmap", filename="custom_lf_confidence")
-    st.caption(f"Scored: `{stored['lf']}`")
+    st.caption(f"Scored as the prompts spell it (x, y, z / a, e, i): `{stored['lf']}`")

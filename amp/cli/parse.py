@@ -47,7 +47,7 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print JSON instead of text")
 
 
-def read_prompt(path: str) -> PromptRead:
+def read_prompt(path: str, *, literal: bool = False) -> PromptRead:
     """The prompt file ``path`` (``-`` = stdin), read by the one prompt reader
     (:func:`amp.teaching.prompt_file.read_prompt_file`): the JSON the Prompt builder and
     ``amp prompt --json`` write, or the rendered prompt text, checked whole."""
@@ -64,7 +64,7 @@ def read_prompt(path: str) -> PromptRead:
         raise AmpError(f"cannot read {where}: {exc.strerror or exc}") from exc
     except UnicodeDecodeError as exc:
         raise AmpError(f"{where} is not UTF-8 text (byte {exc.start})") from None
-    return read_prompt_file(data, where)
+    return read_prompt_file(data, where, literal=literal)
 
 
 def format_steps(steps: tuple[TokenStep, ...] | list[TokenStep], indent: str = "  ") -> list[str]:
@@ -100,7 +100,7 @@ def run_with_model(args: argparse.Namespace, compute: Callable[[Any, PromptRead]
     ``compute(parser, read)``;
     one ``error:`` line on failure; then the value as JSON (after :func:`model_payload`) or as text."""
     try:
-        prompt = read_prompt(args.prompt_file)
+        prompt = read_prompt(args.prompt_file, literal=getattr(args, "literal", False))
         if check is not None:
             check(prompt)
         parser = make_parser(args)
