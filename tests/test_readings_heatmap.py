@@ -106,3 +106,20 @@ def test_a_long_lf_wraps_into_blocks_that_fit() -> None:
     assert len(blocks) >= 2 and fig.layout.width <= PLOT_PX
     assert sorted(cells(fig)) == list(range(3 * len(blocks)))
     assert [c for b in blocks for c in b] == list(range(sum(len(b) for b in blocks)))  # every column once, in order
+
+
+def test_a_runaway_parse_is_cut_after_the_readings_and_says_how_much(pp: SimpleNamespace) -> None:
+    from amp.reporting.readings_heatmap import TAIL_COLS
+
+    ins = inspection(pp.lf0 + " AND" + " (" * 200, pp.lf0, pp.lf1)
+    fig = readings_heatmap(ins)
+    meta = fig.layout.meta
+    info = reading_rows(ins)
+    last = max(max(c) for c in info.columns[1:])
+    assert meta["cut"] == sum(1 for c in info.columns[0] if c > last + TAIL_COLS) > 150
+    (more,) = [a for a in fig.layout.annotations if a.name == "more"]
+    assert more.text == f"+{meta['cut']} tokens"
+    rows = cells(fig)
+    for b in range(len(meta["blocks"])):  # every block holds a reading (the shorter one may end first)
+        assert any(rows[3 * b + 1]) or any(rows[3 * b + 2])
+    assert fig.layout.width <= PLOT_PX

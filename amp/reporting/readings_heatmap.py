@@ -13,7 +13,8 @@ the same, no box and a note saying so.
 Long rows wrap into blocks no wider than :data:`PLOT_PX` (a page 1280 px wide holds it beside
 the sidebar): each column is as wide as its longest token (one heatmap trace per block, its cell
 edges in pixels), blocks follow one another with no blank row, and every row of every block
-holds a token or an "(ended)" note.  Cell texts and hovers are escaped (a token of a teacher's
+holds a token or an "(ended)" note; a parse that runs on past both readings (a beam cut off at
+its token budget) is drawn :data:`TAIL_COLS` columns further and its rest summed up ("+N tokens").  Cell texts and hovers are escaped (a token of a teacher's
 own word is never markup).
 """
 
@@ -41,6 +42,8 @@ PLOT_PX = 840
 LABEL_PX = 150
 BAR_PX = 90
 ROW_PX = 46
+#: A parse longer than both readings is drawn this many columns past their end, the rest summed up.
+TAIL_COLS = 6
 #: What the page says under the figure.
 FIG4_CAPTION = ("Each block: the model's parse (its best beam), then LF0 and LF1 force-decoded after the same "
                 "prompt, every token coloured by its probability (scale on the right); equal tokens stand in one "
@@ -111,16 +114,25 @@ def readings_heatmap(ins: Any, *, prob: ProbKind = "raw", n_alternatives: int = 
     rows = reading_rows(ins)
     if not any(rows.steps):
         return empty_figure(title, "No tokens to show: parse first.")
-    n_cols = max((max(c) for c in rows.columns if c), default=-1) + 1
+    # a parse that runs on past the readings (a cut-off beam) is shown up to TAIL_COLS columns
+    # further; the rest is one "+N tokens" cell (the debugging heatmap shows every token)
+    ends = [max(c) for c in rows.columns[1:] if c]
+    keep = max(ends) + TAIL_COLS if ends else None
+    cut = sum(1 for c in rows.columns[0] if keep is not None and c > keep)
+    n_cols = max((max(c) for c in (rows.columns[0][:len(rows.columns[0]) - cut], *rows.columns[1:]) if c),
+                 default=-1) + 1
     grid: list[list[int | None]] = [[None] * n_cols for _ in ROWS]  # token index at (row, column)
     for r, cols in enumerate(rows.columns):
         for i, c in enumerate(cols):
-            grid[r][c] = i
+            if c < n_cols:
+                grid[r][c] = i
     texts = [[fit_text(_display_token(str(rows.steps[r][i].token))) if i is not None else "" for i in grid[r]]
              for r in range(len(ROWS))]
     widths = [max(MIN_CELL_PX, CHAR_PX * max(len(texts[r][c]) for r in range(len(ROWS))) + CELL_PAD_PX)
               for c in range(n_cols)]
-    blocks = pack_blocks(widths, PLOT_PX - LABEL_PX - BAR_PX)
+    more = f"+{cut} tokens"
+    tail = CHAR_PX * len(more) + CELL_PAD_PX if cut else 0.0
+    blocks = pack_blocks(widths, PLOT_PX - LABEL_PX - BAR_PX - tail)
     traces: list[go.Heatmap] = []
     shapes: list[dict[str, Any]] = []
     notes: list[dict[str, Any]] = []
@@ -155,7 +167,11 @@ def readings_heatmap(ins: Any, *, prob: ProbKind = "raw", n_alternatives: int = 
         if b:  # a white rule between blocks (no blank row)
             shapes.append({"type": "line", "x0": 0, "x1": max(edges), "y0": ys[0] - 0.5, "y1": ys[0] - 0.5,
                            "xref": "x", "yref": "y", "line": {"color": "white", "width": 6}, "name": "block rule"})
-    widest = max(edges_of[block[-1]][1] for block in blocks)
+    if cut:  # the cut-off rest of the parse, after the last block's parse cell
+        x0 = edges_of[blocks[-1][-1]][1]
+        notes.append({"x": x0 + 4, "y": (len(blocks) - 1) * len(ROWS), "xref": "x", "yref": "y", "xanchor": "left",
+                      "showarrow": False, "text": more, "font": {"size": 13, "color": "#444444"}, "name": "more"})
+    widest = max(edges_of[block[-1]][1] for block in blocks) + tail
     _marks(shapes, notes, rows, edges_of)
     fig = go.Figure(data=traces, layout={"shapes": shapes, "annotations": notes})
     n_rows = len(blocks) * len(ROWS)
@@ -164,7 +180,7 @@ def readings_heatmap(ins: Any, *, prob: ProbKind = "raw", n_alternatives: int = 
                  margin={"l": LABEL_PX, "r": BAR_PX, "t": 90, "b": 30},
                  coloraxis={"colorscale": PROB_COLORSCALE, "cmin": 0.0, "cmax": 1.0,
                             "colorbar": {"title": {"text": "p"}, "tickformat": ".1f", "len": 0.9}},
-                 meta={"blocks": [list(b) for b in blocks], "labels": list(rows.labels),
+                 meta={"blocks": [list(b) for b in blocks], "labels": list(rows.labels), "cut": cut,
                        "divergence": rows.divergence, "rows": len(ROWS)})
     fig.update_xaxes(visible=False, range=[0, widest])
     fig.update_yaxes(tickmode="array", tickvals=tickvals, ticktext=ticktext, autorange="reversed",
