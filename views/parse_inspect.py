@@ -10,6 +10,7 @@ from amp.evaluation.verdict import MODEL_P_LF0_HOW
 from amp.logic.vocabulary import MODES
 from amp.parser.search.settings import SearchSettings
 from amp.reporting import plots
+from amp.reporting.readings_heatmap import FIG4_CAPTION, readings_heatmap
 from amp.reporting.token_plots import MARKS
 from amp.teaching import lesson
 from ui import model_picker as ui_model
@@ -109,23 +110,26 @@ if spoken is not None and spoken.lf0.lf == ins.lf0 and spoken.lf1.lf == ins.lf1:
     top = ins.predicted.text if ins.predicted is not None else None
     st.markdown(f"**The model's parse in words:** {plain(lesson.explain_parse(spoken, top, fmt=fmt, item=item))}")
 
-alt_label = heatmap_labels(ins)[1]
-mark = st.segmented_control("Mark", list(MARKS), default="semantic", required=True, key="pi_mark",
-                            persist_state="session", format_func=MARK_NAMES.__getitem__,
-                            help="token: the first token where the model's parse leaves the other reading; "
-                                 "semantic: the first conjunct or quantifier where the two differ in meaning.")
-sem = inspection_semantic(ins)
-fig = plots.token_heatmap(ins.predicted_steps, ins.alternative_steps, divergence=div, prob=prob, align=True,
-                          semantic=sem, mark=mark,
-                          labels=(heatmap_labels(ins)[0], alt_label))
-chart(fig, key="pi_heatmap", filename="token_confidence", width="content")
-st.markdown(semantic_sentence(sem, ins))
-st.caption("Top row of each block: the model's best parse, each token coloured by its probability (scale on "
-           "the right). Below it: the other reading, force-decoded; after the first differing token, equal "
-           "tokens are aligned in one column (empty cells: a token the other row lacks). Solid black box: the "
-           "first token where they differ; dashed box: the items where their meanings differ. Hover a cell for "
-           "the whole token and the top alternative tokens.")
-contrast_section(ins, prob)
+chart(readings_heatmap(ins, prob=prob), key="pi_fig4", filename="parse_and_readings", width="content")
+st.caption(FIG4_CAPTION)  # issue #26 point 4: the paper's Fig. 4 view
+with st.expander("Debugging: the parse against the other reading, and LF0 against LF1", icon=":material/bug_report:"):
+    alt_label = heatmap_labels(ins)[1]
+    mark = st.segmented_control("Mark", list(MARKS), default="semantic", required=True, key="pi_mark",
+                                persist_state="session", format_func=MARK_NAMES.__getitem__,
+                                help="token: the first token where the model's parse leaves the other reading; "
+                                     "semantic: the first conjunct or quantifier where the two differ in meaning.")
+    sem = inspection_semantic(ins)
+    fig = plots.token_heatmap(ins.predicted_steps, ins.alternative_steps, divergence=div, prob=prob, align=True,
+                              semantic=sem, mark=mark,
+                              labels=(heatmap_labels(ins)[0], alt_label))
+    chart(fig, key="pi_heatmap", filename="token_confidence", width="content")
+    st.markdown(semantic_sentence(sem, ins))
+    st.caption("Top row of each block: the model's best parse, each token coloured by its probability (scale on "
+               "the right). Below it: the other reading, force-decoded; after the first differing token, equal "
+               "tokens are aligned in one column (empty cells: a token the other row lacks). Solid black box: the "
+               "first token where they differ; dashed box: the items where their meanings differ. Hover a cell for "
+               "the whole token and the top alternative tokens.")
+    contrast_section(ins, prob)
 
 st.subheader("Beams")
 table = plots.beam_table(ins.parse, ins.lf0, ins.lf1, mode, fmt=fmt)

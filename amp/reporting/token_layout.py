@@ -25,9 +25,11 @@ __all__ = [
     "MAX_CELL_CHARS",
     "MAX_PLOT_PX",
     "aligned_columns",
+    "aligned_rows",
     "cell_px",
     "columns_per_block",
     "fit_text",
+    "pack_blocks",
     "short_label",
     "visible_text",
 ]
@@ -79,6 +81,55 @@ def aligned_columns(a: Sequence[str], b: Sequence[str]) -> tuple[list[int], list
         cols_b += [col + k for k in range(j1 - j0)]
         col += max(i1 - i0, j1 - j0)
     return cols_a, cols_b
+
+
+def aligned_rows(rows: Sequence[Sequence[str]]) -> list[list[int]]:
+    """Column of each token of every row, all rows aligned **by content** (a diff alignment, not
+    a fixed wrap): row 0 gives the first columns, every next row is aligned with the columns so
+    far — positionally up to and including its first differing token (as :func:`aligned_columns`),
+    then by :class:`difflib.SequenceMatcher` on the token texts against each column's first token:
+    equal tokens share a column, a replaced run pairs up from its start (the longer side's extra
+    tokens get columns of their own), an inserted run gets new columns and a deleted one leaves
+    the row's cells empty.  Every row's columns increase with its tokens."""
+    cols: list[dict[int, int]] = [{0: i} for i in range(len(rows[0]))] if rows else []
+    for r in range(1, len(rows)):
+        rep = [rows[min(col)][col[min(col)]] for col in cols]
+        row = list(rows[r])
+        start = next((i for i, (x, y) in enumerate(zip(rep, row, strict=False)) if x != y), min(len(rep), len(row)))
+        head = min(len(rep), len(row), start + 1)  # the shared prefix and the first differing token, positional
+        merged: list[dict[int, int]] = [{**cols[i], r: i} for i in range(head)]
+        matcher = SequenceMatcher(None, rep[head:], row[head:], autojunk=False)
+        for tag, i0, i1, j0, j1 in ((t, a + head, b + head, c + head, d + head)
+                                    for t, a, b, c, d in matcher.get_opcodes()):
+            if tag == "insert":
+                merged += [{r: j} for j in range(j0, j1)]
+                continue
+            for k in range(max(i1 - i0, j1 - j0 if tag != "delete" else 0)):
+                col = dict(cols[i0 + k]) if k < i1 - i0 else {}
+                if tag != "delete" and k < j1 - j0:
+                    col[r] = j0 + k
+                merged.append(col)
+        cols = merged
+    return [[c for c, col in enumerate(cols) if r in col] for r in range(len(rows))]
+
+
+def pack_blocks(widths: Sequence[float], limit: float) -> list[range]:
+    """Consecutive columns packed into blocks no wider than ``limit`` pixels (a column wider than
+    it gets a block of its own), evened out: each block aims at the total width over the fewest
+    blocks that can hold it (plus a tenth), so the last block is not a stub."""
+    if not widths:
+        return []
+    total = sum(widths)
+    cap = min(limit, max(1.1 * total / math.ceil(total / limit), max(widths)))
+    blocks: list[range] = []
+    start, used = 0, 0.0
+    for c, w in enumerate(widths):
+        if c > start and used + w > cap:
+            blocks.append(range(start, c))
+            start, used = c, 0.0
+        used += w
+    blocks.append(range(start, len(widths)))
+    return blocks
 
 
 _TAG = re.compile(r"<[^>]*>")

@@ -232,7 +232,7 @@ def _heat(grid: _Grid, rows_steps: list[list[Any]], row_labels: list[str], prob:
         for i, step in enumerate(steps):
             y, x = grid.cell(r, i)
             z[y][x] = _step_prob(step, prob)
-            text[y][x] = fit_text(_display_token(str(step.token)))
+            text[y][x] = hover_escape(fit_text(_display_token(str(step.token))))  # a token is never markup
             hover[y][x] = _hover(row_labels[r], i, step, prob, n_alternatives)
     return go.Heatmap(
         z=z,

@@ -183,3 +183,22 @@ def test_the_verdict_says_what_the_model_wrote_then_what_it_scores(parsed) -> No
     assert not any(html.escape(t) in wrote[0] for t in (item.paraphrase0, item.paraphrase1))
     assert len(scores) == 1 and html.escape(v.scores_text) in scores[0]
     assert md.index(wrote[0]) < md.index(scores[0])
+
+
+def test_the_main_heatmap_is_the_parse_and_both_readings(parsed) -> None:
+    """Issue #26 point 4: the Fig. 4 view — parse, LF0, LF1 per block, every token of each row shown."""
+    from amp.reporting.readings_heatmap import reading_rows
+
+    ins = parsed.session_state["inspection"]["result"]
+    specs = [plotly_spec(parsed, j) for j in range(len(parsed.get("plotly_chart")))]
+    (fig4,) = [s for s in specs if s["layout"].get("meta", {}).get("rows") == 3]
+    blocks = fig4["layout"]["meta"]["blocks"]
+    ys = sorted({y for t in fig4["data"] for y in t["y"]})
+    assert ys == list(range(3 * len(blocks)))
+    z = {r: [v for t in fig4["data"] for y, row in zip(t["y"], t["z"], strict=True) if y % 3 == r
+             for v in row if v is not None] for r in range(3)}
+    assert z[0] == pytest.approx([s.prob for s in ins.predicted_steps])
+    assert z[1] == pytest.approx([s.prob for s in ins.pair.lf0.steps])
+    assert z[2] == pytest.approx([s.prob for s in ins.pair.lf1.steps])
+    assert fig4["layout"]["meta"]["divergence"] == reading_rows(ins).divergence is not None
+    assert any("Solid box: where the readings part in meaning" in c for c in texts(parsed, "caption"))

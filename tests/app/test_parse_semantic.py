@@ -17,7 +17,8 @@ from ui.inspect_view import semantic_sentence
 
 def _heatmap(app) -> dict:
     specs = [plotly_spec(app, j) for j in range(len(app.get("plotly_chart")))]
-    return next(s for s in specs if s["data"] and s["data"][0]["type"] == "heatmap")
+    return next(s for s in specs if s["data"] and s["data"][0]["type"] == "heatmap"
+                and s["layout"]["title"]["text"].startswith("Token confidence"))  # the debugging section's
 
 
 def _shapes(spec: dict, name: str) -> list[dict]:
