@@ -13,7 +13,6 @@ import tempfile
 import uuid
 from pathlib import Path
 
-import plotly.graph_objects as go
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
@@ -21,6 +20,7 @@ from amp.data import generate as gen
 from amp.errors import AmpError
 from amp.evaluation.verdict import CLASS_P_LF0_HOW, MODEL_P_LF0_HOW, Verdict
 from amp.reporting.plots import LF0_COLOR, LF1_COLOR
+from amp.reporting.poll_plots import poll_bars
 from amp.teaching import demo_pack, lesson
 from amp.teaching.join import JoinLink, join_url, lan_address, qr_png
 from amp.teaching.own_examples import choice_prompt
@@ -251,15 +251,10 @@ def big(text: str, size: str = "3.2rem") -> None:
 
 def item_chart(item: PollItem, result: ItemResult, *, key: str, height: int = 240) -> None:
     """Bars of the votes for LF0 and LF1, stacked by confidence."""
-    fig = go.Figure()
     names = [f"LF{i} · {item.reading_name(i)}" for i in (0, 1)]
-    for choice in (0, 1):
-        fig.add_bar(x=[names[choice]], y=[result.counts[choice]], marker_color=COLORS[choice],
-                    name=names[choice], text=[result.counts[choice]], textposition="auto",
-                    hovertext=[" · ".join(f"{CONFIDENCE_LABELS[c + 1]}: {n}"
-                                          for c, n in enumerate(result.confidence_by_choice[choice]))])
-    fig.update_layout(height=height, margin={"l": 10, "r": 10, "t": 10, "b": 10}, showlegend=False,
-                      yaxis_title="votes", plot_bgcolor="white", yaxis={"rangemode": "tozero", "dtick": 1})
+    hovers = [" · ".join(f"{CONFIDENCE_LABELS[c + 1]}: {n}" for c, n in enumerate(result.confidence_by_choice[choice]))
+              for choice in (0, 1)]
+    fig = poll_bars(names, list(result.counts[:2]), hovers, height=height)
     chart(fig, key=key, filename=f"poll_item_{result.index}")
 
 

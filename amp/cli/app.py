@@ -7,7 +7,8 @@
 The app's pages (``app.py``, ``views/``, ``ui/``) live in the repository beside the ``amp``
 package, so the command works from any folder with a source checkout or an editable install
 (``pip install -e .``); an installed wheel holds the library and the CLI only, and the command
-then says so.  Arguments after ``--`` go to ``streamlit run``.
+then says so.  Arguments after ``--`` go to ``streamlit run``.  SIGTERM, SIGINT and SIGHUP are passed
+on to the app, and ``amp app`` waits for it to stop (:func:`run_child`).
 """
 
 from __future__ import annotations
@@ -15,8 +16,10 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import os
+import signal
 import subprocess
 import sys
+import time
 
 from amp.settings import REPO_ROOT
 from amp.teaching import teacher_auth
@@ -67,8 +70,40 @@ def run(args: argparse.Namespace) -> int:
     if importlib.util.find_spec("streamlit") is None:
         print(f"{parser.prog}: error: streamlit is not installed: pip install 'amp-explorer[app]'", file=sys.stderr)
         return 1
+    return run_child(command(args.address, args.port, list(args.streamlit_args)), env=app_environment(args.address))
+
+
+#: Signals ``amp app`` passes on to its ``streamlit run`` child.
+FORWARDED = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+#: Seconds the child has to stop after a forwarded signal before it is killed.
+STOP_GRACE_S = 20.0
+
+
+def run_child(cmd: list[str], *, env: dict[str, str], grace_s: float = STOP_GRACE_S) -> int:
+    """Run ``cmd`` (the app) in the repository and wait for it; SIGTERM, SIGINT and SIGHUP sent to
+    this process are forwarded to it, so a service manager or ``kill`` stopping ``amp app`` stops
+    the app too (it is killed if it has not stopped ``grace_s`` seconds after the signal).
+
+    Returns the child's exit status (a signal's number as ``128 + n``, the shell's convention).
+    """
+    child = subprocess.Popen(cmd, cwd=REPO_ROOT, env=env)
+    received: list[float] = []  # when each forwarded signal arrived (monotonic seconds)
+
+    def forward(signum: int, _frame: object) -> None:
+        received.append(time.monotonic())
+        if child.poll() is None:
+            child.send_signal(signum)
+
+    previous = {sig: signal.signal(sig, forward) for sig in FORWARDED}
     try:
-        return subprocess.call(command(args.address, args.port, list(args.streamlit_args)), cwd=REPO_ROOT,
-                               env=app_environment(args.address))
-    except KeyboardInterrupt:
-        return 130
+        while True:
+            try:
+                code = child.wait(timeout=0.5)
+                break
+            except subprocess.TimeoutExpired:
+                if received and time.monotonic() - received[0] > grace_s:
+                    child.kill()
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    return 128 - code if code < 0 else code

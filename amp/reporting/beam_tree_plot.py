@@ -32,6 +32,7 @@ from amp.reporting.style import (
     apply_layout,
     empty_figure,
     hover_escape,
+    plain_label,
 )
 from amp.reporting.token_layout import fit_text
 from amp.reporting.token_plots import ProbKind
@@ -200,7 +201,7 @@ def beam_tree_figure(tree: BeamTree, *, prob: ProbKind = "raw", title: str | Non
     """
     if prob not in ("raw", "grammar"):
         raise ValueError(f"prob must be 'raw' or 'grammar', not {prob!r}")
-    title = title or f"Beam tree: where the {tree.n_beams} beam{'s' if tree.n_beams != 1 else ''} part"
+    title = plain_label(title) if title else f"Beam tree: where the {tree.n_beams} beam{'s' if tree.n_beams != 1 else ''} part"
     if tree.n_beams == 0 or not tree.root.children:
         return empty_figure(title, "No beam has any token to draw.")
     ys = node_rows(tree)

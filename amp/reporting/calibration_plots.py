@@ -17,9 +17,9 @@ from __future__ import annotations
 import plotly.graph_objects as go
 from plotly.colors import find_intermediate_color, hex_to_rgb, label_rgb
 
-from amp.data.types import display_name, type_color
+from amp.data.types import type_color
 from amp.evaluation.calibration import Calibration, CalibrationReport, GroupBy, PollAgreement
-from amp.reporting.style import IDEAL_COLOR, LF0_COLOR, LF1_COLOR, apply_layout, empty_figure, hover_escape
+from amp.reporting.style import IDEAL_COLOR, LF0_COLOR, LF1_COLOR, apply_layout, empty_figure, hover_escape, type_label
 
 __all__ = ["poll_scatter", "ratio_color", "reliability_diagram"]
 
@@ -66,7 +66,7 @@ def _line(c: Calibration) -> go.Scatter:
     """One group: a point per non-empty bin at (mean P(LF0), observed rate)."""
     full = [b for b in c.bins if b.n]
     if c.group_by == "type":
-        name, color = display_name(c.group), type_color(c.group)
+        name, color = type_label(c.group), type_color(c.group)
     else:
         name, color = f"r = {c.group}", ratio_color(c.ratio if c.ratio is not None else 0.5)
     return go.Scatter(

@@ -15,9 +15,9 @@ from __future__ import annotations
 import pandas as pd
 import plotly.graph_objects as go
 
-from amp.data.types import display_name, order_types
+from amp.data.types import order_types
 from amp.evaluation.sweep_run import optional_float
-from amp.reporting.style import IDEAL_COLOR, apply_layout, empty_figure, hover_escape, require_columns
+from amp.reporting.style import IDEAL_COLOR, apply_layout, empty_figure, hover_escape, require_columns, type_label
 
 __all__ = ["COVERAGE_MEASURES", "NOTHING_FOUND", "coverage_curves_figure"]
 
@@ -46,7 +46,7 @@ def coverage_curves_figure(coverage_df: pd.DataFrame | None, type_: str | None =
     sub = df[df["type"] == chosen].sort_values("k")
     ks = [int(k) for k in sub["k"]]
     n = int(sub["n"].iloc[0]) if len(sub) else 0
-    full_title = f"{title} — {display_name(chosen)} (n = {n})"
+    full_title = f"{title} — {type_label(chosen)} (n = {n})"
     values = {column: [optional_float(x) for x in sub[column]] for column, *_ in COVERAGE_MEASURES}
     defined = [v for vs in values.values() for v in vs if v is not None]
     if defined and not any(defined):

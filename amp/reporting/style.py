@@ -15,8 +15,10 @@ from typing import Any
 import pandas as pd
 import plotly.graph_objects as go
 
+from amp.data.types import display_name
+
 __all__ = ["IDEAL_COLOR", "LF0_COLOR", "LF1_COLOR", "NEITHER_COLOR", "PROB_COLORSCALE", "TEMPLATE",
-           "apply_layout", "empty_figure", "hover_escape", "require_columns"]
+           "apply_layout", "empty_figure", "hover_escape", "plain_label", "require_columns", "type_label"]
 
 #: Plotly template of every figure.
 TEMPLATE = "plotly_white"
@@ -72,6 +74,21 @@ def require_columns(df: pd.DataFrame | None, columns: Sequence[str]) -> pd.DataF
     return df
 
 
-def hover_escape(text: str) -> str:
-    """Escape a token for plotly's HTML-ish hover labels."""
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+def plain_label(text: object) -> str:
+    """``text`` as plain text for any string of a plotly figure (labels, hovers, titles, legend
+    names, annotations, tick labels).
+
+    Plotly renders a subset of HTML in those strings (``<a href>`` becomes a live link, ``<b>``
+    bold, ``<br>`` a line break); with ``&``, ``<`` and ``>`` written as entities, what a user
+    typed is shown as the characters typed.  Every figure builder passes user text through this
+    (``tests/test_plain_labels.py`` walks them all with hostile text)."""
+    return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def type_label(name: str) -> str:
+    """An ambiguity type's display name as plain figure text (own types are named by users)."""
+    return plain_label(display_name(name))
+
+
+#: The former name of :func:`plain_label` (kept for code written against it).
+hover_escape = plain_label

@@ -23,7 +23,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from amp.data.types import display_name, order_types, type_color
+from amp.data.types import order_types, type_color
 from amp.evaluation.sweep_run import optional_float
 from amp.reporting.style import (
     IDEAL_COLOR,
@@ -32,7 +32,9 @@ from amp.reporting.style import (
     apply_layout,
     empty_figure,
     hover_escape,
+    plain_label,
     require_columns,
+    type_label,
 )
 
 #: Fig. 6's markers: LF1's open diamond is larger than LF0's dot, so a point where both curves
@@ -82,12 +84,12 @@ def p_lf0_vs_ratio(per_ratio_df: pd.DataFrame | None, *, error: Literal["sem", "
         ns = [int(v) for v in sub["n"]] if "n" in sub else [0] * len(xs)
         fig.add_trace(
             go.Scatter(
-                x=xs, y=ys, mode="lines+markers", name=display_name(t),
+                x=xs, y=ys, mode="lines+markers", name=type_label(t),
                 line={"color": type_color(t), "width": 3}, marker={"size": 9},
                 error_y={"type": "data", "array": errs, "visible": True, "thickness": 1.5},
                 customdata=[[n, e] for n, e in zip(ns, errs, strict=True)],
                 hovertemplate=(
-                    f"<b>{hover_escape(display_name(t))}</b><br>r = %{{x:.1f}}<br>mean P(LF0) = %{{y:.3f}}"
+                    f"<b>{type_label(t)}</b><br>r = %{{x:.1f}}<br>mean P(LF0) = %{{y:.3f}}"
                     f"<br>{error} = %{{customdata[1]:.3f}}<br>n = %{{customdata[0]}}<extra></extra>"
                 ),
                 meta={"type": t},
@@ -127,7 +129,7 @@ def accuracy_vs_ratio(per_ratio_df: pd.DataFrame | None) -> go.Figure:
     coincide: list[str] = []
     fig = make_subplots(
         rows=1, cols=len(types), shared_yaxes=True, horizontal_spacing=0.03,
-        subplot_titles=[display_name(t) for t in types],
+        subplot_titles=[type_label(t) for t in types],
     )
     for col, t in enumerate(types, start=1):
         sub = df[df["type"] == t].sort_values("ratio")
@@ -150,7 +152,7 @@ def accuracy_vs_ratio(per_ratio_df: pd.DataFrame | None) -> go.Figure:
                     line={"color": color, "dash": dash, "width": 3}, marker={**marker, "color": color},
                     customdata=ns,
                     hovertemplate=(
-                        f"<b>{hover_escape(display_name(t))}</b><br>r = %{{x:.1f}}<br>{name} top-1 accuracy = "
+                        f"<b>{type_label(t)}</b><br>r = %{{x:.1f}}<br>{name} top-1 accuracy = "
                         "%{y:.0%}<br>n = %{customdata}<extra></extra>"
                     ),
                     meta={"type": t, "lf": which},
@@ -198,7 +200,7 @@ def zm_bars(zeroshot_df: pd.DataFrame | None, k: int) -> go.Figure:
     ns = [int(v) for v in rows["n"]] if "n" in rows else [0] * len(types)
     fig = go.Figure(
         go.Bar(
-            x=[display_name(t) for t in types], y=ys, name=col,
+            x=[type_label(t) for t in types], y=ys, name=col,
             marker={"color": [type_color(t) for t in types]},
             text=[("" if v is None else f"{v:.0f}%") for v in ys], textposition="outside",
             customdata=ns,
@@ -232,7 +234,7 @@ def fdm_fim_table(per_type_df: pd.DataFrame | None) -> go.Figure:
     rows = df.drop_duplicates("type").set_index("type").loc[types]
     header = ["ambiguity type", "FDM (0–2) ↓", "FIM (0–1) ↓"]
     cells: list[list[str]] = [
-        [display_name(t) for t in types],
+        [type_label(t) for t in types],
         [_cell(v, 3) for v in rows["FDM"]],
         [_cell(v, 3) for v in rows["FIM"]],
     ]
@@ -278,7 +280,7 @@ def accuracy_bars(zeroshot_df: pd.DataFrame | None) -> go.Figure:
         ys = [optional_float(v) for v in rows[f"acc_{which}"]]
         fig.add_trace(
             go.Bar(
-                x=[display_name(t) for t in types], y=ys, name=f"{which.upper()} (top-1)",
+                x=[type_label(t) for t in types], y=ys, name=f"{which.upper()} (top-1)",
                 marker={"color": color},
                 text=[("" if v is None else f"{v:.0%}") for v in ys], textposition="outside",
                 customdata=ns,
@@ -322,7 +324,7 @@ def p_lf0_distribution(records_df: pd.DataFrame | None, *, column: str = "p_lf0"
         )
         fig.add_trace(
             go.Box(
-                x=[display_name(t)] * len(ys), y=ys, name=display_name(t),
+                x=[type_label(t)] * len(ys), y=ys, name=type_label(t),
                 boxpoints="all", jitter=0.4, pointpos=0, boxmean=True,
                 marker={"color": type_color(t), "size": 7, "opacity": 0.7},
                 line={"color": type_color(t)},
@@ -346,6 +348,6 @@ def overlay_fewshot(per_ratio: dict[str, pd.DataFrame], column: str = "mean_p_lf
     fig = go.Figure()
     for name, df in per_ratio.items():
         for type_, sub in df.groupby("type", sort=False):
-            fig.add_trace(go.Scatter(x=sub["ratio"], y=sub[column], mode="lines+markers", name=f"{name} · {type_}"))
+            fig.add_trace(go.Scatter(x=sub["ratio"], y=sub[column], mode="lines+markers", name=f"{plain_label(name)} · {type_label(str(type_))}"))
     fig.update_layout(title=f"{column} vs LF0 ratio", xaxis_title="ratio r of LF0 examples", yaxis_title=column)
     return fig

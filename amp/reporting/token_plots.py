@@ -22,7 +22,15 @@ import plotly.graph_objects as go
 from amp.evaluation.inspection import Inspection
 from amp.evaluation.semantic_divergence import SemanticDivergence, token_indices
 from amp.evaluation.sweep_run import optional_float
-from amp.reporting.style import LF0_COLOR, LF1_COLOR, PROB_COLORSCALE, apply_layout, empty_figure, hover_escape
+from amp.reporting.style import (
+    LF0_COLOR,
+    LF1_COLOR,
+    PROB_COLORSCALE,
+    apply_layout,
+    empty_figure,
+    hover_escape,
+    plain_label,
+)
 from amp.reporting.token_layout import (
     CHAR_PX,
     aligned_columns,
@@ -161,7 +169,7 @@ def token_heatmap(
     if mark not in MARKS:
         raise ValueError(f"mark must be one of {MARKS}, not {mark!r}")
     kind = "grammar-renormalised probability" if prob == "grammar" else "model probability"
-    title = title or f"Token confidence of the parses ({kind})"
+    title = plain_label(title) if title else f"Token confidence of the parses ({kind})"
     rows_steps = [_steps_of(pred)]
     row_labels = [labels[0]]
     if alt is not None:
@@ -232,7 +240,7 @@ def _heat(grid: _Grid, rows_steps: list[list[Any]], row_labels: list[str], prob:
         for i, step in enumerate(steps):
             y, x = grid.cell(r, i)
             z[y][x] = _step_prob(step, prob)
-            text[y][x] = hover_escape(fit_text(_display_token(str(step.token))))  # a token is never markup
+            text[y][x] = plain_label(fit_text(_display_token(str(step.token))))
             hover[y][x] = _hover(row_labels[r], i, step, prob, n_alternatives)
     return go.Heatmap(
         z=z,
@@ -403,6 +411,7 @@ def char_heatmap(rows: dict[str, tuple[Sequence[str], Sequence[float]]], title: 
     ``rows`` maps a label (a model) to ``(tokens, probs)`` of the *same* text; every character
     takes its token's probability, so token boundaries of different tokenizers line up.
     """
+    title = plain_label(title)
     if not rows:
         return empty_figure(title)
     frames = {label: char_axis_frame(toks, probs) for label, (toks, probs) in rows.items()}
@@ -412,10 +421,10 @@ def char_heatmap(rows: dict[str, tuple[Sequence[str], Sequence[float]]], title: 
         probs = list(f["prob"]) + [None] * (width - len(f))
         chars = list(f["char"]) + [""] * (width - len(f))
         z.append(probs)
-        text.append(chars)
-        hover.append([f"{label}<br>token {i}: {t!r}<br>p={p:.3f}" for i, t, p in
+        text.append([plain_label(c) for c in chars])
+        hover.append([f"{plain_label(label)}<br>token {i}: {plain_label(repr(t))}<br>p={p:.3f}" for i, t, p in
                       zip(f["token_index"], f["token"], f["prob"], strict=True)] + [""] * (width - len(f)))
-    fig = go.Figure(go.Heatmap(z=z, y=list(frames), text=text, texttemplate="%{text}", hovertext=hover,
+    fig = go.Figure(go.Heatmap(z=z, y=[plain_label(label) for label in frames], text=text, texttemplate="%{text}", hovertext=hover,
                                hoverinfo="text", zmin=0, zmax=1, colorscale="Viridis"))
     fig.update_layout(title=title, xaxis_title="character", height=140 + 50 * len(frames))
     return fig

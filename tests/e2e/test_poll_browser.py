@@ -9,6 +9,7 @@ scoring is covered by the AppTest suite), so this test never loads model weights
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from playwright.sync_api import expect
 from test_browser import assert_clean, goto_page, shot, wait_idle
@@ -91,3 +92,55 @@ def test_two_students_vote_teacher_sees_live(page, browser, st_server):
     expect(page.locator('[data-testid="stMetricValue"]').first).to_have_text("2")
     shot(page, "poll-teacher")
     assert_clean(page)
+
+
+def test_markup_in_reading_names_is_plain_text_in_the_charts(browser, launch_streamlit, tmp_path):
+    """Issue #27 item 3: a teacher's reading names ``<a href=…>`` and ``<b>`` are shown as typed
+    in the poll chart and the Presentation chart: no link, no bold, nothing fetched."""
+    from amp.data import generate as gen
+    from amp.teaching.poll import PollItem, PollStore
+
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    link, bold = '<a href="http://evil.example/x">evil link</a>', "<b>bold name</b>"
+    item = PollItem.from_pair(gen.pairs("pp")[0], 0.6)
+    item = replace(item, name0=link, name1=bold)
+    store = PollStore(cache / "polls.sqlite")
+    poll = store.create_poll([item], "markup")
+    store.submit_vote(poll.code, 0, "s1", 0, 3)
+    store.submit_vote(poll.code, 0, "s2", 1, 2)
+    server = launch_streamlit({"AMP_CACHE_DIR": str(cache)})
+    try:
+        from conftest import new_page
+
+        pg = new_page(browser, server.url)
+        pg.goto(server.url)
+        wait_idle(pg)
+        goto_page(pg, "Class poll")
+        pg.get_by_text("Open an existing poll").click()
+        pg.get_by_label("Poll code").fill(poll.code)
+        pg.locator(".st-key-tp_open button").click()
+        chart = pg.locator(".js-plotly-plot").first
+        expect(chart).to_be_visible(timeout=60_000)
+        expect(chart.get_by_text("evil link", exact=False).first).to_be_attached(timeout=30_000)
+        texts = " ".join(chart.locator("text").all_text_contents())
+        assert link in texts and bold in texts, texts  # the characters typed, as text
+        assert pg.locator('a[href*="evil.example"]').count() == 0
+        assert chart.locator("a").count() == 0 and chart.locator('[style*="bold"]').count() == 0
+        shot(pg, "poll-chart-markup")
+        pg.locator('[data-testid="stSidebarNav"]').get_by_text("Presentation", exact=True).click()
+        expect(pg.get_by_label("Poll code (optional)")).to_be_visible(timeout=60_000)
+        wait_idle(pg)
+        pg.get_by_label("Poll code (optional)").fill(poll.code)
+        pg.get_by_label("Poll code (optional)").press("Enter")
+        wait_idle(pg)
+        chart = pg.locator(".js-plotly-plot").first
+        expect(chart).to_be_visible(timeout=60_000)
+        texts = " ".join(chart.locator("text").all_text_contents())
+        assert link in texts and bold in texts, texts
+        assert pg.locator('a[href*="evil.example"]').count() == 0 and chart.locator("a").count() == 0
+        shot(pg, "present-chart-markup")
+        assert_clean(pg)
+        pg.context.close()
+    finally:
+        server.stop()

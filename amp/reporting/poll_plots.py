@@ -1,0 +1,31 @@
+"""The class poll's vote bars (the Class poll and Presentation pages).
+
+Reading names are the teacher's own words: they go through :func:`plain_label`, so markup in a
+name is shown as typed, never as a link or bold text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import plotly.graph_objects as go
+
+from amp.reporting.style import LF0_COLOR, LF1_COLOR, plain_label
+
+__all__ = ["poll_bars"]
+
+
+def poll_bars(names: Sequence[str], counts: Sequence[int], hovers: Sequence[str], *, height: int = 240) -> go.Figure:
+    """One bar per reading (LF0 blue, LF1 vermillion): its votes, labelled ``names[i]``, with
+    ``hovers[i]`` (the votes by confidence) on hover."""
+    if not len(names) == len(counts) == len(hovers) == 2:
+        raise ValueError(f"poll_bars needs two readings, got {len(names)} names, {len(counts)} counts, "
+                         f"{len(hovers)} hovers")
+    fig = go.Figure()
+    for choice, color in enumerate((LF0_COLOR, LF1_COLOR)):
+        name = plain_label(names[choice])
+        fig.add_bar(x=[name], y=[counts[choice]], marker_color=color, name=name, text=[counts[choice]],
+                    textposition="auto", hovertext=[plain_label(hovers[choice])])
+    fig.update_layout(height=height, margin={"l": 10, "r": 10, "t": 10, "b": 10}, showlegend=False,
+                      yaxis_title="votes", plot_bgcolor="white", yaxis={"rangemode": "tozero", "dtick": 1})
+    return fig
