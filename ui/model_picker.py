@@ -20,8 +20,9 @@
 * **Precision.**  ``st.session_state["model_dtype"]`` is ``""`` (the device's default: float32 on
   the CPU, the exact path), ``"int8"`` (the opt-in CPU path with an int8 output layer,
   :mod:`amp.parser.models.quantize`) or ``"bfloat16"`` (fast on CPUs with bf16 instructions); the last
-  two are faster, their results differ slightly and are cached apart.  Its initial value is
-  ``$AMP_MODEL_DTYPE``.
+  two are faster, their results differ slightly and are cached apart; or ``"llama.cpp"``, the
+  llama.cpp engine running the GGUF as shipped (a GGUF model only; cached apart too).  Its initial
+  value is ``$AMP_MODEL_DTYPE``, else ``$AMP_ENGINE``.
 * **Failures.**  A model (spec and precision, a :class:`ModelChoice`) that fails to load is
   remembered for the session with its message (:data:`ERROR_KEY`); pages show it with
   ``st.error`` and offer to go back to the default; the picker stays usable.  A page may use a
@@ -46,6 +47,7 @@ from amp.parser import Parser
 from amp.parser.backends.api_protocol import is_api_spec
 from amp.parser.core.errors import BackendError, ModelLoadError, ModelNameError, SearchCancelled
 from amp.parser.models.names import check_model_name
+from amp.parser.models.spec import ENGINE_ENV, Engine
 from amp.settings import results_dir
 from ui import api_model, server_state
 from ui.common import describe_error, plain
@@ -76,8 +78,11 @@ DTYPE_KEY = "model_dtype"
 PRECISION_CHOICE_KEY = "precision_choice"
 DTYPE_ENV_VAR = "AMP_MODEL_DTYPE"
 #: The precisions the sidebar offers, and how it names them.
+#: The llama.cpp engine (:class:`amp.parser.models.spec.Engine`) is offered as one more of them: it runs
+#: the GGUF as shipped, so its results differ slightly from the exact path's and are cached apart.
 PRECISIONS = {"": "Exact (float32 on a CPU)", "int8": "Faster: int8 output layer (CPU, approximate)",
-              "bfloat16": "Faster on CPUs with bf16 instructions: bfloat16 (approximate)"}
+              "bfloat16": "Faster on CPUs with bf16 instructions: bfloat16 (approximate)",
+              Engine.LLAMA_CPP.value: "llama.cpp engine: the GGUF as shipped, on the CPU (approximate)"}
 #: session_state keys of the parser service this session uses ("" = a model in this process) and its token.
 SERVER_KEY = "parser_server"
 TOKEN_KEY = "parser_token"
@@ -151,7 +156,7 @@ def forget_api_failures() -> None:
 def current_dtype() -> str:
     """The precision this session uses: ``""`` (the device's default), ``"int8"`` or ``"bfloat16"``."""
     if DTYPE_KEY not in st.session_state:
-        env = os.environ.get(DTYPE_ENV_VAR, "").strip().lower()
+        env = os.environ.get(DTYPE_ENV_VAR, "").strip().lower() or os.environ.get(ENGINE_ENV, "").strip().lower()
         st.session_state[DTYPE_KEY] = env if env in PRECISIONS else ""
     value = st.session_state[DTYPE_KEY]
     return value if value in PRECISIONS else ""
@@ -215,7 +220,10 @@ def _load_local(spec: str, dtype: str = "") -> Parser:
     """
 
     check_model_name(spec)  # a misspelt or (offline) uncached name: ModelNameError with close names
-    parser = Parser(spec, dtype=dtype or None, cache=result_cache())
+    if dtype == Engine.LLAMA_CPP:
+        parser = Parser(spec, engine=Engine.LLAMA_CPP, cache=result_cache())
+    else:
+        parser = Parser(spec, dtype=dtype or None, engine=Engine.TRANSFORMERS, cache=result_cache())
     parser.identity  # noqa: B018 - validates the spec (raises ModelLoadError)
     return parser
 

@@ -159,3 +159,20 @@ def test_cancel_stops_within_one_step(llama_parser: Parser) -> None:
         backend.parse([PROMPT + " "], fmt="fol", top_n=2, search=SearchSettings(beams=3, max_new_tokens=40))
     assert calls["passes_at_cancel"] >= 1  # the search had started decoding
     assert backend._decoder.stats.passes == calls["passes_at_cancel"]  # nothing decoded after the cancel
+
+
+def test_every_model_command_takes_the_engine() -> None:
+    import argparse
+
+    from amp.cli.model_options import add_model_options, make_parser
+    from amp.errors import AmpError
+    from amp.parser.backends.llama import LlamaBackend
+
+    ap = argparse.ArgumentParser()
+    add_model_options(ap)
+    parser = make_parser(ap.parse_args(["--engine", "llama.cpp"]), cache=False)
+    assert isinstance(parser.backend, LlamaBackend) and not parser.loaded
+    with pytest.raises(AmpError, match="--engine cannot be combined with --server"):
+        make_parser(ap.parse_args(["--engine", "llama.cpp", "--server", "http://127.0.0.1:9"]), cache=False)
+    with pytest.raises(SystemExit):
+        ap.parse_args(["--engine", "vllm"])
