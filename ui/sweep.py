@@ -192,7 +192,7 @@ def run(
     if parser is None:
         return None
     meta = {"page": key, "config": config_to_dict(config)}
-    stream = run_items(parser, items, beams=beams, mode=mode, label=key, meta=meta, score=parser.scores)
+    stream = run_items(parser, items, beams=beams, mode=mode, label=key, meta=meta)
     return _follow(key, config, items, parser, stream, draw)
 
 

@@ -138,7 +138,7 @@ def run_method(
     planned = list(items)
     if method == "beam" and max_new_tokens is None:  # the paper's path: batched, cached run_items
         yield from run_items(parser, planned, beams=beams, mode=mode, on_progress=on_progress,
-                             batch_size=batch_size, score=parser.scores)
+                             batch_size=batch_size)
         return
     total = len(planned)
     for done, item in enumerate(planned, 1):

@@ -159,7 +159,7 @@ def run_items(
     beams: int = DEFAULT_SEARCH.beams,
     mode: str = DEFAULT_MODE,
     parse: bool = True,
-    score: bool = True,
+    score: bool | None = None,
     on_progress: Progress | None = None,
     cancel: Cancel = None,
     batch_size: int | None = None,
@@ -170,7 +170,8 @@ def run_items(
 
     Uses :func:`amp.parser.batch.run_batch` (cached results first, then the rest, batched on a
     GPU): each item is beam-decoded with ``beams`` beams (``parse``) and its two gold LFs are
-    forced-decoded under the *same* prompt (``score``).  Records may come in a different order
+    forced-decoded under the *same* prompt (``score``; by default whenever the model can score,
+    :attr:`amp.parser.Parser.scores`: not a model behind an API without log-probs).  Records may come in a different order
     than ``items`` (cached ones first); match them by ``id``.  Matching uses the canonicaliser
     in ``mode``.  ``on_progress(done, total, record)`` is called after each record (unlike
     ``run_batch``'s callback it receives the :class:`SweepRecord`).  ``cancel`` (a
@@ -190,6 +191,8 @@ def run_items(
         by_id[item.id] = item
     if batch_size is not None and (isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1):
         raise ExperimentError(f"batch_size must be a whole number of at least 1, not {batch_size!r}")
+    if score is None:  # (a stand-in parser without ``scores`` scores, as every model with weights does)
+        score = bool(getattr(parser, "scores", True))
     return _stream(parser, planned, by_id, beams=beams, mode=mode, parse=parse, score=score,
                    on_progress=on_progress, cancel=cancel, batch_size=batch_size, label=label, meta=meta)
 

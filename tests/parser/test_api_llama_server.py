@@ -113,6 +113,8 @@ def test_grammar_constrains_the_choice(server: LlamaServer, item: ex.SweepItem) 
 #: 262k-token vocabulary in Python for every token it reports (prompt tokens too, when echoing),
 #: 0.3–2 s a token on the shared cores, so the full zero-shot prompt would take minutes per LF.
 SHORT = "Human: a girl\nComputer:"
+#: The chat test needs one example turn: with the one-turn prompt the model's chat reply is empty.
+SHORT_CHAT = "Human: each girl\nComputer: forall x . girl(x)\n\nHuman: a girl\nComputer:"
 SHORT_LF0, SHORT_LF1 = "exists x . girl(x)", "forall x . girl(x)"
 
 
@@ -122,7 +124,7 @@ def test_logprobs_give_token_confidences_and_p_lf0(server: LlamaServer, mode: st
     P(LF0) comes from the echoed prompt log-probs of both readings (their tokens rebuild each LF)."""
     parser = _parser(server, mode=mode, logprobs=True)
     assert parser.scores is True
-    beam = parser.parse(SHORT, beams=1, max_new_tokens=4).beams[0]
+    beam = parser.parse(SHORT_CHAT if mode == "chat" else SHORT, beams=1, max_new_tokens=4).beams[0]
     assert beam.steps and all(0.0 < s.prob <= 1.0 for s in beam.steps)
     assert beam.logprob == pytest.approx(sum(s.logprob for s in beam.steps))
     if mode == "chat":

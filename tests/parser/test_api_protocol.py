@@ -206,3 +206,18 @@ def test_a_sweep_against_a_closed_port_stops_with_one_error() -> None:
         for record in run_items(Parser(backend=backend, cache=False), items, beams=2):
             seen.append(record)
     assert seen == []
+
+
+def test_cli_errors_are_one_line(tmp_path, capsys: pytest.CaptureFixture[str]) -> None:  # type: ignore[no-untyped-def]
+    """``amp parse`` without --api-base, and ``amp reproduce`` against a closed port: one error line each."""
+    from amp.cli import main
+
+    (tmp_path / "p.txt").write_text(PROMPT, encoding="utf-8")
+    assert main(["parse", "--model", "openai:m", "--prompt-file", str(tmp_path / "p.txt")]) != 0
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error: --model openai:m needs --api-base URL")
+    code = main(["reproduce", "--model", "openai:m", "--api-base", f"http://127.0.0.1:{free_port()}/v1",
+                 "--api-retries", "0", "--types", "scope", "--n-zero", "2", "--n-few", "0",
+                 "--out", str(tmp_path / "out")])
+    lines = [line for line in capsys.readouterr().err.splitlines() if line.startswith("error:")]
+    assert code != 0 and len(lines) == 1 and "cannot reach the model endpoint" in lines[0]
