@@ -26,6 +26,7 @@ from ui.inspect_view import (
     normalised_lf,
     semantic_sentence,
 )
+from ui.meaning_view import beam_meanings
 from ui.prompt_state import current_prompt
 
 KEY = "inspection"
@@ -128,6 +129,7 @@ table = plots.beam_table(ins.parse, ins.lf0, ins.lf1, mode, fmt=fmt)
 st.dataframe(table, hide_index=True, width="stretch", column_config={
     "LF": st.column_config.TextColumn(width="large"),
     "score": st.column_config.NumberColumn(format="%.3f"), "log-prob": st.column_config.NumberColumn(format="%.2f")})
+beam_meanings(ins.parse, ins.lf0, ins.lf1, mode, fmt)
 csv_download(table, "beams.csv", key="pi_beams_csv")
 beam_tree_section(ui_model.get_parser, ins, prob, words=own_words)
 

@@ -64,3 +64,14 @@ def test_prompt_map_escapes_user_text() -> None:
 
     fig = word_bars(Attribution(**{**attr.__dict__, "words": (WordAttribution(0, "<b>x</b>", -1.0),)}))
     assert "<b>" not in fig.data[0].x[0] and "&lt;b&gt;" in fig.data[0].x[0]
+
+
+def test_parse_shows_the_beams_semantic_entropy(parsed) -> None:
+    from amp.evaluation.semantic_entropy import beam_shares, semantic_entropy
+
+    ins = parsed.session_state["inspection"]["result"]
+    beams = ins.parse.beams
+    se = semantic_entropy([b.text for b in beams], list(beam_shares([b.logprob for b in beams])) or None,
+                          ins.lf0, ins.lf1, mode=ins.canonical_mode, fmt=ins.fmt)
+    line = next(m for m in texts(parsed, "markdown") if m.startswith("**Meanings among the beams:**"))
+    assert f"semantic entropy {se.entropy:.3f} nats" in line and f"neither {se.p_neither:.1%}" in line
