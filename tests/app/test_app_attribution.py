@@ -8,6 +8,21 @@ from app_helpers import assert_ok, plotly_spec, texts
 
 from amp.evaluation.attribution import attribute, beside_influence
 
+#: Each model run of these tests may take minutes when the machine is shared (the tiny model's
+#: parse, 21 pair scores, the gradient passes): a bound of its own, above the helpers' default.
+RUN_S = 900
+
+
+@pytest.fixture
+def parsed(at):
+    """Parse & inspect after one **Parse** of its default prompt (bounded by :data:`RUN_S`)."""
+    at.switch_page("views/parse_inspect.py").run(timeout=RUN_S)
+    assert_ok(at)
+    at.button(key="pi_parse").click().run(timeout=RUN_S)
+    assert_ok(at)
+    assert not texts(at, "error")
+    return at
+
 
 def _titled(app, start: str) -> dict:
     specs = [plotly_spec(app, j) for j in range(len(app.get("plotly_chart")))]
@@ -21,10 +36,10 @@ def test_attribution_on_request_matches_the_library(parsed) -> None:
     from ui.prompt_state import default_prompt
 
     assert "pi_attribution" not in parsed.session_state  # nothing computed before the button
-    parsed.button(key="pi_influence_run").click().run()  # the influence first: the scatter needs it
+    parsed.button(key="pi_influence_run").click().run(timeout=RUN_S)  # the influence first: the scatter needs it
     assert_ok(parsed)
-    parsed.number_input(key="pi_attr_steps").set_value(4).run()
-    parsed.button(key="pi_attribution_run").click().run()
+    parsed.number_input(key="pi_attr_steps").set_value(4).run(timeout=RUN_S)
+    parsed.button(key="pi_attribution_run").click().run(timeout=RUN_S)
     assert_ok(parsed)
     assert not texts(parsed, "error")
     attr = parsed.session_state["pi_attribution"]["result"]
