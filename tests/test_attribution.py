@@ -232,22 +232,25 @@ def test_beside_influence_pairs_each_example_with_its_change() -> None:
 @pytest.mark.slow
 def test_readme_sentence_on_the_default_model(default_lm, tmp_path: Path) -> None:
     """The README's finding: the attribution map of its sentence, example sums beside the influence, ρ."""
+    from amp.evaluation.contrastive import contrast
     from amp.evaluation.influence import example_influence
     from amp.prompts import mixed_prompt
 
     parser = Parser("default", device="cpu", dtype="float32", cache=ResultCache(tmp_path / "c"))
     parser.backend.adopt(default_lm)
     prompt = mixed_prompt("the boy saw the man with the telescope", 0.3, seed=0)
-    attr = attribute(parser, prompt, steps=8)
+    attr = attribute(parser, prompt, method="input_x_gradient")  # one backward pass: a 270M model on a CPU
     assert [w.word for w in attr.words] == "the boy saw the man with the telescope".split()
     assert len(attr.examples) == len(prompt.examples) == 10
     assert not attr.tokens[0].attributed  # Gemma's <bos> is kept as is in the baseline
     assert all(t.attributed for t in attr.tokens[1:])
-    delta = attr.value - attr.baseline_value
-    assert attr.completeness_gap <= 0.25 * abs(delta) + 0.05, (attr.completeness_gap, delta)
+    # the target is the forced decodes' log-odds where the readings part
+    c = contrast(parser.score_pair(prompt.render(), prompt.gold_lf0, prompt.gold_lf1))
+    assert attr.divergence == c.divergence
+    assert attr.value == pytest.approx(c.log_odds_at_divergence, abs=1e-3)
     inf = example_influence(parser, prompt)
     rows, rho = beside_influence(attr, inf)
     assert [r.utterance for r in rows] == [e.utterance for e in prompt.examples]
-    assert rho is None or -1.0 <= rho <= 1.0
+    assert all(r.influence is not None for r in rows) and rho is not None and -1.0 <= rho <= 1.0
     assert sum(e.attribution for e in attr.examples) == pytest.approx(
         sum(t.attribution for t in attr.tokens if t.example is not None))

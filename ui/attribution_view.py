@@ -58,7 +58,8 @@ def attribution_section(prompt: Prompt) -> None:
                    "toward LF0, vermillion toward LF1.")
         c1, c2, c3 = st.columns(3)
         target = c1.selectbox("Target", TARGETS, format_func=_TARGET_NAMES.get, key="pi_attr_target")
-        method = c2.selectbox("Method", METHODS, format_func=_METHOD_NAMES.get, key="pi_attr_method")
+        method = c2.selectbox("Method", METHODS, index=METHODS.index("integrated_gradients"),
+                              format_func=_METHOD_NAMES.get, key="pi_attr_method")
         steps = int(c3.number_input("Steps (integrated gradients)", 1, limits.MAX_ATTRIBUTION_STEPS, DEFAULT_STEPS,
                                     key="pi_attr_steps", disabled=method == "input_x_gradient"))
         key = (ui_model.current_spec(), prompt.render(), prompt.gold_lf0, prompt.gold_lf1, prompt.words,

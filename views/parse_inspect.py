@@ -30,6 +30,7 @@ from ui.inspect_view import (
     semantic_sentence,
     verdict_of,
 )
+from ui.meaning_view import beam_meanings
 from ui.prompt_state import current_prompt
 
 KEY = "inspection"
@@ -134,6 +135,7 @@ with st.expander("Debugging: the parse against the other reading, and LF0 agains
 st.subheader("Beams")
 table = plots.beam_table(ins.parse, ins.lf0, ins.lf1, mode, fmt=fmt)
 show_beam_table(table)
+beam_meanings(ins.parse, ins.lf0, ins.lf1, mode, fmt)
 csv_download(table, "beams.csv", key="pi_beams_csv")
 beam_tree_section(ui_model.get_parser, ins, prob, words=own_words)
 

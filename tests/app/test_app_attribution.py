@@ -8,6 +8,21 @@ from app_helpers import assert_ok, plotly_spec, texts
 
 from amp.evaluation.attribution import attribute, beside_influence
 
+#: Each model run of these tests may take minutes when the machine is shared (the tiny model's
+#: parse, 21 pair scores, the gradient passes): a bound of its own, above the helpers' default.
+RUN_S = 900
+
+
+@pytest.fixture
+def parsed(at):
+    """Parse & inspect after one **Parse** of its default prompt (bounded by :data:`RUN_S`)."""
+    at.switch_page("views/parse_inspect.py").run(timeout=RUN_S)
+    assert_ok(at)
+    at.button(key="pi_parse").click().run(timeout=RUN_S)
+    assert_ok(at)
+    assert not texts(at, "error")
+    return at
+
 
 def _titled(app, start: str) -> dict:
     specs = [plotly_spec(app, j) for j in range(len(app.get("plotly_chart")))]
@@ -21,10 +36,10 @@ def test_attribution_on_request_matches_the_library(parsed) -> None:
     from ui.prompt_state import default_prompt
 
     assert "pi_attribution" not in parsed.session_state  # nothing computed before the button
-    parsed.button(key="pi_influence_run").click().run()  # the influence first: the scatter needs it
+    parsed.button(key="pi_influence_run").click().run(timeout=RUN_S)  # the influence first: the scatter needs it
     assert_ok(parsed)
-    parsed.number_input(key="pi_attr_steps").set_value(4).run()
-    parsed.button(key="pi_attribution_run").click().run()
+    parsed.number_input(key="pi_attr_steps").set_value(4).run(timeout=RUN_S)
+    parsed.button(key="pi_attribution_run").click().run(timeout=RUN_S)
     assert_ok(parsed)
     assert not texts(parsed, "error")
     attr = parsed.session_state["pi_attribution"]["result"]
@@ -64,3 +79,14 @@ def test_prompt_map_escapes_user_text() -> None:
 
     fig = word_bars(Attribution(**{**attr.__dict__, "words": (WordAttribution(0, "<b>x</b>", -1.0),)}))
     assert "<b>" not in fig.data[0].x[0] and "&lt;b&gt;" in fig.data[0].x[0]
+
+
+def test_parse_shows_the_beams_semantic_entropy(parsed) -> None:
+    from amp.evaluation.semantic_entropy import beam_shares, semantic_entropy
+
+    ins = parsed.session_state["inspection"]["result"]
+    beams = ins.parse.beams
+    se = semantic_entropy([b.text for b in beams], list(beam_shares([b.logprob for b in beams])) or None,
+                          ins.lf0, ins.lf1, mode=ins.canonical_mode, fmt=ins.fmt)
+    line = next(m for m in texts(parsed, "markdown") if m.startswith("**Meanings among the beams:**"))
+    assert f"semantic entropy {se.entropy:.3f} nats" in line and f"neither {se.p_neither:.1%}" in line
