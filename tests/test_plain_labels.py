@@ -22,6 +22,7 @@ import plotly.graph_objects as go
 import pytest
 
 import amp.reporting
+from amp.evaluation.attribution import Attribution, BesideRow, ExampleAttribution, TokenAttribution, WordAttribution
 from amp.evaluation.beam_tree import beam_tree
 from amp.evaluation.calibration import calibrate, poll_agreement
 from amp.evaluation.contrastive import contrast
@@ -29,11 +30,13 @@ from amp.evaluation.influence import influence_from_scores
 from amp.parser.core.results import Beam, TokenStep
 from amp.prompts import Prompt, PromptExample
 from amp.reporting import (
+    attribution_plots,
     beam_tree_plot,
     calibration_plots,
     coverage_plots,
     influence_plots,
     poll_plots,
+    readings_heatmap,
     sweep_plots,
     token_plots,
 )
@@ -116,6 +119,23 @@ def _inspection():
                            alternative_steps=make_steps([HOSTILE, " y"], [0.4, 0.8], tag="b"), divergence=Div(0))
 
 
+def _attribution() -> Attribution:
+    return Attribution(
+        prompt=HOSTILE, test_utterance=HOSTILE, lf0=HOSTILE, lf1=HOSTILE, fmt="fol", target="divergence",
+        method="input_x_gradient", steps=1, baseline="zero", divergence=0, token_lf0=HOSTILE, token_lf1=HOSTILE,
+        value=1.0, baseline_value=0.0, completeness_gap=0.0,
+        tokens=(TokenAttribution(0, HOSTILE, 0, len(HOSTILE), 0.5, example=0),),
+        words=(WordAttribution(0, HOSTILE, -1.0), WordAttribution(1, HOSTILE + "2", 0.5)),
+        examples=(ExampleAttribution(0, HOSTILE, 0, 0.3),))
+
+
+def _readings_inspection() -> SimpleNamespace:
+    pair = SimpleNamespace(lf0=SimpleNamespace(steps=make_steps([HOSTILE, " x"], [0.9, 0.8])),
+                           lf1=SimpleNamespace(steps=make_steps([HOSTILE, " y"], [0.4, 0.8], tag="b")))
+    return SimpleNamespace(predicted_steps=make_steps([HOSTILE, " x"], [0.9, 0.8]), pair=pair,
+                           lf0="exists x . boy(x)", lf1="exists x . girl(x)", fmt="fol", predicted_match="neither")
+
+
 #: One hostile case per builder: ``name → () -> figure``.
 CASES: dict[str, Callable[[], go.Figure]] = {
     "sweep_plots.p_lf0_vs_ratio": lambda: sweep_plots.p_lf0_vs_ratio(_per_ratio()),
@@ -140,6 +160,12 @@ CASES: dict[str, Callable[[], go.Figure]] = {
     "token_plots.token_heatmap": lambda: token_plots.token_heatmap(
         make_steps([HOSTILE, " x"], [0.9, 0.8]), make_steps([HOSTILE, " y"], [0.4, 0.8], tag="b"), title=HOSTILE),
     "token_plots.inspection_heatmap": lambda: token_plots.inspection_heatmap(_inspection()),
+    "attribution_plots.word_bars": lambda: attribution_plots.word_bars(_attribution()),
+    "attribution_plots.example_scatter": lambda: attribution_plots.example_scatter(
+        (BesideRow(index=0, utterance=HOSTILE, label=0, attribution=0.3, influence=0.1),
+         BesideRow(index=1, utterance=HOSTILE + "2", label=1, attribution=-0.2, influence=-0.1)), 0.5),
+    "readings_heatmap.readings_heatmap": lambda: readings_heatmap.readings_heatmap(_readings_inspection(),
+                                                                                   title=HOSTILE),
     "token_plots.char_heatmap": lambda: token_plots.char_heatmap({HOSTILE: ([HOSTILE, "x"], [0.5, 0.6])},
                                                                  title=HOSTILE),
 }

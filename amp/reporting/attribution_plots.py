@@ -6,7 +6,7 @@ Colours follow :mod:`amp.reporting.style`: toward LF0 is LF0's blue, toward LF1 
 (Okabe–Ito, colour-blind safe), white = no push; an example's marker has the colour of the reading
 it is shown with (grey for an unambiguous ingredient).  User text is never markup: the prompt
 HTML escapes every character (:func:`html.escape`), plotly labels and hovers go through
-:func:`~amp.reporting.style.hover_escape`.
+:func:`~amp.reporting.style.plain_label`.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from amp.reporting.style import (
     NEITHER_COLOR,
     apply_layout,
     empty_figure,
-    hover_escape,
+    plain_label,
 )
 
 __all__ = ["attribution_frame", "example_scatter", "prompt_html", "prompt_html_page", "word_bars"]
@@ -92,11 +92,11 @@ def word_bars(attr: Attribution) -> go.Figure:
     title = "Which words of the test sentence push toward LF0 or LF1"
     if not attr.words:
         return empty_figure(title, "The test sentence has no words.")
-    labels = [f"{w.index + 1}. {hover_escape(w.word)}" for w in attr.words]
+    labels = [f"{w.index + 1}. {plain_label(w.word)}" for w in attr.words]
     values = [w.attribution for w in attr.words]
     fig = go.Figure(go.Bar(
         x=labels, y=values, marker_color=[LF0_COLOR if v >= 0 else LF1_COLOR for v in values],
-        customdata=[hover_escape(w.word) for w in attr.words],
+        customdata=[plain_label(w.word) for w in attr.words],
         hovertemplate="%{customdata}: %{y:+.4f}<extra></extra>", meta={"kind": "words"},
     ))
     fig.add_hline(y=0, line_color=IDEAL_COLOR, line_width=1)
@@ -121,7 +121,7 @@ def example_scatter(rows: Sequence[BesideRow], rho: float | None) -> go.Figure:
             x=[r.influence for r in mine], y=[r.attribution for r in mine], mode="markers+text", name=name,
             text=[str(r.index + 1) for r in mine], textposition="top center",
             marker={"color": _label_color(label), "size": 12},
-            customdata=[hover_escape(r.utterance) for r in mine],
+            customdata=[plain_label(r.utterance) for r in mine],
             hovertemplate="%{text}. %{customdata}<br>Δ P(LF0) %{x:+.4f}<br>attribution %{y:+.4f}<extra></extra>",
             meta={"label": "plain" if label is None else f"lf{label}"},
         ))

@@ -31,7 +31,6 @@ from amp.reporting.style import (
     PROB_COLORSCALE,
     apply_layout,
     empty_figure,
-    hover_escape,
     plain_label,
 )
 from amp.reporting.token_layout import fit_text
@@ -88,7 +87,7 @@ def _p(x: float) -> str:
 
 def _token_lines(node: TreeNode, prob: ProbKind) -> list[str]:
     probs = node.probs_grammar if prob == "grammar" else node.probs
-    shown = [f"&nbsp;&nbsp;{node.start + i}: {hover_escape(repr(t))}  p = {_p(p)}"
+    shown = [f"&nbsp;&nbsp;{node.start + i}: {plain_label(repr(t))}  p = {_p(p)}"
              for i, (t, p) in enumerate(zip(node.tokens, probs, strict=True))]
     if len(shown) > HOVER_TOKENS:
         shown = [*shown[: HOVER_TOKENS - 2], f"&nbsp;&nbsp;… {len(shown) - HOVER_TOKENS + 1} more …", shown[-1]]
@@ -103,10 +102,10 @@ def _hover(node: TreeNode, prob: ProbKind) -> str:
     p, p_other = (node.prob_grammar, node.prob) if prob == "grammar" else (node.prob, node.prob_grammar)
     other = "raw model" if prob == "grammar" else "grammar"
     if len(node.tokens) == 1:
-        lines = [f"token {node.depth}: <b>{hover_escape(repr(node.tokens[0]))}</b>",
+        lines = [f"token {node.depth}: <b>{plain_label(repr(node.tokens[0]))}</b>",
                  f"p ({kind}) = {_p(p)} · {other} {_p(p_other)}"]
     else:
-        lines = [f"tokens {node.start}–{node.depth}: <b>{hover_escape(fit_text(repr(node.text), 70))}</b>",
+        lines = [f"tokens {node.start}–{node.depth}: <b>{plain_label(fit_text(repr(node.text), 70))}</b>",
                  f"p of all {len(node.tokens)} ({kind}) = {_p(p)} · {other} {_p(p_other)}",
                  f"least likely token p = {_p(node.min_prob_grammar if prob == 'grammar' else node.min_prob)}",
                  *_token_lines(node, prob)]
@@ -146,7 +145,7 @@ def _texts(tree: BeamTree, ys: Sequence[float], px_per_position: float) -> go.Sc
         if budget >= 2:
             xs.append((parent.depth + node.depth) / 2)
             yy.append(ys[node.id])
-            text.append(hover_escape(fit_text(_shown(node.text), budget)))
+            text.append(plain_label(fit_text(_shown(node.text), budget)))
     return go.Scatter(x=xs, y=yy, text=text, mode="text", textposition="top center", textfont={"size": 12},
                       hoverinfo="skip", showlegend=False, meta={"kind": "texts"})
 
@@ -185,7 +184,7 @@ def _node_traces(tree: BeamTree, ys: Sequence[float], prob: ProbKind) -> list[go
         ends = [n for n in tree.nodes if n.label == label]
         if ends:
             colour = LABEL_COLORS[label]
-            texts = [hover_escape(f"beam {' = '.join(str(e.rank) for e in n.ends)} · {MATCH_NAMES[label]}")
+            texts = [plain_label(f"beam {' = '.join(str(e.rank) for e in n.ends)} · {MATCH_NAMES[label]}")
                      for n in ends]
             traces.append(_markers(
                 ends, ys, prob, name=MATCH_NAMES[label], meta={"kind": "end", "label": label}, text=texts,

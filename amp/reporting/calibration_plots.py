@@ -19,7 +19,7 @@ from plotly.colors import find_intermediate_color, hex_to_rgb, label_rgb
 
 from amp.data.types import type_color
 from amp.evaluation.calibration import Calibration, CalibrationReport, GroupBy, PollAgreement
-from amp.reporting.style import IDEAL_COLOR, LF0_COLOR, LF1_COLOR, apply_layout, empty_figure, hover_escape, type_label
+from amp.reporting.style import IDEAL_COLOR, LF0_COLOR, LF1_COLOR, apply_layout, empty_figure, plain_label, type_label
 
 __all__ = ["poll_scatter", "ratio_color", "reliability_diagram"]
 
@@ -74,7 +74,7 @@ def _line(c: Calibration) -> go.Scatter:
         name=f"{name} (ECE {_num(c.ece, 2)}, Brier {_num(c.brier, 2)}, n = {c.n})",
         line={"color": color, "width": 3}, marker={"size": 10, "color": color},
         customdata=[[b.lower, b.upper, b.n] for b in full],
-        hovertemplate=(f"<b>{hover_escape(name)}</b><br>P(LF0) bin [%{{customdata[0]:.2f}}, %{{customdata[1]:.2f}}]"
+        hovertemplate=(f"<b>{plain_label(name)}</b><br>P(LF0) bin [%{{customdata[0]:.2f}}, %{{customdata[1]:.2f}}]"
                        "<br>n = %{customdata[2]}<br>mean P(LF0) = %{x:.3f}<br>observed LF0 rate = %{y:.3f}"
                        "<extra></extra>"),
         meta=_meta(c),
@@ -127,7 +127,7 @@ def poll_scatter(agreement: PollAgreement) -> go.Figure:
     fig = go.Figure()
     fig.add_trace(go.Scatter(
         x=[p.model_p_lf0 for p in agreement.points], y=[p.class_p_lf0 for p in agreement.points],
-        mode="markers", name="sentences", text=[hover_escape(p.surface) for p in agreement.points],
+        mode="markers", name="sentences", text=[plain_label(p.surface) for p in agreement.points],
         marker={"color": LF0_COLOR, "size": 12, "opacity": 0.8, "line": {"color": "white", "width": 1}},
         hovertemplate="%{text}<br>model P(LF0) = %{x:.3f}<br>class P(LF0) = %{y:.3f}<extra></extra>",
         meta={"group": "sentences", "pearson_r": agreement.pearson_r, "mean_abs_diff": agreement.mean_abs_diff},

@@ -17,7 +17,7 @@ import plotly.graph_objects as go
 
 from amp.data.types import order_types
 from amp.evaluation.sweep_run import optional_float
-from amp.reporting.style import IDEAL_COLOR, apply_layout, empty_figure, hover_escape, require_columns, type_label
+from amp.reporting.style import IDEAL_COLOR, apply_layout, empty_figure, plain_label, require_columns, type_label
 
 __all__ = ["COVERAGE_MEASURES", "NOTHING_FOUND", "coverage_curves_figure"]
 
@@ -58,7 +58,7 @@ def coverage_curves_figure(coverage_df: pd.DataFrame | None, type_: str | None =
         fig.add_trace(go.Scatter(
             x=ks, y=ys, mode="lines+markers", name=name,
             line={"color": color, "dash": dash, "width": 3}, marker={"size": 9, "symbol": marker},
-            hovertemplate=f"<b>{hover_escape(name)}</b><br>k = %{{x}}<br>%{{y:.1f}}%<extra></extra>",
+            hovertemplate=f"<b>{plain_label(name)}</b><br>k = %{{x}}<br>%{{y:.1f}}%<extra></extra>",
             meta={"type": chosen, "measure": column},
         ))
     apply_layout(fig, full_title, height=480,

@@ -4,7 +4,7 @@ on P(LF0), by size and by position, and the contrastive strip of LF0 against LF1
 Colours follow :mod:`amp.reporting.style`: an example's bar has the colour of the reading it is
 shown with (LF0 blue, LF1 vermillion, an unambiguous ingredient grey); the log-odds scale runs
 from LF1's vermillion through white to LF0's blue (both Okabe–Ito, colour-blind safe), centred
-on 0 = no preference.  Every text a user may have typed goes through :func:`hover_escape`.
+on 0 = no preference.  Every text a user may have typed goes through :func:`plain_label`.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from amp.reporting.style import (
     NEITHER_COLOR,
     apply_layout,
     empty_figure,
-    hover_escape,
+    plain_label,
 )
 
 __all__ = ["LOG_ODDS_COLORSCALE", "contrast_alternatives", "contrast_frame", "contrast_strip", "influence_bars",
@@ -70,9 +70,9 @@ def influence_bars(inf: Influence, change: Change = "removed", version: Version 
     ranked.reverse()  # plotly draws the first bar at the bottom
     fig = go.Figure(go.Bar(
         x=[e.delta(change, version) for e in ranked], base=[base] * len(ranked),
-        y=[f"{e.index + 1}. {hover_escape(_short(e.utterance))}" for e in ranked],
+        y=[f"{e.index + 1}. {plain_label(_short(e.utterance))}" for e in ranked],
         orientation="h", marker_color=[_label_color(e.label) for e in ranked],
-        customdata=[[e.index + 1, hover_escape(e.utterance), "plain" if e.label is None else f"LF{e.label}",
+        customdata=[[e.index + 1, plain_label(e.utterance), "plain" if e.label is None else f"LF{e.label}",
                      e.delta(change, version)] for e in ranked],
         hovertemplate="example %{customdata[0]}: %{customdata[1]}<br>shown with %{customdata[2]}"
                       "<br>P(LF0) %{base:.3f} → %{x:.3f} (Δ %{customdata[3]:+.3f})<extra></extra>",
@@ -103,7 +103,7 @@ def influence_by_position(inf: Influence, change: Change = "removed", version: V
     fig = go.Figure(go.Scatter(
         x=[e.index + 1 for e, _ in points], y=[d for _, d in points], mode="lines+markers",
         line={"color": IDEAL_COLOR, "width": 1}, marker={"size": 12, "color": [_label_color(e.label) for e, _ in points]},
-        customdata=[hover_escape(e.utterance) for e, _ in points],
+        customdata=[plain_label(e.utterance) for e, _ in points],
         hovertemplate="position %{x}: %{customdata}<br>Δ P(LF0) = %{y:+.3f}<extra></extra>", showlegend=False,
     ))
     fig.add_hline(y=0, line_color=IDEAL_COLOR, line_width=1)
@@ -129,7 +129,7 @@ def _cell_token(token: str | None, n: int = 8) -> str:
     if token is None:
         return "∅"
     text = token if len(token) <= n else token[: n - 1] + "…"
-    return hover_escape(text.replace(" ", "␣") if not text.strip() else text.strip())
+    return plain_label(text.replace(" ", "␣") if not text.strip() else text.strip())
 
 
 def contrast_strip(c: Contrast, *, context: int = 3, per_row: int = 12) -> go.Figure:
@@ -154,8 +154,8 @@ def contrast_strip(c: Contrast, *, context: int = 3, per_row: int = 12) -> go.Fi
         return f"{_cell_token(col.token_lf0)}<br>{_cell_token(col.token_lf1)}"
 
     hover = grid(fill="", cell=lambda col: f"position {col.position}{' (shared)' if col.shared else ''}<br>LF0: "
-                 f"{hover_escape(repr(col.token_lf0))} log p {_fmt(col.logprob_lf0)}<br>LF1: "
-                 f"{hover_escape(repr(col.token_lf1))} log p {_fmt(col.logprob_lf1)}<br>log-odds {col.log_odds:+.2f}")
+                 f"{plain_label(repr(col.token_lf0))} log p {_fmt(col.logprob_lf0)}<br>LF1: "
+                 f"{plain_label(repr(col.token_lf1))} log p {_fmt(col.logprob_lf1)}<br>log-odds {col.log_odds:+.2f}")
     labels = [f"{row[0].position}–{row[-1].position}" if len(row) > 1 else str(row[0].position) for row in rows]
     cells = {"y": labels, "texttemplate": "%{text}", "hovertext": hover, "hoverinfo": "text", "xgap": 3, "ygap": 3,
              "textfont": {"size": 13}}
@@ -190,7 +190,7 @@ def contrast_alternatives(c: Contrast) -> go.Figure:
               for i in range(len(c.alternatives))]
     names = [("LF0: " if i == c.alternative_lf0 else "LF1: " if i == c.alternative_lf1 else "") + repr(a.token)
              for i, a in enumerate(c.alternatives)]
-    fig = go.Figure(go.Bar(x=[hover_escape(n) for n in names], y=[a.prob for a in c.alternatives],
+    fig = go.Figure(go.Bar(x=[plain_label(n) for n in names], y=[a.prob for a in c.alternatives],
                            marker_color=colors, hovertemplate="%{x}<br>p = %{y:.3f}<extra></extra>"))
     apply_layout(fig, f"{title}<br><sup>position {c.divergence}, probabilities over the allowed tokens</sup>",
                  height=320, yaxis_title="probability", yaxis={"range": [0, 1]})

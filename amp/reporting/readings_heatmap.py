@@ -30,7 +30,7 @@ from amp.evaluation.semantic_divergence import SAME_MEANING, semantic_divergence
 from amp.evaluation.sweep_run import optional_float
 from amp.logic.errors import LFParseError
 from amp.reporting.beam_table import MATCH_NAMES
-from amp.reporting.style import PROB_COLORSCALE, apply_layout, empty_figure, hover_escape
+from amp.reporting.style import PROB_COLORSCALE, apply_layout, empty_figure, plain_label
 from amp.reporting.token_layout import CELL_PAD_PX, CHAR_PX, MIN_CELL_PX, aligned_rows, fit_text, pack_blocks
 from amp.reporting.token_plots import SEMANTIC_EDGE, SEMANTIC_LINE, TOKEN_LINE, ProbKind, _display_token, _hover
 
@@ -110,7 +110,7 @@ def readings_heatmap(ins: Any, *, prob: ProbKind = "raw", n_alternatives: int = 
     :func:`~amp.reporting.token_plots.token_heatmap`.  ``layout.meta`` holds the blocks'
     columns (``blocks``), the rows' labels and the divergence column, for tests and exports."""
     kind = "grammar-renormalised probability" if prob == "grammar" else "model probability"
-    title = title or f"The model's parse and both readings, token by token ({kind})"
+    title = plain_label(title) if title else f"The model's parse and both readings, token by token ({kind})"
     rows = reading_rows(ins)
     if not any(rows.steps):
         return empty_figure(title, "No tokens to show: parse first.")
@@ -152,7 +152,7 @@ def readings_heatmap(ins: Any, *, prob: ProbKind = "raw", n_alternatives: int = 
                 if at is not None:
                     z[r][k] = _prob(rows.steps[r][at], prob)
                     hover[r][k] = _hover(rows.labels[r], at, rows.steps[r][at], prob, n_alternatives)
-        text = [[hover_escape(texts[r][c]) for c in block] for r in range(len(ROWS))]
+        text = [[plain_label(texts[r][c]) for c in block] for r in range(len(ROWS))]
         traces.append(go.Heatmap(
             z=z, x=edges, y=ys, text=text, texttemplate="%{text}", textfont={"size": 14}, customdata=hover,
             hovertemplate="%{customdata}<extra></extra>", hoverongaps=False, coloraxis="coloraxis",
@@ -175,7 +175,7 @@ def readings_heatmap(ins: Any, *, prob: ProbKind = "raw", n_alternatives: int = 
     _marks(shapes, notes, rows, edges_of)
     fig = go.Figure(data=traces, layout={"shapes": shapes, "annotations": notes})
     n_rows = len(blocks) * len(ROWS)
-    apply_layout(fig, f"{title}<br><sup>{hover_escape(rows.note)}</sup>",
+    apply_layout(fig, f"{title}<br><sup>{plain_label(rows.note)}</sup>",
                  height=130 + ROW_PX * n_rows, width=round(LABEL_PX + BAR_PX + widest),
                  margin={"l": LABEL_PX, "r": BAR_PX, "t": 90, "b": 30},
                  coloraxis={"colorscale": PROB_COLORSCALE, "cmin": 0.0, "cmax": 1.0,

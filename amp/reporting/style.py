@@ -18,7 +18,7 @@ import plotly.graph_objects as go
 from amp.data.types import display_name
 
 __all__ = ["IDEAL_COLOR", "LF0_COLOR", "LF1_COLOR", "NEITHER_COLOR", "PROB_COLORSCALE", "TEMPLATE",
-           "apply_layout", "empty_figure", "hover_escape", "plain_label", "require_columns", "type_label"]
+           "apply_layout", "empty_figure", "plain_label", "require_columns", "type_label"]
 
 #: Plotly template of every figure.
 TEMPLATE = "plotly_white"
@@ -89,6 +89,3 @@ def type_label(name: str) -> str:
     """An ambiguity type's display name as plain figure text (own types are named by users)."""
     return plain_label(display_name(name))
 
-
-#: The former name of :func:`plain_label` (kept for code written against it).
-hover_escape = plain_label

@@ -23,7 +23,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from amp.data.types import order_types, type_color
+from amp.data.types import display_name, order_types, type_color
 from amp.evaluation.sweep_run import optional_float
 from amp.reporting.style import (
     IDEAL_COLOR,
@@ -31,7 +31,6 @@ from amp.reporting.style import (
     LF1_COLOR,
     apply_layout,
     empty_figure,
-    hover_escape,
     plain_label,
     require_columns,
     type_label,
@@ -170,7 +169,7 @@ def accuracy_vs_ratio(per_ratio_df: pd.DataFrame | None) -> go.Figure:
             )
     apply_layout(fig, title, height=460, legend={"orientation": "h", "y": -0.22, "x": 0})
     if coincide:  # one line would hide the other: the markers tell them apart, and a note says so
-        fig.add_annotation(text=hover_escape(COINCIDE_NOTE.format(types=", ".join(coincide))), xref="paper",
+        fig.add_annotation(text=plain_label(COINCIDE_NOTE.format(types=", ".join(coincide))), xref="paper",
                            yref="paper", x=0, y=-0.36, showarrow=False, xanchor="left", font={"size": 12},
                            name="coincide-note")
     fig.update_xaxes(range=[-0.05, 1.05], dtick=0.5, title={"text": "LF0 ratio r"})
@@ -317,7 +316,7 @@ def p_lf0_distribution(records_df: pd.DataFrame | None, *, column: str = "p_lf0"
     for t in order_types(df["type"]):
         sub = df[df["type"] == t]
         ys = [float(v) for v in sub[column]]
-        surfaces = [hover_escape(str(s)) for s in sub["surface"]] if "surface" in sub else [""] * len(ys)
+        surfaces = [plain_label(str(s)) for s in sub["surface"]] if "surface" in sub else [""] * len(ys)
         ratios = (
             [("" if optional_float(r) is None else f"{float(r):.1f}") for r in sub["ratio"]]
             if "ratio" in sub else [""] * len(ys)
@@ -330,7 +329,7 @@ def p_lf0_distribution(records_df: pd.DataFrame | None, *, column: str = "p_lf0"
                 line={"color": type_color(t)},
                 customdata=[[s, r] for s, r in zip(surfaces, ratios, strict=True)],
                 hovertemplate=(
-                    "%{customdata[0]}<br>" + hover_escape(name) + " = %{y:.3f}<br>r = %{customdata[1]}<extra></extra>"
+                    "%{customdata[0]}<br>" + plain_label(name) + " = %{y:.3f}<br>r = %{customdata[1]}<extra></extra>"
                 ),
                 meta={"type": t},
             )

@@ -28,7 +28,6 @@ from amp.reporting.style import (
     PROB_COLORSCALE,
     apply_layout,
     empty_figure,
-    hover_escape,
     plain_label,
 )
 from amp.reporting.token_layout import (
@@ -89,8 +88,8 @@ def _hover(label: str, index: int, step: Any, prob: ProbKind, n_alternatives: in
     p_text = "n/a" if p is None else f"{p:.3f}"
     kind = "grammar-renormalised" if prob == "grammar" else "raw model"
     lines = [
-        f"<b>{hover_escape(re.sub(r'<[^>]*>', '', label))}</b>, token {index}",
-        f"token: <b>{hover_escape(repr(str(step.token)))}</b>",
+        f"<b>{plain_label(re.sub(r'<[^>]*>', '', label))}</b>, token {index}",
+        f"token: <b>{plain_label(repr(str(step.token)))}</b>",
         f"p ({kind}) = {p_text}",
     ]
     alts = _step_alternatives(step, prob)[:n_alternatives]
@@ -98,7 +97,7 @@ def _hover(label: str, index: int, step: Any, prob: ProbKind, n_alternatives: in
         lines.append("top alternatives:")
         for alt in alts:
             ap = optional_float(getattr(alt, "prob", None))
-            lines.append(f"&nbsp;&nbsp;{hover_escape(repr(str(alt.token)))}  {'n/a' if ap is None else f'{ap:.3f}'}")
+            lines.append(f"&nbsp;&nbsp;{plain_label(repr(str(alt.token)))}  {'n/a' if ap is None else f'{ap:.3f}'}")
     else:
         lines.append("top alternatives: (none recorded)")
     return "<br>".join(lines)
