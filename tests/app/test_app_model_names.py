@@ -42,3 +42,25 @@ def test_load_accepts_a_local_folder(at, app_env: Path) -> None:  # type: ignore
     _load(at, str(app_env))
     assert not [e for e in texts(at.sidebar, "error")]
     assert at.session_state["model_spec"] == str(app_env)
+
+
+def test_a_model_that_fails_to_load_mid_parse_is_an_error_box_on_the_page(at, app_env: Path,
+                                                                        tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Its name checks out (a model folder), its weights do not: the reason and the way back are on
+    the page, not inside the collapsed status box."""
+    import shutil
+
+    broken = tmp_path / "tiny-broken-weights"
+    shutil.copytree(app_env, broken)
+    (broken / "model.safetensors").write_bytes(b"these are not weights")
+    _load(at, str(broken))
+    assert not texts(at.sidebar, "error")  # the name is fine
+    goto(at, "parse_inspect")
+    at.button(key="pi_parse").click().run()
+    assert_ok(at)
+    top = [node for node in at.main.children.values() if node.type == "error"]
+    assert len(top) == 1 and "could not be loaded" in top[0].value and "as a causal language model" in top[0].value
+    (status,) = [node for node in at.main.children.values() if node.type == "status"]
+    assert status.label == "The model could not be loaded" and status.state == "error"
+    assert not [c for c in status.children.values() if c.type == "error"]
+    assert [b for b in at.button if b.label == "Use the default model instead"]
