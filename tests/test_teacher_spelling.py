@@ -58,3 +58,18 @@ def test_a_teachers_spelling_parses_and_scores_as_the_prompts_spelling(saved_tin
     assert literal.lf0.lf == swapped
     convention = parser.score_pair(default.render(), DUCK0, DUCK1, words=default.words)
     assert [s.token for s in literal.lf0.steps] != [s.token for s in convention.lf0.steps]
+
+
+@pytest.mark.slow
+def test_on_the_default_model_the_teachers_spelling_is_the_prompts(default_lm, tmp_path: Path) -> None:
+    """The same on the embedded Gemma: P(LF0), the divergence and the reveal of the typed
+    spelling are those of the prompts' spelling (the second inspection is the first's cache hit)."""
+    parser = Parser("default", device="cpu", dtype="float32", cache=ResultCache(tmp_path / "results"))
+    seen = []
+    for lf0, lf1 in ((DUCK0, DUCK1), (TYPED0, TYPED1)):
+        own = _duck(lf0, lf1)
+        prompt = own.prompt("mixed", k=4)
+        ins = inspect(parser, prompt.render(), *own.readings, words=prompt.words, beams=2)
+        seen.append((ins.pair.p_lf0, ins.divergence, ins.predicted_match, inspection_semantic(ins),
+                     lesson.model_reading(PARAPHRASES, ins.pair.p_lf0)))
+    assert seen[1] == seen[0] and seen[0][0] is not None

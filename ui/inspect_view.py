@@ -91,6 +91,16 @@ def semantic_sentence(sem: Any, ins: Any) -> str:
     return plain(f"{meaning}; the model's tokens part at token {div.index} ({ta} versus {tb}).")
 
 
+def scored_spelling_note(own: Any) -> str | None:
+    """A caption for an own sentence whose readings were typed with other letters or another
+    quantifier order: they are scored as the prompts spell LFs (docs/paper-notes.md §16)."""
+    if own is None or own.readings == own.typed_readings:
+        return None
+    return ("The gold LFs are scored as the prompts spell LFs (x, y, z for things and people, a, e, i for events, "
+            "quantifiers in the templates' order), not as typed: "
+            + " · ".join(plain(lf) for lf in own.typed_readings))
+
+
 def normalised_lf(text: str, fmt: str) -> str:
     """A typed LF checked and rewritten as the prompts spell LFs: the data's exact spacing, entity
     variables x, y, z and event variables a, e, i in the templates' order (docs/paper-notes.md §16;

@@ -13,6 +13,7 @@ import streamlit as st
 from amp.data import generate as gen
 from amp.data.types import type_ids
 from amp.errors import AmpError
+from amp.logic.ast import free_variables
 from amp.logic.convert import convert
 from amp.logic.prompt_convention import prompt_text as lf_prompt_text
 from amp.logic.reader import parse_lf
@@ -22,6 +23,7 @@ from amp.logic.vocabulary import Format
 from amp.parser.core.limits import MAX_LF_CHARS
 from amp.prompts import DEFAULT_MIXED_RATIO, DEFAULT_MIXED_SEED, EXAMPLES_PER_PROMPT, Prompt, PromptExample
 from amp.teaching import lesson
+from amp.teaching.own_sentences import free_variable_hint
 from amp.teaching.prompt_file import MAX_PROMPT_FILE_BYTES, prompt_from_file, prompt_json, prompt_text, respelled_count
 from ui.common import describe_error, guarded, plain
 
@@ -199,9 +201,14 @@ def typed_test_golds(test: str, fmt: str) -> tuple[str | None, str | None]:
             out.append(None)
             continue
         try:
-            parse_lf(text, fmt)
+            free = sorted(free_variables(parse_lf(text, fmt)))
         except AmpError as exc:
             st.error(describe_error(exc), icon=":material/error:")
+            out.append(None)
+            continue
+        if free:  # issue #26 point 7: say what to do (a name is capitalised)
+            st.error(f"Gold LF{i} has the free variable {plain(repr(free[0]))}: {plain(free_variable_hint(free[0]))}",
+                     icon=":material/error:")
             out.append(None)
             continue
         unknown = unknown_word_message(text, fmt)

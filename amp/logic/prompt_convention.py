@@ -29,7 +29,6 @@ same-kind quantifiers, then rendering, gives back the original text exactly
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -38,8 +37,7 @@ from amp.logic.reader import parse_lf
 from amp.logic.render import render
 from amp.logic.vocabulary import DEFAULT_FORMAT, check_format
 
-__all__ = ["ENTITY_NAMES", "EVENT_NAMES", "EVENT_ROLES", "names_follow", "prompt_form", "prompt_text", "prompt_texts",
-           "same_spelling"]
+__all__ = ["ENTITY_NAMES", "EVENT_NAMES", "EVENT_ROLES", "names_follow", "prompt_form", "prompt_text", "same_spelling"]
 
 #: Two-place atoms whose first argument is an event (docs/paper-notes.md §10).
 EVENT_ROLES: frozenset[str] = frozenset({"agent", "patient", "instrument"})
@@ -164,7 +162,3 @@ def _uses(body: Formula) -> tuple[dict[str, int], set[str]]:
             stack.append((node.body, bound | {node.var}))
     return first, events
 
-
-def prompt_texts(lfs: Iterable[str], fmt: str = DEFAULT_FORMAT) -> tuple[str, ...]:
-    """:func:`prompt_text` of each LF."""
-    return tuple(prompt_text(lf, fmt) for lf in lfs)

@@ -300,3 +300,12 @@ def test_a_teachers_spelling_is_shown_as_typed_and_as_scored(page, own_lib) -> N
     assert typed1 in codes and DUCK1 in codes
     assert "Scored as the prompts spell it" in shown(page, "caption")
     assert own_lib.get(DUCK).lf1 == typed1 and own_lib.get(DUCK).readings == (DUCK0, DUCK1)
+
+
+def test_the_parse_page_note_says_which_spelling_was_scored() -> None:
+    from ui.inspect_view import scored_spelling_note
+
+    assert scored_spelling_note(None) is None and scored_spelling_note(duck()) is None
+    typed1 = "exists e . exists bird . duck(bird) AND have(bird, Her) AND saw(e) AND agent(e, Me) AND patient(e, bird)"
+    note = scored_spelling_note(OwnSentence(DUCK, DUCK0, typed1, "she lowered her head", "the duck that she owns"))
+    assert note is not None and "scored as the prompts spell LFs" in note and "bird" in note
