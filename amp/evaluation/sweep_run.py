@@ -171,8 +171,8 @@ def run_items(
     Uses :func:`amp.parser.batch.run_batch` (cached results first, then the rest, batched on a
     GPU): each item is beam-decoded with ``beams`` beams (``parse``) and its two gold LFs are
     forced-decoded under the *same* prompt (``score``; by default whenever the model can score,
-    :attr:`amp.parser.Parser.scores`: not a model behind an API without log-probs).  Records may come in a different order
-    than ``items`` (cached ones first); match them by ``id``.  Matching uses the canonicaliser
+    :attr:`amp.parser.Parser.scores`: not a model behind an API without log-probs).  Records may
+    come in a different order than ``items`` (cached ones first); match them by ``id``.  Matching uses the canonicaliser
     in ``mode``.  ``on_progress(done, total, record)`` is called after each record (unlike
     ``run_batch``'s callback it receives the :class:`SweepRecord`).  ``cancel`` (a
     :class:`threading.Event` or a callable returning True) stops the stream early: the records

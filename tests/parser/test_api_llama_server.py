@@ -160,6 +160,20 @@ def test_reproduce_writes_table2_and_fig2_rows_and_no_key_anywhere(
     assert KEY not in printed.out + printed.err
 
 
+def test_amp_parse_prints_the_endpoints_choices(server: LlamaServer, item: ex.SweepItem, tmp_path: Path,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "p.txt").write_text(item.prompt_text, encoding="utf-8")
+    code = main(["parse", "--model", f"openai:{server.alias}", "--api-base", server.base, "--prompt-file",
+                 str(tmp_path / "p.txt"), "--beams", "1", "--max-new-tokens", "8", "--api-mode", "completions",
+                 "--api-logprobs", "off", "--json"])
+    printed = capsys.readouterr()
+    assert code == 0, printed.err
+    out = json.loads(printed.out)
+    assert out["model"] == f"openai:{server.alias}" and out["device"] == "api"
+    assert out["identity"] == f"openai:{server.alias}@{server.base}" and len(out["result"]["beams"]) == 1
+    assert KEY not in printed.out + printed.err
+
+
 def test_server_killed_mid_sweep_is_one_error_and_finished_items_stay_cached(
         tmp_path: Path, item: ex.SweepItem) -> None:
     """The server dies after the first item: the sweep ends with one EndpointUnreachable, the first
