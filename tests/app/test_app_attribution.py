@@ -57,6 +57,7 @@ def test_attribution_on_request_matches_the_library(parsed) -> None:
     assert any('class="amp-attribution"' in h and "data-attribution" in h for h in html)
     labels = {b.proto.label for b in parsed.get("download_button")}
     assert {"Prompt map (HTML)", "Token attributions CSV"} <= labels
+    parsed.run(timeout=RUN_S)
     assert parsed.button(key="pi_attribution_run").disabled  # kept for this prompt, model and settings
 
 
