@@ -132,7 +132,11 @@ def readings_heatmap(ins: Any, *, prob: ProbKind = "raw", n_alternatives: int = 
               for c in range(n_cols)]
     more = f"+{cut} tokens"
     tail = CHAR_PX * len(more) + CELL_PAD_PX if cut else 0.0
-    blocks = pack_blocks(widths, PLOT_PX - LABEL_PX - BAR_PX - tail)
+    # the parse's columns past both readings ride on the last block, so no block lacks a reading
+    head = max(ends) + 1 if ends else n_cols
+    rest = sum(widths[head:]) + tail
+    blocks = pack_blocks(widths[:head], max(PLOT_PX - LABEL_PX - BAR_PX - rest, 200.0)) or [range(0, 0)]
+    blocks[-1] = range(blocks[-1].start, n_cols)
     traces: list[go.Heatmap] = []
     shapes: list[dict[str, Any]] = []
     notes: list[dict[str, Any]] = []
