@@ -112,7 +112,7 @@ def test_story_templates_prompt_parse(page: Page) -> None:
     # the grammar-renormalised view re-draws the same heatmap
     page.locator('[data-testid="stButtonGroup"]').get_by_text("grammar-renormalised", exact=True).click()
     wait_idle(page)
-    expect(page.locator(".gtitle").filter(has_text="grammar-renormalised")).to_be_visible(timeout=30_000)
+    expect(page.locator(".gtitle").filter(has_text="grammar-renormalised").first).to_be_visible(timeout=30_000)
     assert_clean(page)
 
 
