@@ -165,7 +165,8 @@ def _checked(original):  # type: ignore[no-untyped-def]
 
     def checked(model, tokenizer, items, *args, **kwargs):  # type: ignore[no-untyped-def]
         results = original(model, tokenizer, items, *args, **kwargs)
-        found = [p for parse, _pair in results for p in check_parse_result(parse, tokenizer)]
+        words = kwargs.get("words") or None  # a teacher's own words extend the grammar the beams follow
+        found = [p for parse, _pair in results for p in check_parse_result(parse, tokenizer, words)]
         log = _ORACLE_LOGS[-1]
         log.checked += len(results)
         if found:

@@ -44,9 +44,12 @@ class _Grammar:
     variables: frozenset[str]
 
 
-@lru_cache(maxsize=4)
-def _grammar(fmt: str) -> _Grammar:
-    lark = Lark(grammar_text(fmt, "decoding"), parser="lalr", start="start")  # type: ignore[arg-type]
+@lru_cache(maxsize=16)
+def _grammar(fmt: str, words: Any = None) -> _Grammar:
+    """The decoding grammar of ``fmt``, extended with a teacher's own ``words`` (an
+    :class:`~amp.logic.own_words.OwnWords`) when the decoder was given them."""
+    extra = {"words": words} if words is not None else {}
+    lark = Lark(grammar_text(fmt, "decoding", **extra), parser="lalr", start="start")  # type: ignore[arg-type]
     literal_of = {}
     for term in lark.terminals:
         if term.pattern.type != "str":  # the decoding grammar is all literals; anything else is a new design
@@ -68,8 +71,8 @@ class _Config:
 class PrefixChecker:
     """Feeds text character by character; :meth:`viable` says if it can still become an LF."""
 
-    def __init__(self, fmt: str) -> None:
-        self.g = _grammar(fmt)
+    def __init__(self, fmt: str, words: Any = None) -> None:
+        self.g = _grammar(fmt, words)
         self.fmt = fmt
         self.text = ""
         self.configs: list[_Config] = [_Config(self.g.lark.parse_interactive(""), "", frozenset(), ())]
@@ -147,12 +150,12 @@ class PrefixChecker:
         return False
 
 
-def prefix_violation(fmt: str, prefixes: Sequence[str], finished: bool) -> str | None:
+def prefix_violation(fmt: str, prefixes: Sequence[str], finished: bool, words: Any = None) -> str | None:
     """The first problem with a sequence of growing texts (one per token), or None.
 
     ``prefixes[i]`` is the text after ``i + 1`` tokens; each must extend the previous one.
     """
-    checker = PrefixChecker(fmt)
+    checker = PrefixChecker(fmt, words)
     for i, text in enumerate(prefixes):
         if not text.startswith(checker.text):
             return f"token {i}: decoded text {text!r} does not extend {checker.text!r}"
@@ -178,8 +181,9 @@ def token_prefixes(tokenizer: Any, ids: Sequence[int], raw_text: str) -> list[st
     return [lead + decode(ids[: i + 1]) for i in range(len(ids))]
 
 
-def check_parse_result(result: Any, tokenizer: Any) -> list[str]:
-    """Violations of the grammar in the beams of one constrained :class:`ParseResult`."""
+def check_parse_result(result: Any, tokenizer: Any, words: Any = None) -> list[str]:
+    """Violations of the grammar in the beams of one constrained :class:`ParseResult` (decoded
+    under the grammar extended with ``words``, a teacher's own words, when given)."""
     if not result.constrained:
         return []
     problems = []
@@ -190,7 +194,7 @@ def check_parse_result(result: Any, tokenizer: Any) -> list[str]:
         if prefixes[-1] != beam.raw_text:
             problems.append(f"beam {beam.rank}: tokenizer text {prefixes[-1]!r} != raw_text {beam.raw_text!r}")
             continue
-        problem = prefix_violation(result.fmt, prefixes, beam.finished)
+        problem = prefix_violation(result.fmt, prefixes, beam.finished, words)
         if problem:
             problems.append(f"beam {beam.rank} {beam.raw_text!r}: {problem}")
     return problems

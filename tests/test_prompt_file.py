@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -83,3 +84,29 @@ def test_a_text_file_reads_back_the_rendered_prompt() -> None:
         prompt_from_file(b"Human: a\nComputer: exists x . boy(x)\nHuman\n")
     with pytest.raises(PromptFileError, match="not UTF-8"):
         prompt_from_file(b"\xff\xfe")
+
+
+def test_an_import_is_respelled_in_the_prompt_convention_unless_literal() -> None:
+    """Issue #26 point 2: a hand-written file with other letters scores as the templates spell it;
+    the project's own prompts (FOL and the sorted Lisp form) read back unchanged."""
+    from amp.logic.prompt_convention import prompt_text as convention
+    from amp.teaching.prompt_file import prompt_from_file, respelled_count
+
+    prompt = prompts.mixed_prompt(TEST, 0.3, seed=0, k=4)
+    payload = json.loads(prompt_json(prompt))
+    odd = {"x": "p", "y": "q", "z": "r", "a": "b", "e": "c"}
+    for ex in payload["examples"]:
+        ex["lf"] = re.sub(r"\b([xyzae])\b", lambda m: odd[m.group(1)], ex["lf"])
+    assert prompt.gold_lf0.startswith("exists x . exists y . exists z . exists a . exists e . ")
+    body = re.sub(r"\b([xyzae])\b", lambda m: odd[m.group(1)], prompt.gold_lf0.split(" . ", 5)[5])
+    payload["gold_lf0"] = "exists c . exists q . exists p . exists r . exists b . " + body
+    data = json.dumps(payload).encode()
+    literal = prompt_from_file(data, literal=True)
+    respelled = prompt_from_file(data)
+    assert literal.gold_lf0 != prompt.gold_lf0
+    assert [ex.lf for ex in respelled.examples] == [convention(ex.lf) for ex in prompt.examples]
+    assert respelled.gold_lf0 == convention(literal.gold_lf0) == prompt.gold_lf0
+    assert respelled_count(literal, respelled) == len(prompt.examples) + 1
+    for fmt in ("fol", "lisp"):
+        own = prompts.mixed_prompt(TEST, 0.5, seed=1, k=10, fmt=fmt)
+        assert prompt_from_file(prompt_json(own)) == own

@@ -11,8 +11,7 @@ from amp.evaluation.semantic_divergence import SAME_MEANING
 from amp.evaluation.verdict import Verdict, verdict
 from amp.logic.errors import LFParseError
 from amp.logic.own_words import NO_WORDS, OwnWords
-from amp.logic.reader import parse_lf
-from amp.logic.render import render
+from amp.logic.prompt_convention import prompt_text as lf_prompt_text
 from amp.parser.core.limits import MAX_LF_CHARS
 from amp.parser.search.divergence import divergence
 from amp.reporting import plots
@@ -92,9 +91,21 @@ def semantic_sentence(sem: Any, ins: Any) -> str:
     return plain(f"{meaning}; the model's tokens part at token {div.index} ({ta} versus {tb}).")
 
 
+def scored_spelling_note(own: Any) -> str | None:
+    """A caption for an own sentence whose readings were typed with other letters or another
+    quantifier order: they are scored as the prompts spell LFs (docs/paper-notes.md §16)."""
+    if own is None or own.readings == own.typed_readings:
+        return None
+    return ("The gold LFs are scored as the prompts spell LFs (x, y, z for things and people, a, e, i for events, "
+            "quantifiers in the templates' order), not as typed: "
+            + " · ".join(plain(lf) for lf in own.typed_readings))
+
+
 def normalised_lf(text: str, fmt: str) -> str:
-    """A typed LF checked and rewritten in the data's exact spacing (raises LFParseError)."""
-    return render(parse_lf(text.strip(), fmt), fmt)
+    """A typed LF checked and rewritten as the prompts spell LFs: the data's exact spacing, entity
+    variables x, y, z and event variables a, e, i in the templates' order (docs/paper-notes.md §16;
+    raises LFParseError)."""
+    return lf_prompt_text(text.strip(), fmt)
 
 
 def custom_lf_section(prompt_text: str, fmt: str, ins: Any, prob: str,
@@ -137,4 +148,4 @@ def custom_lf_section(prompt_text: str, fmt: str, ins: Any, prob: str,
                               labels=(f"predicted: {match_name(ins.predicted_match)}", "your LF (forced)"),
                               title="Your LF against the predicted parse")
     chart(fig, key="pi_custom_heatmap", filename="custom_lf_confidence")
-    st.caption(f"Scored: `{stored['lf']}`")
+    st.caption(f"Scored as the prompts spell it (x, y, z / a, e, i): `{stored['lf']}`")

@@ -12,14 +12,18 @@ import streamlit as st
 
 from amp.data import generate as gen
 from amp.errors import AmpError
+from amp.logic.ast import free_variables
 from amp.logic.convert import convert
+from amp.logic.prompt_convention import prompt_text as lf_prompt_text
 from amp.logic.reader import parse_lf
+from amp.logic.render import render
 from amp.logic.unknown_words import unknown_word_message
 from amp.logic.vocabulary import Format
 from amp.parser.core.limits import MAX_LF_CHARS
 from amp.prompts import DEFAULT_MIXED_RATIO, DEFAULT_MIXED_SEED, EXAMPLES_PER_PROMPT, Prompt, PromptExample
 from amp.teaching import lesson
-from amp.teaching.prompt_file import MAX_PROMPT_FILE_BYTES, prompt_from_file, prompt_json, prompt_text
+from amp.teaching.own_sentences import free_variable_hint
+from amp.teaching.prompt_file import MAX_PROMPT_FILE_BYTES, prompt_from_file, prompt_json, prompt_text, respelled_count
 from ui.common import describe_error, guarded, plain
 
 PROMPT_KEY = "prompt"
@@ -71,14 +75,19 @@ def import_prompt(data: bytes, name: str) -> None:
     """Widget callback: replace the stored prompt with the uploaded one; a bad file keeps the
     current prompt and leaves an error for :func:`exchange_section` to show."""
     try:
+        typed = prompt_from_file(data, f"the file {name!r}", literal=True)
         prompt = prompt_from_file(data, f"the file {name!r}")
     except AmpError as exc:
         st.session_state[IMPORT_MESSAGE_KEY] = ("error", f"Nothing was imported: {describe_error(exc)}")
         return
     st.session_state[PROMPT_KEY] = prompt
+    changed = respelled_count(typed, prompt)
+    spelling = (f" {changed} of its LFs were respelled in the prompt convention (x, y, z for things and people, "
+                "a, e, i for events, as the templates write them): the prompt shows and scores that spelling."
+                if changed else "")
     st.session_state[IMPORT_MESSAGE_KEY] = (
         "success", f"Imported {plain(name)}: {len(prompt.examples)} examples, test sentence "
-                   f"“{plain(prompt.test_utterance)}”. Changing a setting above rebuilds the prompt and drops it.")
+                   f"“{plain(prompt.test_utterance)}”.{spelling} Changing a setting above rebuilds the prompt and drops it.")
 
 
 def exchange_section(prompt: Prompt) -> None:
@@ -155,9 +164,14 @@ def typed_test_golds(test: str, fmt: str) -> tuple[str | None, str | None]:
             out.append(None)
             continue
         try:
-            parse_lf(text, fmt)
+            free = sorted(free_variables(parse_lf(text, fmt)))
         except AmpError as exc:
             st.error(describe_error(exc), icon=":material/error:")
+            out.append(None)
+            continue
+        if free:  # issue #26 point 7: say what to do (a name is capitalised)
+            st.error(f"Gold LF{i} has the free variable {plain(repr(free[0]))}: {plain(free_variable_hint(free[0]))}",
+                     icon=":material/error:")
             out.append(None)
             continue
         unknown = unknown_word_message(text, fmt)
@@ -165,7 +179,10 @@ def typed_test_golds(test: str, fmt: str) -> tuple[str | None, str | None]:
             st.error(f"Gold LF{i}: {unknown}.", icon=":material/error:")
             out.append(None)
             continue
-        out.append(text)
+        scored = lf_prompt_text(text, fmt)  # scored as the prompts spell it (docs/paper-notes.md §16)
+        if scored != render(parse_lf(text, fmt), fmt):
+            st.caption(f"Gold LF{i} is scored as the prompts spell it: {plain(scored)}")
+        out.append(scored)
     return out[0], out[1]
 
 

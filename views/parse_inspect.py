@@ -25,6 +25,7 @@ from ui.inspect_view import (
     heatmap_labels,
     match_name,
     normalised_lf,
+    scored_spelling_note,
     semantic_sentence,
     verdict_of,
 )
@@ -147,6 +148,8 @@ for i, (col, name, lf, score) in enumerate(((g0, "LF0", ins.lf0, pair.lf0), (g1,
     col.markdown(teach.reading_line(kind, i, words[i] if words else None, item.reading_name(i) if item else None))
     if not teach.logic_hidden():
         col.code(lf, language=None, wrap_lines=True)
+if (note := scored_spelling_note(own)) is not None:  # issue #26: which spelling was scored
+    st.caption(note)
 
 influence_section(prompt)
 

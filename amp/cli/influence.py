@@ -10,7 +10,8 @@ prompt's golds.  The model scores both readings after the prompt, after each exa
 and after each ambiguous example flipped (2k + 1 cached pair scores; progress on stderr), and
 the command prints each example's change in P(LF0) — the paper's min-token version and the
 total-probability one — largest first, with the position summary.  See
-:mod:`amp.evaluation.influence`.
+:mod:`amp.evaluation.influence`.  The prompt's LFs and ``--lf0``/``--lf1`` are scored in the paper's
+prompt convention (docs/paper-notes.md §16) unless ``--literal``.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import sys
 from typing import Any
 
 from amp.cli.parse import add_model_arguments, run_with_model
+from amp.cli.score import scored_lfs
 from amp.evaluation.influence import Influence, example_influence
 from amp.teaching.prompt_file import prompt_from_file
 
@@ -53,8 +55,10 @@ def run(args: argparse.Namespace) -> int:
         print(f"[{done}/{total}] pair scores", file=sys.stderr, flush=True)
 
     def compute(parser: Any, text: str) -> Influence:
-        prompt = prompt_from_file(text.encode("utf-8"), f"the prompt file {args.prompt_file!r}")
-        return example_influence(parser, prompt, args.lf0, args.lf1, progress=say)
+        prompt = prompt_from_file(text.encode("utf-8"), f"the prompt file {args.prompt_file!r}", literal=args.literal)
+        lf0, lf1 = (None if lf is None else scored_lfs([lf], prompt.lf_format, args.literal)[0]
+                    for lf in (args.lf0, args.lf1))
+        return example_influence(parser, prompt, lf0, lf1, progress=say)
 
     return run_with_model(args, compute, lambda inf: {"influence": inf.to_dict()}, format_influence)
 
@@ -65,4 +69,6 @@ def register(subparsers: Any) -> None:
     add_model_arguments(p)
     p.add_argument("--lf0", default=None, help="the test sentence's LF0 (default: the prompt's gold LF0)")
     p.add_argument("--lf1", default=None, help="the test sentence's LF1 (default: the prompt's gold LF1)")
+    p.add_argument("--literal", action="store_true",
+                   help="keep the file's and --lf0/--lf1's spelling (default: the prompt convention, x, y, z / a, e, i)")
     p.set_defaults(func=run)

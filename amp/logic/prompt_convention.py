@@ -29,7 +29,6 @@ same-kind quantifiers, then rendering, gives back the original text exactly
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -38,7 +37,7 @@ from amp.logic.reader import parse_lf
 from amp.logic.render import render
 from amp.logic.vocabulary import DEFAULT_FORMAT, check_format
 
-__all__ = ["ENTITY_NAMES", "EVENT_NAMES", "EVENT_ROLES", "prompt_form", "prompt_text", "same_spelling"]
+__all__ = ["ENTITY_NAMES", "EVENT_NAMES", "EVENT_ROLES", "names_follow", "prompt_form", "prompt_text", "same_spelling"]
 
 #: Two-place atoms whose first argument is an event (docs/paper-notes.md §10).
 EVENT_ROLES: frozenset[str] = frozenset({"agent", "patient", "instrument"})
@@ -47,10 +46,22 @@ ENTITY_NAMES: tuple[str, ...] = ("x", "y", "z")
 EVENT_NAMES: tuple[str, ...] = ("a", "e", "i")
 
 
-def prompt_form(f: Formula) -> Formula:
+def prompt_form(f: Formula, *, reorder: bool = True) -> Formula:
     """``f`` with its variables named and its same-kind quantifier runs ordered as the templates
-    do (module docstring; docs/paper-notes.md §16).  Free variables keep their names."""
-    return _normalise(f, {}, _Namer(free_variables(f)))
+    do (module docstring; docs/paper-notes.md §16).  Free variables keep their names.
+
+    ``reorder=False`` keeps the written quantifier order and only names the variables (the names
+    then follow the prefix as written): what :func:`names_follow` compares with."""
+    return _normalise(f, {}, _Namer(free_variables(f)), reorder)
+
+
+def names_follow(lf: str, fmt: str = DEFAULT_FORMAT) -> bool:
+    """Whether ``lf``'s variables are already named as the convention names them in its written
+    prefix order (its same-kind runs may still be in another order).  True for every LF the
+    project's prompts show, the original's ordered sorted Lisp form included (§10), whose
+    displayed body no longer gives the template's first-use order."""
+    f = parse_lf(lf, check_format(fmt))
+    return prompt_form(f, reorder=False) == f
 
 
 @lru_cache(maxsize=4096)
@@ -89,11 +100,11 @@ class _Namer:
                 return name
 
 
-def _normalise(f: Formula, env: dict[str, str], namer: _Namer) -> Formula:
+def _normalise(f: Formula, env: dict[str, str], namer: _Namer, reorder: bool) -> Formula:
     if isinstance(f, Atom):
         return Atom(f.pred, tuple(env.get(a, a) if is_variable(a) else a for a in f.args))
     if isinstance(f, Junction):
-        return Junction(f.op, tuple(_normalise(c, env, namer) for c in f.children))
+        return Junction(f.op, tuple(_normalise(c, env, namer, reorder) for c in f.children))
     chain: list[tuple[str, str]] = []
     body: Formula = f
     while isinstance(body, Quantified):
@@ -102,9 +113,9 @@ def _normalise(f: Formula, env: dict[str, str], namer: _Namer) -> Formula:
     first_use, events = _uses(body)
     # The binder a body occurrence refers to is the last one of that name (inner shadows outer).
     live = {var: i for i, (_, var) in enumerate(chain)}
-    order: list[int] = []
+    order: list[int] = [] if reorder else list(range(len(chain)))
     start = 0
-    for end in range(1, len(chain) + 1):
+    for end in range(1, len(chain) + 1 if reorder else 0):
         if end == len(chain) or chain[end][0] != chain[start][0]:
             order.extend(sorted(range(start, end), key=lambda i: _key(i, chain, live, first_use, events)))
             start = end
@@ -117,7 +128,7 @@ def _normalise(f: Formula, env: dict[str, str], namer: _Namer) -> Formula:
         if live[var] == i:
             inner[var] = name
         prefix.append((quantifier, name))
-    out = _normalise(body, inner, namer)
+    out = _normalise(body, inner, namer, reorder)
     for quantifier, name in reversed(prefix):
         out = Quantified(quantifier, name, out)  # type: ignore[arg-type]
     return out
@@ -151,7 +162,3 @@ def _uses(body: Formula) -> tuple[dict[str, int], set[str]]:
             stack.append((node.body, bound | {node.var}))
     return first, events
 
-
-def prompt_texts(lfs: Iterable[str], fmt: str = DEFAULT_FORMAT) -> tuple[str, ...]:
-    """:func:`prompt_text` of each LF."""
-    return tuple(prompt_text(lf, fmt) for lf in lfs)

@@ -14,22 +14,32 @@ An import is checked whole before it is used (:func:`prompt_from_json`): at most
 LFs that parse and fit :data:`~amp.parser.core.limits.MAX_LF_CHARS`, and a rendered prompt within
 :data:`~amp.parser.core.limits.MAX_PROMPT_CHARS`.  Anything else is a :class:`PromptFileError`
 saying what and where; nothing is half-read.
+
+An imported prompt is put in the paper's prompt convention (:func:`in_prompt_convention`,
+docs/paper-notes.md §16): its examples' LFs and its gold LFs are spelled as the templates spell
+them (entity variables x, y, z, event variables a, e, i in the templates' order), so a file
+written by hand with other letters scores meanings, not spellings; ``literal=True`` keeps the
+file's spelling.  :func:`respelled_count` says how many LFs an import changed.
 """
 
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
 from amp.data.types import find_type, type_ids
 from amp.errors import AmpError
+from amp.logic.errors import LFParseError
+from amp.logic.prompt_convention import names_follow
+from amp.logic.prompt_convention import prompt_text as lf_prompt_text
 from amp.logic.reader import parse_lf
 from amp.parser.core import limits
 from amp.prompts import Prompt, prompt_from_text
 from amp.teaching.errors import PromptFileError
 
-__all__ = ["MAX_PROMPT_FILE_BYTES", "PromptFileError", "prompt_from_file", "prompt_from_json", "prompt_json",
-           "prompt_text"]
+__all__ = ["MAX_PROMPT_FILE_BYTES", "PromptFileError", "in_prompt_convention", "prompt_from_file", "prompt_from_json",
+           "prompt_json", "prompt_text", "respelled_count"]
 
 #: The largest prompt file read (1 MB: a prompt at MAX_PROMPT_CHARS, with its JSON around it).
 MAX_PROMPT_FILE_BYTES = 1_000_000
@@ -81,8 +91,39 @@ def _check(prompt: Prompt, where: str) -> None:
         raise PromptFileError(f"{where}: {exc}") from None
 
 
-def prompt_from_json(data: bytes, where: str = "the prompt file") -> Prompt:
-    """Read a prompt file written by :func:`prompt_json` (or ``amp prompt --json``), checked whole.
+def in_prompt_convention(prompt: Prompt) -> Prompt:
+    """``prompt`` with its example LFs and gold LFs in the prompt convention.
+
+    An LF whose variables already follow the convention's naming (:func:`~amp.logic.prompt_convention.names_follow`)
+    is kept as it is: the project's Lisp prompts show the original's sorted form, whose displayed
+    body no longer gives the template's first-use order (docs/paper-notes.md §10), and their
+    spelling is already the model's.  An example LF that does not read is kept too (the model
+    sees it as written)."""
+    fmt = prompt.lf_format
+
+    def spelled(lf: str | None) -> str | None:
+        if lf is None:
+            return None
+        try:
+            return lf if names_follow(lf, fmt) else lf_prompt_text(lf, fmt)
+        except LFParseError:
+            return lf
+
+    examples = tuple(replace(ex, lf=spelled(ex.lf) or ex.lf, alt_lf=spelled(ex.alt_lf)) for ex in prompt.examples)
+    return replace(prompt, examples=examples, gold_lf0=spelled(prompt.gold_lf0), gold_lf1=spelled(prompt.gold_lf1))
+
+
+def respelled_count(before: Prompt, after: Prompt) -> int:
+    """How many example and gold LFs differ between two versions of a prompt."""
+    pairs: list[tuple[str | None, str | None]] = [(a.lf, b.lf) for a, b in zip(before.examples, after.examples,
+                                                                               strict=True)]
+    pairs += [(before.gold_lf0, after.gold_lf0), (before.gold_lf1, after.gold_lf1)]
+    return sum(a != b for a, b in pairs)
+
+
+def prompt_from_json(data: bytes, where: str = "the prompt file", *, literal: bool = False) -> Prompt:
+    """Read a prompt file written by :func:`prompt_json` (or ``amp prompt --json``), checked whole,
+    in the prompt convention unless ``literal`` (module docstring).
 
     ``where`` names the file in messages.  Raises :class:`PromptFileError`.
     """
@@ -96,12 +137,22 @@ def prompt_from_json(data: bytes, where: str = "the prompt file") -> Prompt:
     except AmpError as exc:
         raise PromptFileError(f"{where}: {exc}") from None
     _check(prompt, where)
-    return prompt
+    return prompt if literal else _respelled(prompt, where)
 
 
-def prompt_from_file(data: bytes, where: str = "the prompt file") -> Prompt:
+def _respelled(prompt: Prompt, where: str) -> Prompt:
+    out = in_prompt_convention(prompt)
+    try:
+        limits.check_prompt(out.render())
+    except AmpError as exc:  # pragma: no cover - respelling never lengthens past the bound by much
+        raise PromptFileError(f"{where}: {exc}") from None
+    return out
+
+
+def prompt_from_file(data: bytes, where: str = "the prompt file", *, literal: bool = False) -> Prompt:
     """A prompt file of either kind, checked whole: JSON (:func:`prompt_from_json`) when it holds
-    an object, else the rendered prompt text (:func:`amp.prompts.prompt_from_text`).
+    an object, else the rendered prompt text (:func:`amp.prompts.prompt_from_text`); in the prompt
+    convention unless ``literal``.
 
     Raises :class:`PromptFileError` naming ``where``."""
     if not isinstance(data, bytes | bytearray):
@@ -113,10 +164,10 @@ def prompt_from_file(data: bytes, where: str = "the prompt file") -> Prompt:
     except UnicodeDecodeError as exc:
         raise PromptFileError(f"{where} is not UTF-8 text (byte {exc.start})") from None
     if text.lstrip().startswith("{"):
-        return prompt_from_json(bytes(data), where)
+        return prompt_from_json(bytes(data), where, literal=literal)
     try:
         prompt = prompt_from_text(text)
     except AmpError as exc:
         raise PromptFileError(f"{where}: {exc}") from None
     _check(prompt, where)
-    return prompt
+    return prompt if literal else _respelled(prompt, where)

@@ -106,6 +106,12 @@ def test_custom_lf_errors_and_scores(parsed) -> None:
     assert not texts(parsed, "error")
     stored = parsed.session_state["custom_score"]
     assert stored["lf"] == "exists x . exists a . man(x) AND saw(a) AND agent(a, x)"  # normalised spacing
+    parsed.text_area(key="pi_custom").input("exists a . exists q . man(q) AND saw(a) AND agent(a,q)")
+    parsed.get("form_submit_button")[0].click().run()
+    assert_ok(parsed)  # scored as the prompts spell it (issue #26): the same LF
+    stored = parsed.session_state["custom_score"]
+    assert stored["lf"] == "exists x . exists a . man(x) AND saw(a) AND agent(a, x)"
+    assert any("Scored as the prompts spell it" in c for c in texts(parsed, "caption"))
     spec = _heatmap(parsed, 1)
     assert _cells(spec, 1) == pytest.approx([s.prob for s in stored["score"].steps])
 

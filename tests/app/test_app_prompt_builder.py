@@ -119,6 +119,22 @@ def test_typed_gold_lf_with_a_word_outside_the_lexicon_says_add_it_as_your_own_w
     assert _prompt(pb).gold_lf0 is None
 
 
+def test_typed_gold_lfs_are_scored_in_the_prompt_convention_and_free_words_get_a_hint(pb) -> None:
+    """Issue #26 points 2 and 7: other letters are respelled (and the page says so); a lowercase
+    name is a free variable, and the hint says names are capitalised."""
+    pb.radio(key="pb_test_source").set_value("typed").run()
+    pb.text_input(key="pb_test_typed").input("the girl saw a ghost").run()
+    pb.text_input(key="pb_gold0").input("exists b . exists q . girl(q) AND saw(b) AND agent(b, q)").run()
+    assert_ok(pb)
+    assert _prompt(pb).gold_lf0 == "exists x . exists a . girl(x) AND saw(a) AND agent(a, x)"
+    assert any("scored as the prompts spell it" in c for c in texts(pb, "caption"))
+    pb.text_input(key="pb_gold0").input("exists e . saw(e) AND agent(e, mary)").run()
+    assert_ok(pb)
+    errors = " ".join(texts(pb, "error")).replace("\\", "")
+    assert "free variable 'mary'" in errors and "a name is capitalised (Mary)" in errors
+    assert _prompt(pb).gold_lf0 is None
+
+
 def test_zero_shot_needs_a_pool_sentence(pb) -> None:
     pb.segmented_control(key="pb_mode").set_value("zero-shot").run()
     pb.radio(key="pb_test_source").set_value("typed").run()

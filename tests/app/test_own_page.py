@@ -91,9 +91,10 @@ def test_a_bad_lf_gives_an_error_box_and_keeps_the_inputs(page, own_lib) -> None
     assert "Not saved" in errors and "LF1" in errors and "does not parse" in errors
     assert page.text_area(key="own_lf1").value == "duck(x" and page.text_input(key="own_surface").value == DUCK
     assert own_lib.list() == ()
-    page.text_area(key="own_lf1").set_value("exists w . duck(w)")
+    page.text_area(key="own_lf1").set_value("exists e . duck(e) AND agent(e, her)")  # issue #26 point 7
     page.button(key="own_save").click().run()
-    assert "variable 'w' cannot be written" in shown(page, "error")
+    assert "a name is capitalised (Her)" in shown(page, "error")
+    assert "exists her" not in shown(page, "error")
     page.text_area(key="own_lf1").set_value(DUCK1)
     page.button(key="own_save").click().run()
     assert_ok(page)
@@ -287,3 +288,24 @@ def test_the_teacher_picks_the_examples_and_every_page_says_which(own_lib) -> No
     assert_ok(at)
     nav = shown(at, "caption")
     assert "1 / 1 · your own sentence" in nav and "PP attachment" not in nav
+
+
+def test_a_teachers_spelling_is_shown_as_typed_and_as_scored(page, own_lib) -> None:
+    """Issue #26 point 2: the card shows the reading as typed and, below it, as it is scored."""
+    typed1 = "exists e . exists bird . duck(bird) AND have(bird, Her) AND saw(e) AND agent(e, Me) AND patient(e, bird)"
+    fill(page, surface=DUCK, para0="she ducked", para1="her bird", lf0=DUCK0, lf1=typed1)
+    page.button(key="own_save").click().run()
+    assert_ok(page)
+    codes = [c.value for c in page.code]
+    assert typed1 in codes and DUCK1 in codes
+    assert "Scored as the prompts spell it" in shown(page, "caption")
+    assert own_lib.get(DUCK).lf1 == typed1 and own_lib.get(DUCK).readings == (DUCK0, DUCK1)
+
+
+def test_the_parse_page_note_says_which_spelling_was_scored() -> None:
+    from ui.inspect_view import scored_spelling_note
+
+    assert scored_spelling_note(None) is None and scored_spelling_note(duck()) is None
+    typed1 = "exists e . exists bird . duck(bird) AND have(bird, Her) AND saw(e) AND agent(e, Me) AND patient(e, bird)"
+    note = scored_spelling_note(OwnSentence(DUCK, DUCK0, typed1, "she lowered her head", "the duck that she owns"))
+    assert note is not None and "scored as the prompts spell LFs" in note and "bird" in note

@@ -11,6 +11,7 @@ fixed seed.  Two paths: the AST path gives every LF its own bijection and order;
 from __future__ import annotations
 
 import random
+import re
 from functools import lru_cache
 
 import pytest
@@ -19,7 +20,7 @@ from amp.data.generate import AMBIGUOUS_TYPES, UNAMBIGUOUS_SETS, pool, to_lisp
 from amp.logic.ast import Atom, Formula, Junction, Quantified, quantifier_prefix, with_prefix
 from amp.logic.canonical import equivalent
 from amp.logic.errors import LFParseError
-from amp.logic.prompt_convention import prompt_form, prompt_text, same_spelling
+from amp.logic.prompt_convention import names_follow, prompt_form, prompt_text, same_spelling
 from amp.logic.reader import parse_lf
 from amp.logic.render import render
 from amp.logic.vocabulary import Format
@@ -67,51 +68,58 @@ def ambiguous_lfs() -> tuple[str, ...]:
     return tuple(r.lf for t in AMBIGUOUS_TYPES for r in pool(t))
 
 
-@lru_cache(maxsize=2)
-def pool_lfs(fmt: Format) -> tuple[str, ...]:
+def test_the_ambiguous_pools_are_the_issues_46592_lfs_and_lisp_is_their_rendering():
+    """The Lisp pools are ``generate.to_lisp`` = :func:`amp.logic.convert.convert`, i.e. the Lisp
+    rendering of the FOL tree; the AST path below renders it directly (checked on a sample)."""
     lfs = ambiguous_lfs()
-    if fmt == Format.FOL:
-        return lfs
-    return tuple(r.lf for t in AMBIGUOUS_TYPES for r in to_lisp(pool(t)))
+    assert len(lfs) == 46_592
+    sample = [r for t in AMBIGUOUS_TYPES for r in pool(t)[::97]]
+    assert [r.lf for r in to_lisp(sample)] == [render(parse_lf(r.lf), Format.LISP) for r in sample]
 
 
-def test_the_ambiguous_pools_are_the_issues_46592_lfs():
-    assert len(ambiguous_lfs()) == 46_592
-
-
-@pytest.mark.parametrize("fmt", list(Format))
-def test_every_pool_lf_is_already_in_the_convention(fmt):
-    bad = [lf for lf in pool_lfs(fmt) if prompt_text(lf, fmt) != lf]
-    assert bad == []
-
-
-@pytest.mark.parametrize("fmt", list(Format))
-def test_renaming_and_reordering_renders_back_every_pool_lf_ast_path(fmt):
-    """Each pool LF gets its own sampled bijection and run order (seeded)."""
+def test_every_pool_lf_renders_as_itself_and_back_from_any_spelling_ast_path():
+    """Every pool LF, FOL and Lisp: in the convention already, and renaming its variables by its
+    own seeded bijection and reordering its same-kind runs, then rendering, gives it back."""
     rng = random.Random(26)
     failures = []
-    for lf in pool_lfs(fmt):
-        f = parse_lf(lf, fmt)
+    for lf in ambiguous_lfs():
+        f = parse_lf(lf)
         spelled = shuffle_runs(rename(f, bijection(variables_of(f), rng)), rng)
-        if render(prompt_form(spelled), fmt) != lf:
-            failures.append((lf, render(spelled, fmt)))
+        same, back = prompt_form(f), prompt_form(spelled)
+        for fmt in Format:
+            original = render(f, fmt)
+            if (fmt == Format.FOL and original != lf) or render(same, fmt) != original or render(back, fmt) != original:
+                failures.append((fmt, lf, render(spelled, fmt)))
     assert failures == []
 
 
 @pytest.mark.parametrize("fmt", list(Format))
-def test_renaming_and_reordering_renders_back_every_pool_lf_text_path(fmt):
-    """Through the reader: the spelled text is parsed, normalised and rendered.  Bijections come
-    from 12 seeded ones (a cyclic shift of the convention's letters among them)."""
+def test_spelled_texts_read_back_to_the_pool_lf_text_path(fmt):
+    """Through the reader (a seeded tenth of each pool, every template shape among them): the
+    spelled text is parsed, normalised and rendered.  Bijections come from 12 seeded ones (a cyclic
+    shift of the convention's letters among them)."""
     rng = random.Random(2026)
     cyclic = dict(zip(CONVENTION, CONVENTION[1:] + CONVENTION[:1], strict=True))
     maps = [cyclic] + [dict(zip(CONVENTION, rng.sample(NAMES, 6), strict=True)) for _ in range(11)]
+    lfs = ambiguous_lfs()
+    picked = sorted(set(rng.sample(range(len(lfs)), len(lfs) // 10)) | set(_first_of_each_shape(lfs)))
     failures = []
-    for n, lf in enumerate(pool_lfs(fmt)):
-        f = parse_lf(lf, fmt)
+    for n in picked:
+        f = parse_lf(lfs[n])
+        original = render(f, fmt)
         spelled = render(shuffle_runs(rename(f, maps[n % len(maps)]), random.Random(n % 5)), fmt)
-        if prompt_text(spelled, fmt) != lf:
-            failures.append((lf, spelled))
+        if prompt_text(spelled, fmt) != original or prompt_text(original, fmt) != original:
+            failures.append((original, spelled))
     assert failures == []
+
+
+def _first_of_each_shape(lfs: tuple[str, ...]) -> list[int]:
+    """The index of the first LF of every template shape (predicates and names blanked)."""
+    first: dict[str, int] = {}
+    for n, lf in enumerate(lfs):
+        shape = re.sub(r"[A-Za-z_]+\(", "P(", re.sub(r"\b[A-Z][a-z]+\b", "C", lf))
+        first.setdefault(shape, n)
+    return list(first.values())
 
 
 def test_the_unambiguous_sets_follow_it_but_for_the_documented_exceptions():
@@ -177,3 +185,18 @@ def test_same_spelling_and_errors():
     assert same_spelling("exists  x .  man(x)")  # spacing aside
     with pytest.raises(LFParseError):
         prompt_text("exists x . man(x")
+
+
+def test_names_follow_holds_for_the_sorted_lisp_prompts_and_not_for_other_letters():
+    """The project's Lisp prompts show the original's sorted form (§10): the names follow the
+    convention in prefix order although first use in the displayed body does not."""
+    from amp.prompts import mixed_prompt
+
+    sorted_lisp = "( exists x ( exists y ( exists z ( exists a ( exists e ( AND ( agent a x ) ( binoculars z ) ( boy x ) ( girl y ) ( have e ) ( agent e y ) ( patient e z ) ( saw a ) ( patient a y ) ) ) ) ) ) )"
+    assert names_follow(sorted_lisp, "lisp") and prompt_text(sorted_lisp, "lisp") != sorted_lisp
+    for seed in range(3):
+        prompt = mixed_prompt("the boy saw the girl with the binoculars", 0.5, seed=seed, k=10, fmt="lisp")
+        assert all(names_follow(ex.lf, "lisp") for ex in prompt.examples)
+    assert not names_follow("exists b . man(b)")
+    assert not names_follow("exists a . exists x . man(x) AND walked(a)")  # a is no event here: an entity
+    assert names_follow("exists x . exists a . man(x) AND walked(a) AND agent(a, x)")
