@@ -133,6 +133,12 @@ def readings_heatmap(ins: Any, *, prob: ProbKind = "raw", n_alternatives: int = 
     more = f"+{cut} tokens"
     tail = CHAR_PX * len(more) + CELL_PAD_PX if cut else 0.0
     blocks = pack_blocks(widths, PLOT_PX - LABEL_PX - BAR_PX - tail)
+    # the parse's columns past both readings ride on the last block, so no block lacks a reading
+    head = max(ends) + 1 if ends else n_cols
+    if len(blocks) > 1 and blocks[-1].start >= head:  # hand the last reading column over
+        start = min(head - 1, blocks[-1].start - 1)
+        blocks[-2:] = [range(blocks[-2].start, start), range(start, blocks[-1].stop)]
+        blocks = [b for b in blocks if len(b)]
     traces: list[go.Heatmap] = []
     shapes: list[dict[str, Any]] = []
     notes: list[dict[str, Any]] = []

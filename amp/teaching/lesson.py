@@ -165,6 +165,8 @@ def model_reveal(parser: Parser, surface: str, own_prompt: Prompt | None = None)
     is in no pool nor the library.
     """
     pair = pool_pair(surface)
+    lf0: str | None
+    lf1: str | None
     if own_prompt is not None and pair is None and own_prompt.gold_lf0 and own_prompt.gold_lf1:
         text, lf0, lf1, words = own_prompt.render(), own_prompt.gold_lf0, own_prompt.gold_lf1, own_prompt.words
     elif pair is not None:
