@@ -18,6 +18,7 @@ import streamlit as st
 
 from amp.errors import AmpError
 from ui import auth as ui_auth
+from ui import layout as ui_layout
 from ui import model_picker as ui_model
 from ui import settings_widgets
 from ui.common import PageHalt
@@ -48,6 +49,7 @@ if "poll" in st.query_params:  # a student's link ?poll=<CODE>: the student page
 if not ui_auth.teacher_signed_in():  # reachable from a classroom network: the teacher signs in first
     st.stop()
 page = st.navigation(PAGES)
+ui_layout.label_css()  # labels wrap instead of being cut (a projector at 1280 px, the sidebar open)
 
 OTHER = ui_model.OTHER
 
