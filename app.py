@@ -20,6 +20,7 @@ from amp.errors import AmpError
 from ui import api_model as ui_api
 from ui import auth as ui_auth
 from ui import job_runs, server_state, settings_widgets
+from ui import layout as ui_layout
 from ui import model_picker as ui_model
 from ui.common import PageHalt
 
@@ -50,6 +51,7 @@ if not ui_auth.teacher_signed_in():  # reachable from a classroom network: the t
     st.stop()
 page = st.navigation(PAGES)
 job_runs.save_finished()  # sweeps finished on the parser service while no tab watched: saved as runs
+ui_layout.label_css()  # labels wrap instead of being cut (a projector at 1280 px, the sidebar open)
 
 OTHER = ui_model.OTHER
 

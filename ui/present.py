@@ -31,10 +31,17 @@ SCRIPT_KEY = "present_fullscreen_js"
 NAV_KEY = "present_nav"
 F11_HINT = "If the browser did not switch to full screen, press F11 for the browser's full screen."
 
+#: Key prefix of the box the vote chart fills (:func:`ui.teach.item_chart` with ``height=None``).
+CHART_BOX = "projector_"
+
 #: The page's own styles: the sentence and its readings in large type, controls below the header.
+#: Type and the vote chart scale with the window (``vw``/``vh`` inside ``clamp``), from a laptop's
+#: 1280×720 to a projector's 1920×1080 (issue #27 item 4).
 BASE_CSS = (
-    ".block-container{padding-top:4.5rem} .present-s{font-size:3rem;font-weight:700;"
-    "line-height:1.15;margin:.3rem 0 .8rem} .present-r{font-size:1.7rem;line-height:1.3;margin:.2rem 0}"
+    ".block-container{padding-top:4.5rem} .present-s{font-size:clamp(2rem,3.2vw,4.8rem);font-weight:700;"
+    "line-height:1.15;margin:.3rem 0 .8rem} .present-r{font-size:clamp(1.2rem,1.7vw,2.6rem);line-height:1.3;"
+    "margin:.2rem 0}"
+    ' [data-testid="stMetricValue"]{font-size:clamp(2.25rem,3vw,4rem)}'
     f" .st-key-{SCRIPT_KEY}{{display:none}}"
 )
 
@@ -43,11 +50,26 @@ FULL_CSS = (
     '[data-testid="stHeader"],[data-testid="stToolbar"],[data-testid="stSidebar"],'
     '[data-testid="stExpandSidebarButton"],[data-testid="stDecoration"]{display:none !important}'
     " .block-container{padding:.75rem 3rem 2rem !important;max-width:100% !important}"
-    " .present-s{font-size:4.2rem} .present-r{font-size:2.3rem}"
+    " .present-s{font-size:clamp(1.8rem,min(3.6vw,6.2vh),5.6rem)}"
+    " .present-r{font-size:clamp(1.1rem,min(1.9vw,3.3vh),2.8rem)}"
     f" .st-key-{NAV_KEY}{{position:sticky;top:0;z-index:1000;background:#ffffff;padding:.35rem 0}}"
     f" .st-key-{NAV_KEY} button p,.st-key-{NAV_KEY} [data-testid=\"stCaptionContainer\"]{{font-size:1.15rem}}"
     f" :root:fullscreen .st-key-{HINT_KEY}{{display:none}}"
     f" @media (display-mode: fullscreen){{.st-key-{HINT_KEY}{{display:none}}}}"
+)
+
+#: The vote chart's box follows the window's height (through ``st.html``: Markdown would take the
+#: ``*`` of ``[class*=…]`` for emphasis).
+CHART_CSS = (
+    f'[class*="st-key-{CHART_BOX}"],[data-testid="stLayoutWrapper"]:has(> [class*="st-key-{CHART_BOX}"])'
+    f'{{height:clamp(180px,32vh,560px) !important;min-height:clamp(180px,32vh,560px) !important;'
+    f'max-height:clamp(180px,32vh,560px) !important;flex:0 0 auto !important}}'
+)
+#: The same in full screen: a little less, so the chart and the tally stay on a 720 px screen.
+FULL_CHART_CSS = (
+    f'[class*="st-key-{CHART_BOX}"],[data-testid="stLayoutWrapper"]:has(> [class*="st-key-{CHART_BOX}"])'
+    f'{{height:clamp(150px,28vh,600px) !important;min-height:clamp(150px,28vh,600px) !important;'
+    f'max-height:clamp(150px,28vh,600px) !important;flex:0 0 auto !important}}'
 )
 
 #: Installed once per browser tab (a window flag guards against a second listener on reruns).
@@ -94,6 +116,7 @@ def _set_full(on: bool) -> None:
 def page_css(full: bool) -> None:
     """The page's styles; in full screen also the chrome-free layout."""
     st.markdown(f"<style>{BASE_CSS}{' ' + FULL_CSS if full else ''}</style>", unsafe_allow_html=True)
+    st.html(f"<style>{CHART_CSS}{' ' + FULL_CHART_CSS if full else ''}</style>")  # style only: takes no space
 
 
 def nav_row(full: bool) -> DeltaGenerator:

@@ -27,7 +27,7 @@ from amp.teaching.own_examples import choice_prompt
 from amp.teaching.own_library import OwnLibrary
 from amp.teaching.own_sentences import OwnSentence
 from amp.teaching.poll import CONFIDENCE_LABELS, ItemResult, PollItem, PollStore
-from ui import browser_store, own_examples
+from ui import browser_store, own_examples, present
 from ui import model_picker as ui_model
 from ui.common import chart, describe_error, fmt_prob, plain
 from ui.prompt_state import current_prompt
@@ -249,13 +249,20 @@ def big(text: str, size: str = "3.2rem") -> None:
                 unsafe_allow_html=True)
 
 
-def item_chart(item: PollItem, result: ItemResult, *, key: str, height: int = 240) -> None:
-    """Bars of the votes for LF0 and LF1, stacked by confidence."""
+def item_chart(item: PollItem, result: ItemResult, *, key: str, height: int | None = 240) -> None:
+    """Bars of the votes for LF0 and LF1, stacked by confidence.
+
+    ``height=None``: the chart fills a box whose height follows the window (the Presentation's
+    projector layout, :data:`ui.present.CHART_BOX`)."""
     names = [f"LF{i} · {item.reading_name(i)}" for i in (0, 1)]
     hovers = [" · ".join(f"{CONFIDENCE_LABELS[c + 1]}: {n}" for c, n in enumerate(result.confidence_by_choice[choice]))
               for choice in (0, 1)]
     fig = poll_bars(names, list(result.counts[:2]), hovers, height=height)
-    chart(fig, key=key, filename=f"poll_item_{result.index}")
+    if height is None:
+        with st.container(key=f"{present.CHART_BOX}{key}", height=300, border=False):  # CSS sets the height
+            chart(fig, key=key, filename=f"poll_item_{result.index}", height="stretch")
+    else:
+        chart(fig, key=key, filename=f"poll_item_{result.index}")
 
 
 def item_results(item: PollItem, result: ItemResult, model_p: float | None, *, key: str) -> None:

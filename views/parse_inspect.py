@@ -32,6 +32,7 @@ from ui.inspect_view import (
     verdict_of,
 )
 from ui.meaning_view import beam_meanings
+from ui.parse_progress import cancelled_note, run_parse
 from ui.prompt_state import current_prompt
 
 KEY = "inspection"
@@ -43,7 +44,7 @@ fmt = prompt.lf_format
 if not built:
     st.info("No prompt built yet, so this is the default: PP attachment, 3 of 10 examples shown with LF0 "
             "(r = 0.3). Build your own in the Prompt builder.", icon=":material/info:")
-st.markdown(f"#### Test sentence: *{prompt.test_utterance}*")
+st.markdown(f"#### Test sentence: *{plain(prompt.test_utterance)}*")
 own_examples.used_caption(prompt.test_utterance)  # an own sentence: which examples (issue #26 point 6)
 with st.expander(f"The prompt ({len(prompt.examples)} examples, LF0 fraction "
                  f"{'–' if prompt.lf0_fraction is None else f'{prompt.lf0_fraction:.0%}'})"):
@@ -64,17 +65,19 @@ text = prompt.render()
 has_gold = prompt.gold_lf0 is not None and prompt.gold_lf1 is not None
 own_words = prompt.words  # a teacher's own sentence: its own words extend the decoding grammar
 key = (ui_model.current_spec(), text, beams, fmt, mode, prompt.gold_lf0, prompt.gold_lf1, own_words)
+cancelled_note("pi_parse")  # stage, elapsed time and Cancel while a parse runs: ui/parse_progress.py
 if run:
     search = SearchSettings(beams=beams)
     parser = ui_model.get_parser()
     if parser is not None:
         if has_gold:
-            result = ui_model.compute(parser, "Parsing with grammar-constrained beam search and scoring both LFs…",
-                                      lambda p: inspect(p, text, prompt.gold_lf0, prompt.gold_lf1, search,
-                                                          fmt=fmt, canonical_mode=mode, words=own_words))
+            result = run_parse(parser, "Parsing with grammar-constrained beam search and scoring both LFs…",
+                               lambda p: inspect(p, text, prompt.gold_lf0, prompt.gold_lf1, search,
+                                                 fmt=fmt, canonical_mode=mode, words=own_words), key="pi_parse")
         else:
-            result = ui_model.compute(parser, "Parsing with grammar-constrained beam search…",
-                                      lambda p: p.parse(text, search, fmt=fmt, words=own_words))
+            result = run_parse(parser, "Parsing with grammar-constrained beam search…",
+                               lambda p: p.parse(text, search, fmt=fmt, words=own_words), key="pi_parse",
+                               after="Reading the beams")
         if result is not None:
             st.session_state[KEY] = {"key": key, "result": result}
 stored = st.session_state.get(KEY)

@@ -95,7 +95,7 @@ def class_votes() -> None:
     except AmpError as exc:
         st.error(f"Cannot read the poll results: {describe_error(exc)}", icon=":material/error:")
         return
-    teach.item_chart(item, res, key=f"present_chart_{pos}", height=200)
+    teach.item_chart(item, res, key=f"present_chart_{pos}", height=None)  # as high as the window allows
     st.caption(f"Class: {res.n_voters} vote(s) · P(LF0) = {fmt_prob(res.human_p_lf0, 2)}")
     st.caption(CLASS_P_LF0_HOW)
 

@@ -15,9 +15,10 @@ from amp.reporting.style import LF0_COLOR, LF1_COLOR, plain_label
 __all__ = ["poll_bars"]
 
 
-def poll_bars(names: Sequence[str], counts: Sequence[int], hovers: Sequence[str], *, height: int = 240) -> go.Figure:
+def poll_bars(names: Sequence[str], counts: Sequence[int], hovers: Sequence[str], *,
+              height: int | None = 240) -> go.Figure:
     """One bar per reading (LF0 blue, LF1 vermillion): its votes, labelled ``names[i]``, with
-    ``hovers[i]`` (the votes by confidence) on hover."""
+    ``hovers[i]`` (the votes by confidence) on hover; ``height=None``: as high as its box."""
     if not len(names) == len(counts) == len(hovers) == 2:
         raise ValueError(f"poll_bars needs two readings, got {len(names)} names, {len(counts)} counts, "
                          f"{len(hovers)} hovers")
@@ -26,6 +27,8 @@ def poll_bars(names: Sequence[str], counts: Sequence[int], hovers: Sequence[str]
         name = plain_label(names[choice])
         fig.add_bar(x=[name], y=[counts[choice]], marker_color=color, name=name, text=[counts[choice]],
                     textposition="auto", hovertext=[plain_label(hovers[choice])])
-    fig.update_layout(height=height, margin={"l": 10, "r": 10, "t": 10, "b": 10}, showlegend=False,
+    if height is not None:
+        fig.update_layout(height=height)
+    fig.update_layout(margin={"l": 10, "r": 10, "t": 10, "b": 10}, showlegend=False,
                       yaxis_title="votes", plot_bgcolor="white", yaxis={"rangemode": "tozero", "dtick": 1})
     return fig

@@ -206,3 +206,28 @@ def test_the_main_heatmap_is_the_parse_and_both_readings(parsed) -> None:
     assert z[2] == pytest.approx([s.prob for s in ins.pair.lf1.steps])
     assert fig4["layout"]["meta"]["divergence"] == reading_rows(ins).divergence is not None
     assert any("Solid box: where the readings part in meaning" in c for c in texts(parsed, "caption"))
+
+
+def test_a_parse_says_how_long_it_took_and_how_many_decode_steps(app_env) -> None:
+    """Issue #27 item 5: the parse's live line (stage, elapsed time; Cancel beside it) ends in a
+    summary counted by the decoder itself: on an empty cache, real decode steps."""
+    import re
+
+    from app_helpers import APP, TIMEOUT
+    from streamlit.testing.v1 import AppTest
+
+    from amp.cache import ResultCache
+
+    ResultCache().clear()  # this test's parse really decodes
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.run()
+    goto(at, "parse_inspect")
+    at.button(key="pi_parse").click().run()
+    assert_ok(at)
+    summaries = [c for c in texts(at, "caption") if c.startswith("Parsed in ")]
+    assert len(summaries) == 1, texts(at, "caption")
+    found = re.fullmatch(r"Parsed in \d+\.\d s \((\d+) decode steps?\)\.", summaries[0])
+    assert found and int(found.group(1)) > 0, summaries[0]
+    assert not [b for b in at.button if b.key == "pi_parse_cancel"]  # the Cancel button is gone once done
+    at.run()  # no cancel was clicked: no "cancelled" note
+    assert not any("Parse cancelled" in i for i in texts(at, "info"))

@@ -45,7 +45,7 @@ def _is_full(app) -> None:
     assert app.query_params.get(present.FULL_PARAM) == "1"
     css = _css(app)
     assert HIDE_HEADER in css and '[data-testid="stSidebar"]' in css and "display:none !important" in css
-    assert ".present-s{font-size:4.2rem}" in css  # larger type than the normal 3rem
+    assert ".present-s{font-size:clamp(1.8rem,min(3.6vw,6.2vh),5.6rem)}" in css  # type that follows the screen
     assert present.EXIT_KEY in _buttons(app) and present.ENTER_KEY not in _buttons(app)
     assert next(b for b in app.button if b.key == present.EXIT_KEY).label == "Exit full screen"
     assert any("press F11 for the browser's full screen" in c for c in texts(app, "caption"))

@@ -94,7 +94,7 @@ def test_two_students_vote_teacher_sees_live(page, browser, st_server):
     assert_clean(page)
 
 
-def test_markup_in_reading_names_is_plain_text_in_the_charts(browser, launch_streamlit, tmp_path):
+def test_markup_in_reading_names_is_plain_text_in_the_charts(page_on, launch_streamlit, tmp_path):
     """Issue #27 item 3: a teacher's reading names ``<a href=…>`` and ``<b>`` are shown as typed
     in the poll chart and the Presentation chart: no link, no bold, nothing fetched."""
     from amp.data import generate as gen
@@ -111,9 +111,7 @@ def test_markup_in_reading_names_is_plain_text_in_the_charts(browser, launch_str
     store.submit_vote(poll.code, 0, "s2", 1, 2)
     server = launch_streamlit({"AMP_CACHE_DIR": str(cache)})
     try:
-        from conftest import new_page
-
-        pg = new_page(browser, server.url)
+        pg = page_on(server)
         pg.goto(server.url)
         wait_idle(pg)
         goto_page(pg, "Class poll")
@@ -141,6 +139,5 @@ def test_markup_in_reading_names_is_plain_text_in_the_charts(browser, launch_str
         assert pg.locator('a[href*="evil.example"]').count() == 0 and chart.locator("a").count() == 0
         shot(pg, "present-chart-markup")
         assert_clean(pg)
-        pg.context.close()
     finally:
         server.stop()

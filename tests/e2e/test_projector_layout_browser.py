@@ -1,0 +1,172 @@
+"""Real browser: the Presentation and the Class poll on a projector (issue #27 item 4).
+
+A poll with two items (the model's P(LF0) stored with them, so no model loads) and votes.
+
+* At 1280×720, 1600×900 and 1920×1080, sidebar open and collapsed: no button label and no
+  metric label is cut (``scrollWidth <= clientWidth`` for the label and everything in it), and
+  the vote chart and the class tally end inside the window's width.
+* Type and chart scale with the window: the sentence's type and the chart are larger at
+  1920×1080 than at 1280×720.
+* Full screen at 1280×720 and 1920×1080: the chart and the tally are on the screen without
+  scrolling.
+* The Class poll page at 1280 px with the sidebar open: no button or metric label cut.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+from playwright.sync_api import Page, expect
+from test_browser import assert_clean, goto_page, shot, wait_idle
+
+SIZES = ((1280, 720), (1600, 900), (1920, 1080))
+
+#: Every cut label among buttons and metric labels of the main area (text wider than its box).
+_CUT = """() => {
+  const main = document.querySelector('[data-testid="stMain"]');
+  const labels = [...main.querySelectorAll('button, [data-testid="stMetricLabel"]')]
+      .filter((e) => e.getBoundingClientRect().width > 0);
+  const out = [];
+  for (const label of labels) {
+    for (const e of [label, ...label.querySelectorAll('*')]) {
+      if (e.scrollWidth > e.clientWidth + 1 && getComputedStyle(e).overflowX !== 'visible') {
+        out.push((label.innerText || label.getAttribute('aria-label') || '').trim().slice(0, 40));
+        break;
+      }
+    }
+  }
+  return out;
+}"""
+
+#: The box of the vote chart and of the tally caption, and the window's size.
+_BOXES = """() => {
+  const box = (e) => { if (!e) return null; const r = e.getBoundingClientRect();
+                       return {top: r.top, bottom: r.bottom, left: r.left, right: r.right, height: r.height}; };
+  const tally = [...document.querySelectorAll('[data-testid="stCaptionContainer"]')]
+      .find((e) => e.innerText.startsWith('Class:'));
+  const sentence = document.querySelector('.present-s');
+  return {chart: box(document.querySelector('[data-testid="stMain"] .js-plotly-plot')), tally: box(tally),
+          font: sentence ? parseFloat(getComputedStyle(sentence).fontSize) : 0,
+          width: window.innerWidth, height: window.innerHeight};
+}"""
+
+
+@pytest.fixture(scope="module")
+def poll_server(launch_streamlit, tmp_path_factory):
+    from amp.data import generate as gen
+    from amp.teaching.poll import PollItem, PollStore
+
+    cache = tmp_path_factory.mktemp("projector") / "cache"
+    cache.mkdir()
+    items = [replace(PollItem.from_pair(pair, p), name0="the man had the telescope", name1="neither reading")
+             for pair, p in zip(gen.pairs("pp")[:2], (0.7, 0.3), strict=True)]
+    store = PollStore(cache / "polls.sqlite")
+    poll = store.create_poll(items, "projector")
+    for i, choice in enumerate((0, 1, 0)):
+        store.submit_vote(poll.code, 0, f"student{i}", choice, 3)
+    server = launch_streamlit({"AMP_CACHE_DIR": str(cache)})
+    yield server, poll.code
+    server.stop()
+
+
+def _sidebar_open(page: Page) -> bool:
+    return page.locator('[data-testid="stSidebar"]').evaluate("(s) => s.getBoundingClientRect().right > 50")
+
+
+def _set_sidebar(page: Page, open_: bool) -> None:
+    if _sidebar_open(page) == open_:
+        return
+    if open_:
+        page.get_by_role("button", name="Expand sidebar").click()
+    else:
+        page.locator('[data-testid="stSidebar"]').hover()
+        page.get_by_role("button", name="Collapse sidebar").click()
+    page.wait_for_timeout(600)  # the sidebar's slide transition
+
+
+def _present(page: Page, code: str) -> None:
+    page.locator('[data-testid="stSidebarNav"]').get_by_text("Presentation", exact=True).click()
+    box = page.get_by_label("Poll code (optional)")
+    expect(box).to_be_visible(timeout=60_000)
+    wait_idle(page)
+    box.fill(code)
+    box.press("Enter")
+    expect(page.get_by_text("Class: 3 vote(s)")).to_be_visible(timeout=60_000)
+    page.get_by_role("button", name="Reveal the model's choice").click()
+    expect(page.get_by_text("Model P(LF0)")).to_be_visible(timeout=60_000)
+    wait_idle(page)
+
+
+def _settle(page: Page, width: int, height: int) -> None:
+    page.set_viewport_size({"width": width, "height": height})
+    page.wait_for_timeout(700)  # plotly's resize is debounced
+    page.evaluate("window.scrollTo(0, 0)")
+
+
+def test_presentation_scales_and_nothing_is_cut_or_falls_off(page_on, poll_server) -> None:
+    server, code = poll_server
+    page = page_on(server)
+    page.goto(server.url)
+    wait_idle(page)
+    _present(page, code)
+    problems: list[str] = []
+    seen: dict[tuple, dict] = {}
+    for sidebar in (True, False):
+        for width, height in SIZES:
+            _settle(page, width, height)
+            _set_sidebar(page, sidebar)
+            _settle(page, width, height)
+            where = f"{width}x{height} sidebar {'open' if sidebar else 'collapsed'}"
+            cut = page.evaluate(_CUT)
+            if cut:
+                problems.append(f"{where}: cut labels {cut}")
+            boxes = page.evaluate(_BOXES)
+            seen[(width, sidebar)] = boxes
+            for name in ("chart", "tally"):
+                if boxes[name] is None:
+                    problems.append(f"{where}: no {name}")
+                elif boxes[name]["right"] > boxes["width"] + 0.5:
+                    problems.append(f"{where}: the {name} ends at {boxes[name]['right']:.0f} px > {boxes['width']}")
+            shot(page, f"projector-{width}x{height}-{'open' if sidebar else 'collapsed'}")
+    small, large = seen[(1280, False)], seen[(1920, False)]
+    if not large["font"] >= 1.25 * small["font"]:
+        problems.append(f"the sentence's type does not scale: {small['font']} px → {large['font']} px")
+    if not large["chart"]["height"] >= 1.2 * small["chart"]["height"]:
+        problems.append(f"the chart does not scale: {small['chart']['height']} px → {large['chart']['height']} px")
+    # full screen (the layout; headless Chromium may refuse the browser's own full screen)
+    page.get_by_role("button", name="Full screen").click()
+    expect(page.get_by_role("button", name="Exit full screen")).to_be_visible(timeout=30_000)
+    wait_idle(page)
+    for width, height in ((1280, 720), (1920, 1080)):
+        _settle(page, width, height)
+        boxes = page.evaluate(_BOXES)
+        for name in ("chart", "tally"):
+            if boxes[name] is None or boxes[name]["bottom"] > boxes["height"] + 0.5:
+                problems.append(f"full screen {width}x{height}: the {name} falls off the screen: {boxes[name]}")
+        cut = page.evaluate(_CUT)
+        if cut:
+            problems.append(f"full screen {width}x{height}: cut labels {cut}")
+        shot(page, f"projector-full-{width}x{height}")
+    assert problems == [], '\n'.join(problems)
+    assert_clean(page)
+
+
+def test_class_poll_labels_are_not_cut_at_1280_with_the_sidebar_open(page_on, poll_server) -> None:
+    server, code = poll_server
+    page = page_on(server)
+    page.set_viewport_size({"width": 1280, "height": 720})
+    page.goto(server.url)
+    wait_idle(page)
+    goto_page(page, "Class poll")
+    page.get_by_text("Open an existing poll").click()
+    page.get_by_label("Poll code").fill(code)
+    page.locator(".st-key-tp_open button").click()
+    expect(page.get_by_role("button", name="Present this sentence")).to_be_visible(timeout=60_000)
+    wait_idle(page)
+    _set_sidebar(page, True)
+    _settle(page, 1280, 720)
+    cut = page.evaluate(_CUT)
+    shot(page, "projector-class-poll-1280")
+    assert cut == [], cut
+    assert_clean(page)
