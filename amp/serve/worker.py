@@ -22,7 +22,7 @@ import ctypes.util
 import gc
 import threading
 from collections.abc import AsyncIterator, Callable
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from ray import serve
 
@@ -83,10 +83,10 @@ class ParserWorker:
         return self.work.info()
 
     async def joint(self, call: dict[str, Any]) -> dict[str, Any]:
-        return await self._one(self._joint, call)
+        return await self._one(cast(Any, self)._joint, call)
 
     async def parse(self, call: dict[str, Any]) -> dict[str, Any]:
-        return await self._one(self._parse, call)
+        return await self._one(cast(Any, self)._parse, call)
 
     @staticmethod
     async def _one(batched: Any, call: dict[str, Any]) -> dict[str, Any]:
@@ -98,12 +98,13 @@ class ParserWorker:
             flag.set()
             raise
 
-    @serve.batch(max_batch_size=MAX_BATCH_CALLS, batch_wait_timeout_s=BATCH_WAIT_S)
-    async def _joint(self, calls: list[dict[str, Any]], flags: list[threading.Event]) -> list[dict[str, Any]]:
+    # (Serve's batch typing knows one argument; it batches each positional argument into a list)
+    @serve.batch(max_batch_size=MAX_BATCH_CALLS, batch_wait_timeout_s=BATCH_WAIT_S)  # type: ignore[arg-type]
+    async def _joint(self, calls: list[dict[str, Any]], flags: list[threading.Event]) -> list[dict[str, Any]]:  # type: ignore[misc]
         return await cancellable(lambda: self.work.joint(calls), lambda: all(f.is_set() for f in flags))
 
-    @serve.batch(max_batch_size=MAX_BATCH_CALLS, batch_wait_timeout_s=BATCH_WAIT_S)
-    async def _parse(self, calls: list[dict[str, Any]], flags: list[threading.Event]) -> list[dict[str, Any]]:
+    @serve.batch(max_batch_size=MAX_BATCH_CALLS, batch_wait_timeout_s=BATCH_WAIT_S)  # type: ignore[arg-type]
+    async def _parse(self, calls: list[dict[str, Any]], flags: list[threading.Event]) -> list[dict[str, Any]]:  # type: ignore[misc]
         return await cancellable(lambda: self.work.parse(calls), lambda: all(f.is_set() for f in flags))
 
     async def forced(self, call: dict[str, Any]) -> dict[str, Any]:
