@@ -13,6 +13,7 @@ import argparse
 import os
 from typing import Any
 
+from amp.cli import common
 from amp.errors import AmpError
 from amp.parser.backends import api_protocol as proto
 from amp.parser.backends.api import ApiBackend
@@ -32,19 +33,6 @@ def _positive_float(text: str) -> float:
     return value
 
 
-def _count(lo: int, hi: int) -> Any:
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-        if not lo <= value <= hi:
-            raise argparse.ArgumentTypeError(f"must be {lo} to {hi}")
-        return value
-
-    return parse
-
-
 def add_api_options(group: Any) -> None:
     """The ``--api-*`` options, in the model option group."""
     group.add_argument("--api-base", default=os.environ.get(proto.BASE_ENV) or None,
@@ -57,11 +45,11 @@ def add_api_options(group: Any) -> None:
                             "log-probs); default on")
     group.add_argument("--api-grammar", action="store_true",
                        help="send the decoding grammar as GBNF (llama.cpp's server)")
-    group.add_argument("--api-concurrency", type=_count(1, proto.MAX_CONCURRENCY), default=proto.DEFAULT_CONCURRENCY,
+    group.add_argument("--api-concurrency", type=common.count(1, proto.MAX_CONCURRENCY), default=proto.DEFAULT_CONCURRENCY,
                        help=f"requests in flight at once (default {proto.DEFAULT_CONCURRENCY})")
     group.add_argument("--api-timeout", type=_positive_float, default=proto.DEFAULT_TIMEOUT_S,
                        help=f"seconds per request (default {proto.DEFAULT_TIMEOUT_S:g})")
-    group.add_argument("--api-retries", type=_count(0, proto.MAX_RETRIES), default=proto.DEFAULT_RETRIES,
+    group.add_argument("--api-retries", type=common.count(0, proto.MAX_RETRIES), default=proto.DEFAULT_RETRIES,
                        help=f"retries of a 429/5xx/lost connection, with backoff (default {proto.DEFAULT_RETRIES})")
 
 
