@@ -116,7 +116,7 @@ def report(runs: dict[str, dict[str, Any]], lines: list[str]) -> None:
     passes = [r["passes"] for r in fast["items"] if r["passes"] is not None]
     if steps:
         lines.append(f"llama.cpp decode steps per item: mean {statistics.fmean(steps):.1f} logical steps, "
-                     f"{statistics.fmean(passes):.1f} batched decode calls (search + forced scoring)")
+                     f"{statistics.fmean(passes):.1f} batched decode calls of the search")
     lines.append(f"model load: transformers {ref['load_s']:.1f} s, llama.cpp {fast['load_s']:.1f} s; "
                  f"peak RSS: transformers {ref['peak_rss_mb']:.0f} MB, llama.cpp {fast['peak_rss_mb']:.0f} MB")
     n = len(ref["items"])
