@@ -40,12 +40,12 @@ TYPES = ("pp", "scope", "revscope", "bound", "conj")
 ENGINES = ("transformers", "llama.cpp")
 
 
-def sweep_items(n_zero: int, n_few: int, ratios: str) -> list[Any]:
+def sweep_items(n_zero: int, n_few: int, ratios: str, types: tuple[str, ...] = TYPES) -> list[Any]:
     from amp.evaluation import experiments as ex
 
     rs = tuple(float(r) for r in ratios.split(","))
-    zero = ex.plan_zeroshot(ex.ZeroShotConfig(types=TYPES, n=n_zero, beams=5)) if n_zero else []
-    few = ex.plan_fewshot(ex.FewShotConfig(types=TYPES, ratios=rs, n_per_ratio=n_few, beams=5)) if n_few else []
+    zero = ex.plan_zeroshot(ex.ZeroShotConfig(types=types, n=n_zero, beams=5)) if n_zero else []
+    few = ex.plan_fewshot(ex.FewShotConfig(types=types, ratios=rs, n_per_ratio=n_few, beams=5)) if n_few else []
     items = list(zero) + list(few)
     items.sort(key=lambda it: it.fmt)  # one format per call
     return items
@@ -60,7 +60,7 @@ def child(args: argparse.Namespace) -> int:
     from amp.parser.parser import Parser
 
     torch.set_num_threads(args.threads)
-    items = sweep_items(args.n_zero, args.n_few, args.ratios)
+    items = sweep_items(args.n_zero, args.n_few, args.ratios, tuple(args.types.split(",")))
     engine = args.child
     kw: dict[str, Any] = {"dtype": "float32", "device": "cpu"} if engine == "transformers" else {}
     out: dict[str, Any] = {"engine": engine, "items": []}
@@ -116,7 +116,7 @@ def report(runs: dict[str, dict[str, Any]], lines: list[str]) -> None:
     passes = [r["passes"] for r in fast["items"] if r["passes"] is not None]
     if steps:
         lines.append(f"llama.cpp decode steps per item: mean {statistics.fmean(steps):.1f} logical steps, "
-                     f"{statistics.fmean(passes):.1f} batched decode calls (search + forced scoring)")
+                     f"{statistics.fmean(passes):.1f} batched decode calls of the search")
     lines.append(f"model load: transformers {ref['load_s']:.1f} s, llama.cpp {fast['load_s']:.1f} s; "
                  f"peak RSS: transformers {ref['peak_rss_mb']:.0f} MB, llama.cpp {fast['peak_rss_mb']:.0f} MB")
     n = len(ref["items"])
@@ -146,6 +146,9 @@ def main() -> int:
     ap.add_argument("--n-few", type=int, default=2)
     ap.add_argument("--ratios", default="0,0.5,1")
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--types", default=",".join(TYPES), help="sentence types (default: all five)")
+    ap.add_argument("--parallel", action="store_true",
+                    help="run the two engines at the same time (a busy machine; times then share the CPU)")
     ap.add_argument("--out", default=None, help="also write the report to this file")
     ap.add_argument("--child", choices=ENGINES, default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -153,14 +156,24 @@ def main() -> int:
         return child(args)
     runs: dict[str, dict[str, Any]] = {}
     lines = [f"engine bench: --n-zero {args.n_zero} --n-few {args.n_few} --ratios {args.ratios} "
-             f"--threads {args.threads}, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}"]
+             f"--types {args.types} --threads {args.threads}, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}"]
     with open("/proc/loadavg") as fh:
         lines.append(f"load average at start: {fh.read().split()[0]}")
+    procs = {}
     for engine in ("llama.cpp", "transformers"):
         cmd = [sys.executable, __file__, "--child", engine, "--model", args.model, "--n-zero", str(args.n_zero),
-               "--n-few", str(args.n_few), "--ratios", args.ratios, "--threads", str(args.threads)]
-        done = subprocess.run(cmd, stdout=subprocess.PIPE, text=True, check=True)
-        runs[engine] = json.loads(done.stdout.strip().splitlines()[-1])
+               "--n-few", str(args.n_few), "--ratios", args.ratios, "--threads", str(args.threads),
+               "--types", args.types]
+        procs[engine] = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
+        if not args.parallel:
+            procs[engine].wait()
+    for engine, proc in procs.items():
+        stdout, _ = proc.communicate()
+        if proc.returncode:
+            raise SystemExit(f"the {engine} run failed (exit {proc.returncode})")
+        runs[engine] = json.loads(stdout.strip().splitlines()[-1])
+    if args.parallel:
+        lines.append("the two engines ran at the same time (--parallel): their times shared the CPU")
     with open("/proc/loadavg") as fh:
         lines.append(f"load average at the end: {fh.read().split()[0]}")
     report(runs, lines)

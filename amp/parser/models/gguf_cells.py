@@ -18,8 +18,9 @@ the same log-probs whatever else is in the batch — but only with llama.cpp's r
 of other sequences in the batch), while several tokens of one sequence in one call take another
 matmul path (up to 0.25 nats away from one token at a time).  So the search, the forced scoring and
 sampling feed every sequence one token per call (:mod:`amp.parser.search.cell_search`), and a
-prompt is always fed in the same chunks from position 0: a result depends on its inputs only, not
-on the batch it was computed in.
+prompt is always fed in the same chunks from position 0.  One dependence remains: a beam whose
+sibling sequences were freed and re-copied around its cells gets log-probs ~0.003-0.01 nats per token
+away from the same tokens fed alone (measured; the cause inside llama.cpp is not pinned down).
 
 The number of threads is the caller's (:func:`amp.parser.backends.llama.llama_threads`).
 """
