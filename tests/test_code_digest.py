@@ -23,8 +23,9 @@ NOT_RESULT_CODE = {"parser/__init__.py", "parser/backend.py", "parser/jobs.py",
                    "parser/core/__init__.py", "parser/core/errors.py", "parser/core/limits.py",
                    "parser/search/__init__.py", "parser/search/settings.py",
                    "parser/models/__init__.py", "parser/models/spec.py", "parser/models/embedded.py",
-                   "parser/models/loading.py", "parser/models/registry.py",
-                   "parser/backends/__init__.py", "parser/backends/remote.py"}
+                   "parser/models/loading.py", "parser/models/registry.py", "parser/models/names.py",
+                   "parser/backends/__init__.py", "parser/backends/remote.py",
+                   "parser/backends/choose.py"}
 
 
 def _copy_package(dest: Path) -> Path:

@@ -13,7 +13,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Annotated, Any
 
-from pydantic import AfterValidator
+from pydantic import AfterValidator, Field
 
 from amp.logic.vocabulary import DEFAULT_FORMAT
 from amp.records import JsonFloat, JsonObject, JsonRecord, OptJsonFloat, StrObject
@@ -280,10 +280,11 @@ class JobStatus(JsonRecord):
     error: str | None = None
     meta: JsonObject = field(default_factory=dict)
     #: Items whose search has finished inside a running batch, not yet recorded (they are being
-    #: scored): a bar shows ``done + searched`` so it moves item by item.
-    searched: int = 0
+    #: scored): a bar shows ``done + searched`` so it moves item by item.  Not written when 0 (nor
+    #: ``elapsed_s`` when unknown), so a status from before these fields re-encodes as it was.
+    searched: Annotated[int, Field(exclude_if=lambda v: v == 0)] = 0
     #: Seconds the job has run, by the service's clock (to its end once final).
-    elapsed_s: float | None = None
+    elapsed_s: Annotated[float | None, Field(exclude_if=lambda v: v is None)] = None
 
     @property
     def final(self) -> bool:
