@@ -74,14 +74,14 @@ install_chromium() {
 case "${1:-}" in
   app)
     shift
-    install_python app,serve
+    install_python app,serve,api
     # amp app: streamlit run app.py on $AMP_ADDRESS (default loopback); beyond loopback without
     # AMP_TEACHER_PASSWORD it prints a generated teacher passphrase at start.
     exec "$VENV/bin/amp" app --address "${AMP_ADDRESS:-127.0.0.1}" -- "$@"
     ;;
   serve)
     shift
-    install_python app,serve
+    install_python app,serve,api
     exec "$VENV/bin/python" -m amp serve "$@"
     ;;
   test)
