@@ -9,9 +9,10 @@ the page stops early.  The browser's own full screen is covered in
 
 from __future__ import annotations
 
-from app_helpers import APP, TIMEOUT, assert_ok, goto, texts
+from app_helpers import APP, TIMEOUT, assert_ok, goto, plotly_spec, texts
 
 from amp.data import generate as gen
+from amp.reporting.poll_plots import PROJECTOR_FONT_PX
 from amp.teaching.poll import PollItem, PollStore
 from ui import present
 
@@ -119,3 +120,5 @@ def test_full_screen_keeps_the_class_votes(at):
     _is_full(at)
     assert len(at.get("plotly_chart")) == 1
     assert any("Class: 1 vote(s)" in c for c in texts(at, "caption"))
+    # projector-sized chart type (issue #27 item 4: the labels were about 12 px on a projector)
+    assert plotly_spec(at)["layout"]["font"]["size"] == PROJECTOR_FONT_PX >= 20
