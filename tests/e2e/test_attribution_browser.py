@@ -33,7 +33,7 @@ def test_attribution_view(tiny_server, page_on) -> None:
     wait_idle(page)
     goto_page(page, "Parse & inspect")
     page.get_by_role("button", name="Parse").click()
-    expect(page.get_by_role("heading", name="LF0 against LF1")).to_be_visible(timeout=RUN_TIMEOUT)
+    expect(page.get_by_role("heading", name="Beams", exact=True)).to_be_visible(timeout=RUN_TIMEOUT)
     wait_idle(page, RUN_TIMEOUT)
     run = page.get_by_role("button", name="Find the influential examples")
     run.scroll_into_view_if_needed()

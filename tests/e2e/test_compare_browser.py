@@ -66,7 +66,7 @@ def test_compare_two_tiny_models(compare_server, page_on) -> None:
     wait_idle(page)
     goto_page(page, "Compare models", "Compare two models")
 
-    spec_b = page.get_by_label("Model B (id or path)")
+    spec_b = page.get_by_label("Model B (id or path)", exact=True)
     expect(spec_b).to_have_value(str(model_a))  # B starts as the sidebar's model
     spec_b.fill(str(model_b))
     spec_b.press("Enter")

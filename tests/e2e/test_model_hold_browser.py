@@ -49,7 +49,7 @@ def test_a_sweep_and_a_comparison_in_two_tabs_both_finish(two_tab_server, page_o
     y.goto(server.url)
     wait_idle(y)
     goto_page(y, "Compare models", "Compare two models")
-    spec_b = y.get_by_label("Model B (id or path)")
+    spec_b = y.get_by_label("Model B (id or path)", exact=True)
     spec_b.fill(str(model_b))
     spec_b.press("Enter")
     wait_idle(y)
