@@ -75,7 +75,7 @@ def test_two_students_vote_teacher_sees_live(page, browser, st_server):
     page.goto(st_server.url)
     wait_idle(page)
     goto_page(page, "Class poll")
-    page.get_by_text("Include the model's P(LF0)").click()  # uncheck: no model load in this test
+    page.get_by_text("Include the model's parse and P(LF0)").click()  # uncheck: no model load in this test
     wait_idle(page)
     page.get_by_role("button", name="Create poll").click()
     link = page.get_by_text(re.compile(r"\?poll=[A-Z2-9]{6}"))
