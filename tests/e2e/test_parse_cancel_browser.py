@@ -13,6 +13,11 @@ from test_browser import assert_clean, goto_page, open_app, shot, wait_idle
 def test_a_running_parse_shows_its_stage_and_can_be_cancelled(page: Page) -> None:
     open_app(page)
     goto_page(page, "Parse & inspect")
+    # 4 beams: a search no other test of the session runs, so its result is never cached already
+    beams = page.get_by_label("Beams k")
+    beams.fill("4")
+    beams.press("Enter")
+    wait_idle(page)
     page.get_by_role("button", name="Parse", exact=True).click()
     cancel = page.get_by_role("button", name="Cancel")
     expect(cancel).to_be_visible(timeout=60_000)

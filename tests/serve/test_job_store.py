@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -22,6 +23,13 @@ from amp.serve.work import ServeConfig, Work  # noqa: E402
 
 LF0 = "exists x . man(x)"
 LF1 = "exists y . man(y)"
+
+
+def _run(coro):
+    """``asyncio.run`` in a thread of its own: a browser test earlier in the session leaves
+    playwright's event loop running in this thread, where ``asyncio.run`` refuses to start."""
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coro).result()
 
 
 @pytest.fixture()
@@ -79,7 +87,7 @@ def test_a_finished_job_expires_after_its_retention_and_delete_removes_it(work, 
         assert runner.expire(finished + 3601, force=True) == [gone]
         assert gone not in runner.jobs and files_of(folder, gone) == []
 
-    asyncio.run(go())
+    _run(go())
 
 
 def test_a_restarted_manager_holds_summaries_and_reads_results_when_asked(work, tmp_path):
@@ -91,7 +99,7 @@ def test_a_restarted_manager_holds_summaries_and_reads_results_when_asked(work, 
         await finish(runner, job_id)
         return job_id
 
-    job_id = asyncio.run(go())
+    job_id = _run(go())
     again = runner_over(work, folder)  # a manager started again over the same folder
     job = again.jobs[job_id]
     assert job.items is None and job.offsets is None  # only the summary is in memory
@@ -115,7 +123,7 @@ def test_a_job_over_its_results_cap_stops_failed_and_saying_why(work, tmp_path, 
         assert status.state == "failed" and "MAX_JOB_RESULT_BYTES" in (status.error or "")
         assert status.done < 4
 
-    asyncio.run(go())
+    _run(go())
 
 
 def test_beyond_the_store_cap_the_oldest_finished_jobs_go_first(work, tmp_path, monkeypatch):
@@ -130,7 +138,7 @@ def test_beyond_the_store_cap_the_oldest_finished_jobs_go_first(work, tmp_path, 
         assert runner.expire(force=True) == [ids[0]]
         assert sorted(runner.jobs) == sorted(ids[1:])
 
-    asyncio.run(go())
+    _run(go())
 
 
 def test_a_summary_in_the_earlier_layout_is_split_and_read(work, tmp_path):
@@ -161,5 +169,5 @@ def test_searches_finished_inside_a_running_chunk_are_reported_before_its_result
         assert final.state == "done" and final.searched == 0 and final.elapsed_s is not None
         return seen
 
-    seen = asyncio.run(go())
+    seen = _run(go())
     assert any(done == 0 and searched > 0 for done, searched in seen), seen  # searched, not yet recorded
