@@ -12,15 +12,25 @@ or more tokens per :meth:`SeqCells.decode` (all sequences together in one batch)
 ``llama_memory_seq_rm`` frees a sequence's cells.  :meth:`SeqCells.decode` returns log-probs:
 llama.cpp's raw logits log-softmaxed over the full vocabulary in float32.
 
-Batch invariance (measured on the embedded model): a row fed as *one token of its sequence* gives
-the same log-probs whatever else is in the batch — but only with llama.cpp's repacked weights off
-(``use_extra_bufts = False``; with them, a row's log-probs moved by up to 0.38 nats with the number
-of other sequences in the batch), while several tokens of one sequence in one call take another
-matmul path (up to 0.25 nats away from one token at a time).  So the search, the forced scoring and
-sampling feed every sequence one token per call (:mod:`amp.parser.search.cell_search`), and a
-prompt is always fed in the same chunks from position 0.  One dependence remains: a beam whose
-sibling sequences were freed and re-copied around its cells gets log-probs ~0.003-0.01 nats per token
-away from the same tokens fed alone (measured; the cause inside llama.cpp is not pinned down).
+Batch invariance (measured on the embedded model).  A row fed as *one token of its sequence*
+gives the same log-probs, to the bit, whatever else is in the batch and wherever its cells lie, if
+four things hold; each was found by a measurement, and each costs a test when broken:
+
+* llama.cpp's repacked weights are off (``use_extra_bufts = False``; with them a row moved by up
+  to 0.38 nats with the number of sequences in the batch);
+* flash attention is on (:class:`SeqCells` asks for it; without it a row moved by up to 0.23 nats
+  with the cells the cache held);
+* a call never holds one token alone: llama.cpp then splits the attention of that one query over
+  the cells in the cache and adds the parts, so the result moved with how full the cache was (up to
+  0.58 nats).  :meth:`SeqCells.decode` adds a padding row on a sequence of its own instead
+  (:meth:`SeqCells.release_padding` frees its cells);
+* a sequence's cells lie in the cache in the order of their positions, since attention adds them
+  up in cache order: the caller never frees cells while the sequences decoded after them live
+  (:mod:`amp.parser.search.cell_search` keeps a dropped beam's cells until the search ends).
+
+Several tokens of one sequence in one call take another path (up to 0.25 nats away from one
+token at a time), so a prompt is always fed in the same chunks from position 0, and everything
+after it one token per sequence and call.
 
 The number of threads is the caller's (:func:`amp.parser.backends.llama.llama_threads`).
 """
@@ -208,12 +218,15 @@ class SeqCells:
         self.gm = gm
         self.n_ctx = n_ctx
         self.n_seq = n_seq
+        self.pad_seq = n_seq  # one more sequence, for the padding row (see _decode)
+        self._pad_pos = 0
         cp = llama.llama_context_default_params()
         cp.n_ctx = n_ctx
         cp.n_batch = BATCH_TOKENS
         cp.n_ubatch = BATCH_TOKENS
-        cp.n_seq_max = n_seq
+        cp.n_seq_max = n_seq + 1
         cp.kv_unified = True
+        cp.flash_attn_type = llama.LLAMA_FLASH_ATTN_TYPE_ENABLED  # batch invariance: see the module docstring
         cp.n_threads = threads
         cp.n_threads_batch = threads
         cp.no_perf = True
@@ -243,6 +256,13 @@ class SeqCells:
 
     def clear(self) -> None:
         self._llama.llama_memory_clear(self.mem, True)
+        self._pad_pos = 0
+
+    def release_padding(self) -> None:
+        """Free the padding row's cells (call when the sequences decoded with them are freed)."""
+        if self._pad_pos:
+            self._llama.llama_memory_seq_rm(self.mem, self.pad_seq, -1, -1)
+            self._pad_pos = 0
 
     # -- decoding ---------------------------------------------------------------------------------------
 
@@ -268,6 +288,9 @@ class SeqCells:
         rows: list[list[np.ndarray]] = [[] for _ in feeds]
         for lo in range(0, len(flat), BATCH_TOKENS):
             chunk = flat[lo : lo + BATCH_TOKENS]
+            if len(chunk) == 1:  # never one token alone: llama.cpp then splits its attention by cells
+                chunk = [*chunk, (self.pad_seq, self._pad_pos, chunk[0][2], False, -1, 0)]
+                self._pad_pos += 1
             for i, (seq, pos, tok, need, _e, _j) in enumerate(chunk):
                 batch.token[i] = tok
                 batch.pos[i] = pos

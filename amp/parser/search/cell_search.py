@@ -13,22 +13,27 @@ the same bookkeeping (:func:`amp.parser.search.beam_step.advance`: top ``2k`` ca
 float32 log-prob, finished ones among the top ``k``, early exit once no live beam can beat the
 worst finished one, the budget), the same GNMT re-ranking of the ``k`` returned beams
 (:func:`amp.parser.search.decode.make_beam`, docs/paper-notes.md §12) — on the engine's log-probs
-(log-softmax over the full vocabulary).  Per step: finished or dropped beams free their
-sequence, a beam's first child continues on its parent's sequence, the other children get
-copies, and every live beam's next token is decoded in one batch.
+(log-softmax over the full vocabulary).  Per step: finished or dropped beams give back their
+sequence (their cells stay until the search ends, :class:`_Slots`), a beam's first child
+continues on its parent's sequence, the other children get copies, and every live beam's next
+token is decoded in one batch.
 
-:class:`CellDecoder` puts it together for a backend: prompts that share a prefix with the
-previous prompt (a sweep's header and examples) re-evaluate only the rest, the forced scoring
-of the top beams' tokens and of LF0/LF1 starts from the same prompt cells (one batch), a cancel
-check runs before every decode step, and each finished prompt is reported to the progress
-scope (:mod:`amp.parser.search.cancel`).
+A parse-and-score decodes nothing twice: LF0 and LF1 ride along in the search's batches (one token per step on
+their own copies of the prompt, :class:`_Riders`), and the top beams' forced scores are rebuilt
+from the rows the search already computed (:func:`compact_row`).  Since the engine's rows do not
+depend on what else is in a batch (:mod:`amp.parser.models.gguf_cells`), these are the numbers a
+separate forced pass gives, to the bit (tested).
+
+:class:`CellDecoder` puts it together for a backend: prompts that share whole chunks with the
+previous prompt re-evaluate only the rest, a cancel check runs before every decode step, and
+each finished prompt is reported to the progress scope (:mod:`amp.parser.search.cancel`).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 import numpy as np
@@ -67,6 +72,8 @@ class Cells(Protocol):
 
     def decode_last(self, feeds: Sequence[tuple[int, int, Sequence[int]]]) -> list[torch.Tensor]: ...
 
+    def release_padding(self) -> None: ...
+
 
 def candidates(processor: GrammarLogitsProcessor, vocab_size: int, state: Any, logp: torch.Tensor) -> Dist:
     """(allowed ids, log-probs) in ``state`` as the grammar processor leaves them: every allowed
@@ -87,26 +94,37 @@ def candidates(processor: GrammarLogitsProcessor, vocab_size: int, state: Any, l
 
 
 class _Slots:
-    """Which sequence holds which hypothesis; free sequence ids."""
+    """Which sequence holds which hypothesis; free sequence ids.
+
+    A dropped hypothesis's cells are not freed while the search runs: they are handed to the
+    *keeper* sequence (the last id) and freed with it at the end.  Freed cells would leave holes
+    that llama.cpp fills with later tokens, so a beam's cells would no longer lie in the cache in
+    the order of their positions; its attention (which sums over a sequence's cells in cache
+    order, in float16) would then differ from the same tokens scored alone (measured: up to 0.5
+    nats over an LF).  Kept in order, a beam's search steps and its forced scoring are computed
+    identically (docs/decoding-notes.md §2)."""
 
     def __init__(self, cells: Cells) -> None:
         self.cells = cells
-        self.free_ids = list(range(cells.n_seq - 1, PROMPT_SEQ, -1))
+        self.keeper = cells.n_seq - 1
+        self.free_ids = list(range(cells.n_seq - 2, PROMPT_SEQ, -1))
         self.held: dict[tuple[int, ...], int] = {(): PROMPT_SEQ}
 
     def take(self) -> int:
         if not self.free_ids:
-            raise DecodingError(f"the search needs more than {self.cells.n_seq} sequences")
+            raise DecodingError(f"the search needs more than {self.cells.n_seq - 2} sequences")
         return self.free_ids.pop()
 
     def release(self, seq: int) -> None:
+        """Give ``seq``'s id back; its cells stay (on the keeper) until :meth:`release_all`."""
         if seq != PROMPT_SEQ:
+            self.cells.copy(seq, self.keeper)
             self.cells.free(seq)
             self.free_ids.append(seq)
 
     def branch(self, children: list[tuple[int, ...]]) -> dict[tuple[int, ...], int]:
         """The sequences of ``children`` (each a held hypothesis + one token): a parent's first
-        child continues on its sequence, the others get copies; childless parents are freed."""
+        child continues on its sequence, the others get copies; childless parents are released."""
         by_parent: dict[tuple[int, ...], list[tuple[int, ...]]] = {}
         for child in children:
             by_parent.setdefault(child[:-1], []).append(child)
@@ -125,20 +143,103 @@ class _Slots:
         return new
 
     def release_all(self) -> None:
+        """Free every cell of the search (the prompt's stay)."""
         for seq in self.held.values():
-            self.release(seq)
+            if seq != PROMPT_SEQ:
+                self.cells.free(seq)
+                self.free_ids.append(seq)
         self.held = {}
+        self.cells.free(self.keeper)
+        self.cells.release_padding()
+
+
+@dataclass
+class CellSearch:
+    """What :func:`cell_beam_search` returns: the ``k`` sequences (generated ids, finished first by
+    sum), the compact next-token rows of every hypothesis it decoded (:func:`compact_row`, keyed by
+    the hypothesis; ``()`` is the prompt's), and the log-probs of each rider (``(len, V)``, as
+    :func:`cell_forced_logprobs` computes them)."""
+
+    found: list[tuple[int, ...]]
+    rows: dict[tuple[int, ...], tuple[torch.Tensor, torch.Tensor]] = field(default_factory=dict)
+    riders: list[torch.Tensor] = field(default_factory=list)
+
+    def beam_logprobs(self, token_ids: Sequence[int], vocab_size: int) -> torch.Tensor | None:
+        """The ``(len, V)`` log-probs predicting ``token_ids`` rebuilt from the kept rows (None if a
+        prefix was not decoded by the search): every value a forced score reads is the search's own
+        (:func:`compact_row`), the rest is ``-inf``."""
+        ids = tuple(int(t) for t in token_ids)
+        out = torch.full((len(ids), vocab_size), -math.inf)
+        for j in range(len(ids)):
+            kept = self.rows.get(ids[:j])
+            if kept is None:
+                return None
+            out[j, kept[0]] = kept[1]
+        return out
+
+
+def compact_row(processor: GrammarLogitsProcessor, state: Any, row: torch.Tensor,
+                top_n: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """The entries of a next-token log-prob ``row`` that a forced score of any grammatical
+    continuation reads (:func:`amp.parser.search.scoring.steps_from_logprobs`): every id the grammar
+    allows in ``state`` (the grammar's normaliser), the ids ending the LF there (merged at the end),
+    and the ``top_n`` best of the whole row plus as many as those end ids (the raw alternatives,
+    before and after the merge).  ``(ids, values)``."""
+    vocab_size = int(row.shape[-1])
+    cols = processor.allowed(state) if state else torch.empty(0, dtype=torch.long)
+    parts = [cols[cols < vocab_size]]
+    extra = 0
+    if state:
+        for _canon, members in processor.masker.end_groups(state):
+            parts.append(members[members < vocab_size])
+            extra += int(members.numel())
+    parts.append(row.topk(min(vocab_size, top_n + extra)).indices)
+    ids = torch.unique(torch.cat(parts))
+    return ids, row[ids].clone()
+
+
+class _Riders:
+    """Token sequences force-decoded on their own copies of the prompt, one token per sequence in
+    the search's batches (so they cost no step of their own while the search runs)."""
+
+    def __init__(self, cells: Cells, slots: _Slots, first: torch.Tensor, prompt_len: int,
+                 seqs: Sequence[Sequence[int]]) -> None:
+        if any(len(s) == 0 for s in seqs):
+            raise DecodingError("cannot score an empty token sequence")
+        self.toks = [list(s) for s in seqs]
+        self.prompt_len = prompt_len
+        self.ids = [slots.take() for _ in self.toks]
+        for seq in self.ids:
+            cells.copy(PROMPT_SEQ, seq)
+        self.rows: list[list[torch.Tensor]] = [[first] for _ in self.toks]
+
+    def feeds(self) -> list[tuple[int, int, list[int]]]:
+        """The next token of every rider that has one left to feed."""
+        return [(self.ids[r], self.prompt_len + len(rows) - 1, [self.toks[r][len(rows) - 1]])
+                for r, rows in enumerate(self.rows) if len(rows) < len(self.toks[r])]
+
+    def take(self, outs: Sequence[torch.Tensor]) -> None:
+        live = [r for r, rows in enumerate(self.rows) if len(rows) < len(self.toks[r])]
+        for r, lp in zip(live, outs, strict=True):
+            self.rows[r].append(lp[-1])
+
+    def result(self) -> list[torch.Tensor]:
+        return [torch.stack(rows) for rows in self.rows]
 
 
 def cell_beam_search(cells: Cells, first: torch.Tensor, prompt_len: int, processor: GrammarLogitsProcessor, *,
                      beams: int, budget: int, eos: Sequence[int], item: int = 0,
-                     cancel: Callable[[], bool] | None = None,
-                     stats: SearchStats | None = None) -> list[tuple[int, ...]]:
-    """The ``k`` returned sequences (generated ids, finished first by sum) of one prompt whose
-    cells are on :data:`PROMPT_SEQ` and whose next-token log-probs are ``first``.
+                     cancel: Callable[[], bool] | None = None, stats: SearchStats | None = None,
+                     riders: Sequence[Sequence[int]] = (), top_n: int | None = None) -> CellSearch:
+    """The search of one prompt whose cells are on :data:`PROMPT_SEQ` and whose next-token
+    log-probs are ``first``: the ``k`` returned sequences (generated ids, finished first by sum).
 
-    ``processor.tracker`` receives every candidate's summed log-prob under prompt index ``item``.
-    ``cancel`` is checked before every decode step (:class:`SearchCancelled`).
+    ``riders``: token sequences (LF0 and LF1) force-decoded in the same batches, one token per
+    step, and finished alone after the search (their log-probs are those
+    :func:`cell_forced_logprobs` gives).  ``top_n``: keep every decoded hypothesis's compact row
+    (:func:`compact_row`), from which the returned beams' forced scores are rebuilt without
+    decoding them again.  ``processor.tracker`` receives every candidate's summed log-prob under
+    prompt index ``item``.  ``cancel`` is checked before every decode step (:class:`SearchCancelled`).
     """
     st = stats if stats is not None else SearchStats()
     vocab_size = int(first.shape[-1])
@@ -150,31 +251,48 @@ def cell_beam_search(cells: Cells, first: torch.Tensor, prompt_len: int, process
     prefixes = processor.prefixes
     dists: dict[tuple[int, tuple[int, ...]], Dist] = {
         (item, ()): candidates(processor, vocab_size, prefixes.state(()), first)}
+    out = CellSearch(found=[])
+    if top_n is not None:
+        out.rows[()] = compact_row(processor, prefixes.state(()), first, top_n)
     slots = _Slots(cells)
+    extra = _Riders(cells, slots, first, prompt_len, riders) if riders else None
     st.items += 1
     step = 0
     try:
         while True:
             if cancel is not None and cancel():
                 raise SearchCancelled("the search was cancelled")
-            st.steps += 1
-            st.item_steps += 1
-            advance(it, dists, processor.tracker, prefixes, prefixes.automaton, beams, keep, budget, step,
-                    vocab_size)
-            step += 1
-            if it.done:
+            if not it.done:
+                st.steps += 1
+                st.item_steps += 1
+                advance(it, dists, processor.tracker, prefixes, prefixes.automaton, beams, keep, budget, step,
+                        vocab_size)
+                step += 1
+            children = [p for p, s in it.running if alive(s)] if not it.done else []
+            seqs = slots.branch(children) if children else {}
+            ride = extra.feeds() if extra is not None else []
+            if not children and not ride:
                 break
-            children = [p for p, s in it.running if alive(s)]
-            seqs = slots.branch(children)
-            outs = cells.decode_last([(seqs[p], prompt_len + len(p) - 1, [p[-1]]) for p in children])
+            outs = cells.decode_last([(seqs[p], prompt_len + len(p) - 1, [p[-1]]) for p in children] + ride)
             st.passes += 1
-            st.row_tokens += len(children)
-            st.fed_tokens += len(children)
-            dists = {(item, p): candidates(processor, vocab_size, prefixes.state(p), lp[-1])
-                     for p, lp in zip(children, outs, strict=True)}
+            st.row_tokens += len(children) + len(ride)
+            st.fed_tokens += len(children) + len(ride)
+            if extra is not None and ride:
+                extra.take(outs[len(children):])
+            dists = {}
+            for p, lp in zip(children, outs, strict=False):
+                state = prefixes.state(p)
+                dists[(item, p)] = candidates(processor, vocab_size, state, lp[-1])
+                if top_n is not None:
+                    out.rows[p] = compact_row(processor, state, lp[-1], top_n)
     finally:
         slots.release_all()
-    return [p for p, _s, _f in it.finished]
+        if extra is not None:
+            for seq in extra.ids:
+                cells.free(seq)
+    out.found = [p for p, _s, _f in it.finished]
+    out.riders = extra.result() if extra is not None else []
+    return out
 
 
 def cell_forced_logprobs(cells: Cells, first: torch.Tensor, prompt_len: int,
@@ -182,9 +300,8 @@ def cell_forced_logprobs(cells: Cells, first: torch.Tensor, prompt_len: int,
     """For each token sequence after the prompt on :data:`PROMPT_SEQ`, a ``(len, V)`` tensor of
     the log-probs predicting its tokens: row 0 is ``first``, the rest come from copies of the
     prompt's cells, fed as the search feeds them — one token per sequence and decode, every
-    sequence in the same batch.  (A beam's forced log-probs agree with its search steps to ~0.003-0.01
-    nats per token on llama.cpp: its cells were computed with other beams' cells freed and
-    re-copied around them, and llama.cpp's attention is not exactly invariant to that.)"""
+    sequence in the same batch — so they equal the search's own log-probs for the same tokens, to
+    the bit (:mod:`amp.parser.models.gguf_cells`, batch invariance)."""
     if any(len(s) == 0 for s in seqs):
         raise DecodingError("cannot score an empty token sequence")
     out: list[torch.Tensor] = []
@@ -204,6 +321,7 @@ def cell_forced_logprobs(cells: Cells, first: torch.Tensor, prompt_len: int,
         finally:
             for seq in ids:
                 cells.free(seq)
+            cells.release_padding()
         out.extend(torch.stack(r) for r in rows)
     return out
 
@@ -247,6 +365,7 @@ class CellDecoder:
             common = 0
         self._held, self._first = [], None
         out = self.cells.decode_last([(PROMPT_SEQ, common, ids[common:])])[0][-1]
+        self.cells.release_padding()
         self.prompt_tokens_fed += len(ids) - common
         self._held, self._first = list(ids), out
         return out
@@ -276,39 +395,43 @@ class CellDecoder:
         for (prompt, _a, _b), pair in zip(asks, pairs, strict=True):
             ids = encode_prompt(tok, prompt)
             budget = settings.max_new_tokens or default_max_new_tokens(tok, prompt)
-            self._check(len(ids), budget)
+            self._check(len(ids), max(budget, len(pair[2]), len(pair[3])) if pair is not None else budget)
             if check is not None and check():
                 raise SearchCancelled("the search was cancelled")
             first = self.prompt(ids)
             processor = GrammarLogitsProcessor(masker, len(ids), self.eos, batch_size=1)
             found = cell_beam_search(self.cells, first, len(ids), processor, beams=settings.beams, budget=budget,
-                                     eos=self.eos, cancel=check, stats=self.stats)
+                                     eos=self.eos, cancel=check, stats=self.stats,
+                                     riders=(pair[2], pair[3]) if pair is not None else (),
+                                     top_n=top_n if steps_for > 0 else None)
             made = [make_beam(masker.vocab, masker, list(seq), processor.tracker, 0, constrained=True, fmt=fmt,
-                              alpha=settings.alpha) for seq in found]
+                              alpha=settings.alpha) for seq in found.found]
             ranked = list(_rank(made))
             record = {**settings.as_dict(), "max_new_tokens": budget, "top_n": top_n, "fmt": fmt}
-            out.append(self._finish(masker, first, len(ids), ranked, pair, record, top_n=top_n, steps_for=steps_for))
+            out.append(self._finish(masker, first, len(ids), ranked, pair, found, record, top_n=top_n,
+                                    steps_for=steps_for))
             searched(1)
         return out
 
     def _finish(self, masker: Any, first: torch.Tensor, prompt_len: int, ranked: list[Beam], pair: Any,
-                record: dict[str, Any], *, top_n: int, steps_for: int) -> tuple[ParseResult, PairScore | None]:
-        """One forced batch from the prompt cells: the top beams' steps and LF0/LF1."""
-        requests: list[Sequence[int]] = [b.token_ids for b in ranked[: max(0, steps_for)] if b.token_ids]
-        if pair is not None:
-            requests += [pair[2], pair[3]]
-        lps = cell_forced_logprobs(self.cells, first, prompt_len, requests) if requests else []
-        k = 0
+                found: CellSearch, record: dict[str, Any], *, top_n: int,
+                steps_for: int) -> tuple[ParseResult, PairScore | None]:
+        """The top beams' steps from the search's own rows, LF0/LF1 from its riders (a beam whose
+        rows were not all kept is decoded again from the prompt cells)."""
+        vocab_size = int(first.shape[-1])
         for i, beam in enumerate(ranked[: max(0, steps_for)]):
-            if beam.token_ids:
-                fs = forced_from_logprobs(masker, masker.vocab.text_of(list(beam.token_ids)), beam.token_ids,
-                                          lps[k], top_n, False, True)
-                ranked[i] = replace(beam, steps=fs.steps)
-                k += 1
+            if not beam.token_ids:
+                continue
+            lp = found.beam_logprobs(beam.token_ids, vocab_size)
+            if lp is None:
+                lp = cell_forced_logprobs(self.cells, first, prompt_len, [beam.token_ids])[0]
+            fs = forced_from_logprobs(masker, masker.vocab.text_of(list(beam.token_ids)), beam.token_ids,
+                                      lp, top_n, False, True)
+            ranked[i] = replace(beam, steps=fs.steps)
         score = None
         if pair is not None:
-            f0 = forced_from_logprobs(masker, pair[0], pair[2], lps[k], top_n, True)
-            f1 = forced_from_logprobs(masker, pair[1], pair[3], lps[k + 1], top_n, True)
+            f0 = forced_from_logprobs(masker, pair[0], pair[2], found.riders[0], top_n, True)
+            f1 = forced_from_logprobs(masker, pair[1], pair[3], found.riders[1], top_n, True)
             score = pair_score(f0, f1)
         result = ParseResult(beams=tuple(ranked), constrained=True, fmt=record["fmt"], settings=dict(record),
                              prompt_tokens=prompt_len)
@@ -398,6 +521,7 @@ class CellDecoder:
             finally:
                 for s in seqs:
                     self.cells.free(s)
+                self.cells.release_padding()
             for h in hyps:
                 beam = make_beam(masker.vocab, masker, list(h), processor.tracker, 0, constrained=True, fmt=fmt,
                                  alpha=DEFAULT_SEARCH.alpha)  # (only the text is kept)
