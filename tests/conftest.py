@@ -6,7 +6,10 @@ behind in it.  So:
 
 * at start-up (:func:`pytest_configure`) ``AMP_CACHE_DIR`` points at a temporary folder for
   the whole run (session fixtures, Streamlit servers and collection see it), and
-  ``AMP_MODELS_DIR`` at the shared models folder (below);
+  ``AMP_MODELS_DIR`` at the shared models folder (below); ``AMP_ENGINE`` is ``transformers``
+  unless the run sets it (the default model's expectations in the suite were derived on the
+  exact float32 path; the default rule that gives a GGUF on the CPU to llama.cpp has its own
+  tests, which unset it: ``tests/parser/test_llama_engine.py``);
 * the autouse :func:`isolated_cache` gives **every test** a fresh, empty cache root of its own
   (result cache, polls, run manifests): ``$AMP_CACHE_DIR = <tmp_path>/amp-cache``;
 * the converted default model is the only thing shared, read-only in practice: it lives in
@@ -90,7 +93,10 @@ def pytest_configure(config: pytest.Config) -> None:
     else:
         models = base / "models"
     _RUN["models"] = models
-    for name, value in (("AMP_CACHE_DIR", base / "cache"), ("AMP_MODELS_DIR", models)):
+    pinned = [("AMP_CACHE_DIR", base / "cache"), ("AMP_MODELS_DIR", models)]
+    if not os.environ.get("AMP_ENGINE", "").strip():
+        pinned.append(("AMP_ENGINE", "transformers"))
+    for name, value in pinned:
         _SAVED_ENV[name] = os.environ.get(name)
         os.environ[name] = str(value)
 

@@ -22,7 +22,9 @@
   :mod:`amp.parser.models.quantize`) or ``"bfloat16"`` (fast on CPUs with bf16 instructions); the last
   two are faster, their results differ slightly and are cached apart; or ``"llama.cpp"``, the
   llama.cpp engine running the GGUF as shipped (a GGUF model only; cached apart too).  Its initial
-  value is ``$AMP_MODEL_DTYPE``, else ``$AMP_ENGINE``.
+  value is ``$AMP_MODEL_DTYPE``, else ``$AMP_ENGINE``, else the default rule
+  (:func:`amp.parser.models.spec.default_engine`: llama.cpp for a GGUF, the default model
+  included, on a machine without a GPU; the exact path otherwise).
 * **Failures.**  A model (spec and precision, a :class:`ModelChoice`) that fails to load is
   remembered for the session with its message (:data:`ERROR_KEY`); pages show it with
   ``st.error`` and offer to go back to the default; the picker stays usable.  A page may use a
@@ -47,7 +49,7 @@ from amp.parser import Parser
 from amp.parser.backends.api_protocol import is_api_spec
 from amp.parser.core.errors import BackendError, ModelLoadError, ModelNameError, SearchCancelled
 from amp.parser.models.names import check_model_name
-from amp.parser.models.spec import ENGINE_ENV, Engine
+from amp.parser.models.spec import ENGINE_ENV, Engine, default_engine
 from amp.settings import results_dir
 from ui import api_model, server_state
 from ui.common import describe_error, plain
@@ -157,6 +159,8 @@ def current_dtype() -> str:
     """The precision this session uses: ``""`` (the device's default), ``"int8"`` or ``"bfloat16"``."""
     if DTYPE_KEY not in st.session_state:
         env = os.environ.get(DTYPE_ENV_VAR, "").strip().lower() or os.environ.get(ENGINE_ENV, "").strip().lower()
+        if not env and not is_api_spec(current_spec()) and default_engine(current_spec()) is Engine.LLAMA_CPP:
+            env = Engine.LLAMA_CPP.value  # the default rule: llama.cpp for a GGUF on the CPU
         st.session_state[DTYPE_KEY] = env if env in PRECISIONS else ""
     value = st.session_state[DTYPE_KEY]
     return value if value in PRECISIONS else ""

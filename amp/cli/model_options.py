@@ -34,7 +34,8 @@ def add_model_options(parser: argparse.ArgumentParser, *, server: bool = True,
     group.add_argument("--dtype", default=None, choices=DTYPES, help=DTYPE_HELP)
     group.add_argument("--engine", default=None, choices=[e.value for e in Engine],
                        help="what runs the model: transformers (any model, exact float32, GPUs) or llama.cpp "
-                            f"(a GGUF as shipped, on the CPU; default ${ENGINE_ENV}, else transformers)")
+                            f"(a GGUF as shipped, on the CPU); default ${ENGINE_ENV}, else llama.cpp for a GGUF "
+                            "(the default model included) on the CPU without --dtype, transformers otherwise")
     group.add_argument("--trust-remote-code", action="store_true",
                        help="allow a Hub model's own Python code (only for models you trust)")
     if server:
@@ -66,7 +67,10 @@ def make_parser(args: argparse.Namespace, *, cache: bool | None = None) -> Parse
                            "(unset AMP_PARSER_URL or drop --server to run a model here)")
         return Parser.remote(server, cache=use_cache)
     check_model_name(args.model)  # a misspelt or (offline) uncached name: one error line now, with close names
-    return Parser(args.model, device=args.device, dtype=args.dtype, engine=getattr(args, "engine", None),
+    engine = getattr(args, "engine", None)
+    if engine is None and getattr(args, "unconstrained", False) and not os.environ.get(ENGINE_ENV, "").strip():
+        engine = Engine.TRANSFORMERS.value  # the default rule's llama.cpp runs the constrained search only
+    return Parser(args.model, device=args.device, dtype=args.dtype, engine=engine,
                   trust_remote_code=args.trust_remote_code, cache=use_cache)
 
 

@@ -3,10 +3,12 @@
 :class:`amp.parser.Parser` is the cached facade every caller uses (pages, CLI, experiments,
 research, teaching, interpretation-level sampling).  Underneath it sits a :class:`Backend`,
 which does the actual model work and says what it computes with (:class:`Runtime`, part of
-every result-cache key).  Two backends exist:
+every result-cache key).  These backends exist:
 
 * :class:`amp.parser.backends.local.InProcessBackend` — a model loaded in this process through
-  transformers (the default);
+  transformers (any model, GPUs, the exact float32 path);
+* :class:`amp.parser.backends.llama.LlamaBackend` — a GGUF run by llama.cpp in this process (the
+  default for a GGUF on the CPU, :func:`amp.parser.models.spec.default_engine`);
 * :class:`amp.parser.backends.remote.RemoteBackend` — a client of the parser service
   (``python -m amp serve``, :mod:`amp.serve`), JSON over HTTP;
 * :class:`amp.parser.backends.api.ApiBackend` — a model behind an OpenAI-compatible endpoint

@@ -60,7 +60,7 @@ def config_from_args(*, spec: str, device: str | None, dtype: str | None, replic
         if not torch.cuda.is_available():
             raise ServeError("--device cuda asked, but this machine has no CUDA device (or torch is a CPU build)")
         n = replicas or torch.cuda.device_count()
-    chosen = select_engine(engine).value  # checked here; the replicas read it from the config, not their env
+    chosen = select_engine(engine, spec=spec, device="cuda" if gpu else device, dtype=dtype).value  # checked here; the replicas read it from the config, not their env
     return ServeConfig(spec=spec, device="cuda" if gpu else device, dtype=dtype, engine=chosen,
                        trust_remote_code=trust_remote_code,
                        replicas=n, cpus_per_replica=1.0, gpus_per_replica=1.0 if gpu else 0.0, host=host, port=port,

@@ -44,12 +44,62 @@ def llama_parser() -> Parser:
 
 def test_engine_is_chosen_once(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(ENGINE_ENV, raising=False)
+    assert select_engine() is Engine.LLAMA_CPP  # the default rule: the embedded GGUF on this CPU machine
+    monkeypatch.setenv(ENGINE_ENV, "transformers")
     assert select_engine() is Engine.TRANSFORMERS
     monkeypatch.setenv(ENGINE_ENV, "llama.cpp")
     assert select_engine() is Engine.LLAMA_CPP
     assert select_engine("transformers") is Engine.TRANSFORMERS
     with pytest.raises(ModelLoadError, match="unknown engine 'vllm'; use one of transformers, llama.cpp"):
         select_engine("vllm")
+
+
+def test_default_rule_gives_a_gguf_on_the_cpu_to_llama_cpp(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Issue #29 rule 3: llama.cpp for a GGUF model on the CPU in its own precision (the agreement
+    bench holds); transformers for other models, GPUs and an asked precision."""
+    from amp.parser.backends.llama import LlamaBackend
+    from amp.parser.backends.local import InProcessBackend
+    from amp.parser.models import spec as spec_module
+
+    monkeypatch.delenv(ENGINE_ENV, raising=False)
+    gguf = tmp_path / "model.gguf"
+    gguf.write_bytes(b"GGUF" + bytes(60))
+    folder = tmp_path / "hf"
+    folder.mkdir()
+    (folder / "config.json").write_text("{}")
+    assert spec_module.default_engine() is Engine.LLAMA_CPP
+    assert spec_module.default_engine(str(gguf)) is Engine.LLAMA_CPP
+    assert spec_module.default_engine(device="cpu") is Engine.LLAMA_CPP
+    assert spec_module.default_engine(dtype="float32") is Engine.TRANSFORMERS  # the exact path, asked for
+    assert spec_module.default_engine(dtype="int8") is Engine.TRANSFORMERS
+    assert spec_module.default_engine(device="cuda") is Engine.TRANSFORMERS
+    assert spec_module.default_engine(str(folder)) is Engine.TRANSFORMERS
+    assert spec_module.default_engine("gpt2") is Engine.TRANSFORMERS
+    assert spec_module.default_engine(str(tmp_path / "missing.gguf")) is Engine.TRANSFORMERS  # refused later
+    assert isinstance(Parser("default", cache=False).backend, LlamaBackend)
+    assert isinstance(Parser("default", dtype="float32", cache=False).backend, InProcessBackend)
+    monkeypatch.setattr(spec_module, "llama_cpp_installed", lambda: False)
+    assert spec_module.default_engine() is Engine.TRANSFORMERS  # without llama-cpp-python, transformers
+    import torch
+
+    monkeypatch.setattr(spec_module, "llama_cpp_installed", lambda: True)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    assert spec_module.default_engine() is Engine.TRANSFORMERS  # a GPU machine
+
+
+def test_an_unconstrained_parse_from_the_command_line_keeps_transformers(monkeypatch: pytest.MonkeyPatch) -> None:
+    import argparse
+
+    from amp.cli.model_options import add_model_options, make_parser
+    from amp.parser.backends.llama import LlamaBackend
+    from amp.parser.backends.local import InProcessBackend
+
+    monkeypatch.delenv(ENGINE_ENV, raising=False)
+    ap = argparse.ArgumentParser()
+    add_model_options(ap)
+    ap.add_argument("--unconstrained", action="store_true")
+    assert isinstance(make_parser(ap.parse_args([]), cache=False).backend, LlamaBackend)
+    assert isinstance(make_parser(ap.parse_args(["--unconstrained"]), cache=False).backend, InProcessBackend)
 
 
 def test_results_are_cached_apart_from_transformers(tmp_path: Path) -> None:

@@ -4,7 +4,8 @@
 (:class:`~amp.parser.backends.local.InProcessBackend`) or llama.cpp
 (:class:`~amp.parser.backends.llama.LlamaBackend`, a GGUF on the CPU).  The facade, the
 command line and the service all call it, so an engine is chosen the same way everywhere:
-an explicit choice, else ``$AMP_ENGINE``, else the default (:func:`~amp.parser.models.spec.select_engine`).
+an explicit choice, else ``$AMP_ENGINE``, else the default rule (:func:`~amp.parser.models.spec.default_engine`:
+llama.cpp for a GGUF on the CPU, transformers otherwise).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ def local_backend(spec: str = DEFAULT_SPEC, *, engine: str | None = None, device
                   threads: int | None = None) -> InProcessBackend | LlamaBackend:
     """The backend of this process for ``spec`` on ``engine`` (:class:`ModelLoadError` for a
     combination that cannot run: llama.cpp runs a GGUF on the CPU, in the GGUF's own precision)."""
-    chosen = select_engine(engine)
+    chosen = select_engine(engine, spec=spec, device=device, dtype=dtype, gguf_file=gguf_file)
     if chosen is Engine.TRANSFORMERS:
         return InProcessBackend(spec, device=device, dtype=dtype, trust_remote_code=trust_remote_code,
                                 gguf_file=gguf_file)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import importlib.util
 import json
 import os
 import re
@@ -50,16 +51,53 @@ class Engine(StrEnum):
         return f"{self.value}-{build}"
 
 
-#: Environment variable choosing the engine (default: :func:`select_engine`'s rule).
+#: Environment variable choosing the engine (default: :func:`default_engine`'s rule).
 ENGINE_ENV = "AMP_ENGINE"
-#: The engine used when neither an option nor ``$AMP_ENGINE`` chooses one.
+#: The engine of everything :func:`default_engine` does not give to llama.cpp.
 DEFAULT_ENGINE = Engine.TRANSFORMERS
+_AUTO = (None, "", "auto")
 
 
-def select_engine(engine: str | None = None) -> Engine:
-    """The engine to run: ``engine`` if given, else ``$AMP_ENGINE``, else :data:`DEFAULT_ENGINE`
-    (:class:`ModelLoadError` naming the choices for anything else)."""
-    chosen = (engine or os.environ.get(ENGINE_ENV, "") or DEFAULT_ENGINE).strip().lower()
+def llama_cpp_installed() -> bool:
+    """Whether ``llama-cpp-python`` can be imported (without importing it)."""
+    return importlib.util.find_spec("llama_cpp") is not None
+
+
+def default_engine(spec: str = DEFAULT_SPEC, *, device: str | None = None, dtype: str | None = None,
+                   gguf_file: str | None = None) -> Engine:
+    """The engine when none is chosen (issue #29's rule, docs/paper-notes.md §19): **llama.cpp for a
+    GGUF model on the CPU** in the GGUF's own precision — the embedded model or a ``.gguf`` file,
+    no ``dtype`` asked, the device ``cpu`` (or automatic on a machine without CUDA), llama-cpp-python
+    installed; :data:`DEFAULT_ENGINE` (transformers) for everything else: other models, GPUs and an
+    asked precision (``float32``, the exact path).
+
+    llama.cpp earned the default on the agreement bench (``bench/engine_bench.py``, 50 sweep items):
+    the same LF0/LF1/neither match on 48/50, mean |ΔP(LF0)| 0.010, no reading flip.  Nothing loads
+    here; a spec that names nothing usable is left to the backend to refuse."""
+    if dtype not in _AUTO or device not in (*_AUTO, "cpu") or not llama_cpp_installed():
+        return DEFAULT_ENGINE
+    try:
+        kind = resolve_spec(spec, gguf_file).kind
+    except ModelLoadError:
+        return DEFAULT_ENGINE
+    if kind not in ("default", "gguf"):
+        return DEFAULT_ENGINE
+    if device in _AUTO:
+        import torch  # late: start-up cost
+
+        if torch.cuda.is_available():
+            return DEFAULT_ENGINE
+    return Engine.LLAMA_CPP
+
+
+def select_engine(engine: str | None = None, *, spec: str = DEFAULT_SPEC, device: str | None = None,
+                  dtype: str | None = None, gguf_file: str | None = None) -> Engine:
+    """The engine to run: ``engine`` if given, else ``$AMP_ENGINE``, else :func:`default_engine`
+    for the model ``spec`` on ``device`` in ``dtype`` (:class:`ModelLoadError` naming the choices
+    for an unknown engine)."""
+    chosen = (engine or os.environ.get(ENGINE_ENV, "")).strip().lower()
+    if not chosen:
+        return default_engine(spec, device=device, dtype=dtype, gguf_file=gguf_file)
     try:
         return Engine(chosen)
     except ValueError:

@@ -199,29 +199,53 @@ def compact_row(processor: GrammarLogitsProcessor, state: Any, row: torch.Tensor
 
 
 class _Riders:
-    """Token sequences force-decoded on their own copies of the prompt, one token per sequence in
-    the search's batches (so they cost no step of their own while the search runs)."""
+    """Token sequences (LF0, LF1) force-decoded alongside the search, one token per step in its
+    batches, so they cost no step of their own while the search runs.
+
+    A rider whose next prefix is a hypothesis the search decodes this step takes that row
+    (the same computation, hence the same numbers) and holds no cells; when it leaves the search's
+    hypotheses it gets a copy of its parent hypothesis's cells (still held at that point) and
+    goes on by itself."""
 
     def __init__(self, cells: Cells, slots: _Slots, first: torch.Tensor, prompt_len: int,
                  seqs: Sequence[Sequence[int]]) -> None:
         if any(len(s) == 0 for s in seqs):
             raise DecodingError("cannot score an empty token sequence")
-        self.toks = [list(s) for s in seqs]
+        self.cells = cells
+        self.toks = [tuple(int(t) for t in s) for s in seqs]
         self.prompt_len = prompt_len
         self.ids = [slots.take() for _ in self.toks]
-        for seq in self.ids:
-            cells.copy(PROMPT_SEQ, seq)
+        self.own = [False] * len(self.toks)  # whether the rider decodes on its own cells yet
         self.rows: list[list[torch.Tensor]] = [[first] for _ in self.toks]
+        self._plan: list[tuple[int, tuple[int, ...] | None]] = []
 
-    def feeds(self) -> list[tuple[int, int, list[int]]]:
-        """The next token of every rider that has one left to feed."""
-        return [(self.ids[r], self.prompt_len + len(rows) - 1, [self.toks[r][len(rows) - 1]])
-                for r, rows in enumerate(self.rows) if len(rows) < len(self.toks[r])]
+    def _pending(self) -> list[int]:
+        return [r for r, rows in enumerate(self.rows) if len(rows) < len(self.toks[r])]
 
-    def take(self, outs: Sequence[torch.Tensor]) -> None:
-        live = [r for r, rows in enumerate(self.rows) if len(rows) < len(self.toks[r])]
-        for r, lp in zip(live, outs, strict=True):
-            self.rows[r].append(lp[-1])
+    def plan(self, children: Sequence[tuple[int, ...]], held: dict[tuple[int, ...], int]) -> list[tuple[int, int, list[int]]]:
+        """Before the search branches into ``children`` (``held``: the hypotheses decoded last,
+        with their sequences): which riders borrow a child's row, and the feeds of the others."""
+        decoded = set(children)
+        self._plan = []
+        feeds: list[tuple[int, int, list[int]]] = []
+        for r in self._pending():
+            m = len(self.rows[r])
+            want = self.toks[r][:m]
+            if not self.own[r] and want in decoded:
+                self._plan.append((r, want))
+                continue
+            if not self.own[r]:
+                self.cells.copy(held[want[:-1]], self.ids[r])
+                self.own[r] = True
+            self._plan.append((r, None))
+            feeds.append((self.ids[r], self.prompt_len + m - 1, [want[-1]]))
+        return feeds
+
+    def take(self, rows_of: dict[tuple[int, ...], torch.Tensor], outs: Sequence[torch.Tensor]) -> None:
+        """The rows of this step: borrowed from ``rows_of`` (child -> row), or the riders' ``outs``."""
+        fed = iter(outs)
+        for r, borrowed in self._plan:
+            self.rows[r].append(rows_of[borrowed] if borrowed is not None else next(fed)[-1])
 
     def result(self) -> list[torch.Tensor]:
         return [torch.stack(rows) for rows in self.rows]
@@ -269,16 +293,16 @@ def cell_beam_search(cells: Cells, first: torch.Tensor, prompt_len: int, process
                         vocab_size)
                 step += 1
             children = [p for p, s in it.running if alive(s)] if not it.done else []
+            ride = extra.plan(children, slots.held) if extra is not None else []
             seqs = slots.branch(children) if children else {}
-            ride = extra.feeds() if extra is not None else []
             if not children and not ride:
                 break
             outs = cells.decode_last([(seqs[p], prompt_len + len(p) - 1, [p[-1]]) for p in children] + ride)
             st.passes += 1
             st.row_tokens += len(children) + len(ride)
             st.fed_tokens += len(children) + len(ride)
-            if extra is not None and ride:
-                extra.take(outs[len(children):])
+            if extra is not None:
+                extra.take({p: lp[-1] for p, lp in zip(children, outs, strict=False)}, outs[len(children):])
             dists = {}
             for p, lp in zip(children, outs, strict=False):
                 state = prefixes.state(p)
