@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from app_helpers import assert_ok, goto, texts
+import pytest
+from app_helpers import APP, TIMEOUT, assert_ok, goto, texts
 
 PAGES = ["templates", "prompt_builder", "parse_inspect", "ratio_sweep", "zero_shot", "about"]
 TITLES = ["Templates & examples", "Prompt builder", "Parse & inspect", "Ratio sweep (few-shot)", "Zero-shot",
@@ -124,3 +125,24 @@ def test_an_int8_load_that_fails_offers_the_exact_precision(at, monkeypatch) -> 
     assert_ok(at)
     assert not texts(at, "error")
     assert at.dataframe[0].value.shape[0] == 5
+
+
+@pytest.mark.slow
+def test_the_default_model_on_a_cpu_starts_on_llama_cpp_and_parses(monkeypatch, app_env) -> None:
+    """Issue #29 rule 3 in the app: with no engine chosen, the embedded GGUF on a CPU machine
+    starts on the llama.cpp engine; a parse runs on it; the exact path is one choice away."""
+    from streamlit.testing.v1 import AppTest
+
+    monkeypatch.delenv("AMP_ENGINE", raising=False)
+    monkeypatch.delenv("AMP_MODEL", raising=False)
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.run()
+    assert not at.exception
+    assert at.selectbox(key="precision_choice").value == "llama.cpp"
+    goto(at, "parse_inspect")
+    at.button(key="pi_parse").click().run()
+    assert_ok(at)
+    assert not texts(at, "error")
+    assert any("llama.cpp" in s for s in texts(at.sidebar, "success")), texts(at.sidebar, "success")
+    assert at.dataframe[0].value.shape[0] == 5
+    assert "Exact (float32 on a CPU)" in at.selectbox(key="precision_choice").options
