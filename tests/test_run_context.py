@@ -71,3 +71,11 @@ def test_a_run_on_a_server_records_its_url_and_runtime_never_the_token(tmp_path:
 def test_public_url_drops_credentials() -> None:
     assert public_url("http://amp:pw@gpu-box:8600/?token=x#y") == "http://gpu-box:8600"
     assert public_url("https://[::1]:8600/api/") == "https://[::1]:8600/api"
+
+
+def test_a_llama_cpp_parser_records_its_engine() -> None:
+    """A run computed by the llama.cpp engine says so (its runtime names the engine; no model loads)."""
+    pytest.importorskip("llama_cpp")
+    context = run_context(Parser("default", engine="llama.cpp", cache=False))
+    assert context.engine == "llama.cpp"
+    assert context.dtype.startswith("llama.cpp-") and context.device == "cpu"

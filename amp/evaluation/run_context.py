@@ -1,8 +1,8 @@
 """Where a run ran: the context every report and run manifest records (issue #28).
 
 A run's numbers depend on more than its settings: the model (its spec and identity — weight
-hashes or the Hub commit), the device and dtype it ran in, the engine that computed (today
-``transformers``; a llama.cpp engine is one more value of :attr:`RunContext.engine`), the code
+hashes or the Hub commit), the device and dtype it ran in, the engine that computed (the
+runtime's ``versions["engine"]``: ``llama.cpp``; else ``transformers``), the code
 that computed (:data:`amp.code_digest.CODE_VERSION` and the digest of the computing modules), and
 the parser server it ran on, if any — its URL without credentials (a token is sent in a header,
 never part of the URL; a URL's ``user:password@`` is dropped here all the same).
@@ -63,7 +63,8 @@ def run_context(parser: Parser) -> RunContext:
     """The context of runs computed by ``parser`` (a remote parser reports its server's model, device and dtype)."""
     backend: Any = parser.backend
     runtime = parser.runtime()
-    engine = (getattr(runtime, "engine", None) or getattr(parser, "engine", None) or getattr(backend, "engine", None)
+    versions = getattr(runtime, "versions", None) or {}
+    engine = (versions.get("engine") or getattr(parser, "engine", None) or getattr(backend, "engine", None)
               or DEFAULT_ENGINE)
     url = getattr(backend, "url", None) if getattr(backend, "kind", "") == "remote" else None
     return RunContext(model=str(parser.spec), identity=str(parser.identity), device=str(parser.device),

@@ -268,3 +268,26 @@ def test_every_model_command_takes_the_engine() -> None:
         make_parser(ap.parse_args(["--engine", "llama.cpp", "--server", "http://127.0.0.1:9"]), cache=False)
     with pytest.raises(SystemExit):
         ap.parse_args(["--engine", "vllm"])
+
+
+@pytest.mark.slow
+def test_amp_parse_on_llama_cpp_from_the_command_line(tmp_path: Path) -> None:
+    """``amp parse --engine llama.cpp`` as a user runs it: beams, the verdict and the engine in the output."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    prompt = tmp_path / "p.txt"
+    prompt.write_text(PROMPT)
+    env = {**os.environ, "AMP_CACHE_DIR": str(tmp_path / "cache"), "HF_HUB_OFFLINE": "1"}
+    run = subprocess.run([sys.executable, "-m", "amp", "parse", "--engine", "llama.cpp", "--prompt-file", str(prompt),
+                          "--beams", "3", "--max-new-tokens", "40", "--lf", LF0, "--lf", LF1, "--json"],
+                         cwd=Path(__file__).resolve().parents[2], env=env, capture_output=True, text=True, timeout=300,
+                         check=False)
+    assert run.returncode == 0, run.stderr
+    out = json.loads(run.stdout)
+    assert len(out["result"]["beams"]) == 3 and out["result"]["constrained"]
+    assert out["verdict"]["wrote"] in ("lf0", "lf1", "both", "neither")
+    assert 0.0 <= out["verdict"]["p_lf0"] <= 1.0
+    assert out["dtype"].startswith("llama.cpp-"), out

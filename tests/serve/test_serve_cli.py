@@ -67,3 +67,53 @@ def test_serve_with_a_token_and_the_cli_as_client(saved_tiny_model, tmp_path):
         except subprocess.TimeoutExpired:
             server.kill()
     assert server.returncode == 0
+
+
+@pytest.mark.slow
+def test_serve_runs_the_default_model_on_llama_cpp_by_the_default_rule(tmp_path):
+    """Issue #29: ``amp serve`` with no engine chosen serves the embedded GGUF with llama.cpp on a
+    CPU machine; the CLI parses and scores through it."""
+    import json
+
+    pytest.importorskip("ray")
+    pytest.importorskip("llama_cpp")
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if k != "AMP_ENGINE"}
+    env.update({"AMP_CACHE_DIR": str(tmp_path / "server"), "AMP_TOKEN": TOKEN, "HF_HUB_OFFLINE": "1"})
+    server = subprocess.Popen([sys.executable, "-m", "amp", "serve", "--port", str(port)], cwd=REPO, env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.time() + 240
+        while time.time() < deadline:
+            try:
+                with urllib.request.urlopen(url + "/health", timeout=2) as r:
+                    if r.status == 200:
+                        break
+            except OSError:
+                time.sleep(1)
+        else:
+            pytest.fail("the service did not come up")
+        ask = urllib.request.Request(url + "/v1/info", headers={"Authorization": f"Bearer {TOKEN}"})
+        with urllib.request.urlopen(ask, timeout=30) as r:
+            info = json.load(r)
+        assert info["runtime"]["dtype"].startswith("llama.cpp-"), info["runtime"]
+        assert info["runtime"]["versions"]["engine"] == "llama.cpp"
+        prompt = tmp_path / "p.txt"
+        prompt.write_text("Human: the boy saw the girl\nComputer: exists x . exists y . boy(x) AND girl(y) AND "
+                          "saw(x, y)\nHuman: the cat chased the dog\nComputer:")
+        client = {**env, "AMP_CACHE_DIR": str(tmp_path / "client")}
+        ok = amp("parse", "--server", url, "--prompt-file", str(prompt), "--beams", "3", "--max-new-tokens", "40",
+                 "--lf", "exists x . exists y . cat(x) AND dog(y) AND chased(x, y)",
+                 "--lf", "exists x . exists y . dog(x) AND cat(y) AND chased(x, y)", "--json", env=client)
+        assert ok.returncode == 0, ok.stderr
+        payload = json.loads(ok.stdout)
+        assert len(payload["result"]["beams"]) == 3
+        assert 0.0 <= payload["verdict"]["p_lf0"] <= 1.0
+    finally:
+        server.send_signal(signal.SIGINT)
+        try:
+            server.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            server.kill()
+    assert server.returncode == 0
