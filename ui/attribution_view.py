@@ -14,6 +14,7 @@ import streamlit as st
 
 from amp.evaluation.attribution import DEFAULT_STEPS, METHODS, TARGETS, Attribution, attribute, beside_influence
 from amp.parser.core import limits
+from amp.parser.models.spec import Engine
 from amp.prompts import Prompt
 from amp.reporting import attribution_plots
 from ui import model_picker as ui_model
@@ -56,6 +57,13 @@ def attribution_section(prompt: Prompt) -> None:
         st.caption("Attributes the model's log-odds log p(LF0's token) − log p(LF1's token) where the readings "
                    "part to every prompt token (gradients of the loaded model; needs a local model). Blue pushes "
                    "toward LF0, vermillion toward LF1.")
+        if ui_model.current_dtype() == Engine.LLAMA_CPP:
+            st.info("Attribution takes gradients through the model's weights, which the llama.cpp engine does not "
+                    "give. The exact precision runs the same model on transformers (float32, slower).",
+                    icon=":material/info:")
+            st.button("Use the exact precision", key="pi_attr_exact", on_click=ui_model.set_dtype, args=("",),
+                      icon=":material/swap_horiz:")
+            return
         c1, c2, c3 = st.columns(3)
         target = c1.selectbox("Target", TARGETS, format_func=_TARGET_NAMES.get, key="pi_attr_target")
         method = c2.selectbox("Method", METHODS, index=METHODS.index("integrated_gradients"),

@@ -96,4 +96,4 @@ def register(subparsers: Any) -> None:
                    help=f"integrated-gradients steps (default {DEFAULT_STEPS})")
     p.add_argument("--influence", action="store_true",
                    help="also compute each example's influence and show it beside its attribution (Spearman rho)")
-    p.set_defaults(func=run)
+    p.set_defaults(func=run, needs_weights=True)  # gradients: the transformers engine unless one is chosen

@@ -68,8 +68,10 @@ def make_parser(args: argparse.Namespace, *, cache: bool | None = None) -> Parse
         return Parser.remote(server, cache=use_cache)
     check_model_name(args.model)  # a misspelt or (offline) uncached name: one error line now, with close names
     engine = getattr(args, "engine", None)
-    if engine is None and getattr(args, "unconstrained", False) and not os.environ.get(ENGINE_ENV, "").strip():
-        engine = Engine.TRANSFORMERS.value  # the default rule's llama.cpp runs the constrained search only
+    if engine is None and not os.environ.get(ENGINE_ENV, "").strip() and (
+            getattr(args, "unconstrained", False) or getattr(args, "needs_weights", False)):
+        # the default rule's llama.cpp runs the constrained search only and gives no gradients
+        engine = Engine.TRANSFORMERS.value
     return Parser(args.model, device=args.device, dtype=args.dtype, engine=engine,
                   trust_remote_code=args.trust_remote_code, cache=use_cache)
 

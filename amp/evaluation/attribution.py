@@ -253,6 +253,10 @@ def attribute(
     limits.check_lf(lf1)
     prompt_layout(prompt)  # a layout error before any model work
     backend = parser.backend
+    if str(getattr(backend, "dtype", "")).startswith("llama.cpp"):
+        raise AttributionError("contrastive attribution takes gradients through the model's weights, which the "
+                               "llama.cpp engine does not give: use the transformers engine (--engine transformers; "
+                               "in the app, Precision: Exact)")
     if not isinstance(backend, InProcessBackend):
         raise AttributionError(f"contrastive attribution needs the model's weights in this process; the "
                                f"{getattr(backend, 'kind', type(backend).__name__)} backend only returns "

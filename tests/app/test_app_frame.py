@@ -145,4 +145,11 @@ def test_the_default_model_on_a_cpu_starts_on_llama_cpp_and_parses(monkeypatch, 
     assert not texts(at, "error")
     assert any("llama.cpp" in s for s in texts(at.sidebar, "success")), texts(at.sidebar, "success")
     assert at.dataframe[0].value.shape[0] == 5
-    assert "Exact (float32 on a CPU)" in at.selectbox(key="precision_choice").options
+    # attribution needs gradients: the page says so and offers the exact precision, one click away
+    assert not [b for b in at.button if b.key == "pi_attribution_run"]
+    assert any("llama.cpp engine does not give" in i for i in texts(at, "info"))
+    at.button(key="pi_attr_exact").click().run()
+    assert_ok(at)
+    assert at.session_state["model_dtype"] == ""
+    assert at.selectbox(key="precision_choice").value == ""
+    assert [b for b in at.button if b.key == "pi_attribution_run"]

@@ -100,6 +100,18 @@ def test_an_unconstrained_parse_from_the_command_line_keeps_transformers(monkeyp
     ap.add_argument("--unconstrained", action="store_true")
     assert isinstance(make_parser(ap.parse_args([]), cache=False).backend, LlamaBackend)
     assert isinstance(make_parser(ap.parse_args(["--unconstrained"]), cache=False).backend, InProcessBackend)
+    ap.set_defaults(needs_weights=True)  # amp attribute: gradients
+    assert isinstance(make_parser(ap.parse_args([]), cache=False).backend, InProcessBackend)
+    assert isinstance(make_parser(ap.parse_args(["--engine", "llama.cpp"]), cache=False).backend, LlamaBackend)
+
+
+def test_attribution_on_llama_cpp_says_how_to_get_gradients() -> None:
+    from amp.evaluation.attribution import AttributionError, attribute
+    from amp.prompts import Prompt
+
+    prompt = Prompt(examples=(), test_utterance="the cat chased the dog", gold_lf0=LF0, gold_lf1=LF1)
+    with pytest.raises(AttributionError, match=r"llama.cpp engine does not give: use the transformers engine"):
+        attribute(Parser("default", engine="llama.cpp", cache=False), prompt)
 
 
 def test_results_are_cached_apart_from_transformers(tmp_path: Path) -> None:
