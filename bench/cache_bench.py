@@ -74,7 +74,7 @@ def main() -> None:
     prompt, lf0, lf1 = scope_prompt()
     with tempfile.TemporaryDirectory(prefix="amp-cache-bench-") as folder:
         cache = ResultCache(folder)
-        parser = Parser(args.model, device=args.device, dtype=args.dtype, cache=cache)
+        parser = Parser(args.model, device=args.device, dtype=args.dtype, engine="transformers", cache=cache)
         load_s = timed(parser.load)
         print(f"model: {parser.spec} ({parser.identity}) on {parser.device}, {parser.dtype}")
         print(f"model load (this process): {load_s:.2f} s")
@@ -91,7 +91,7 @@ def main() -> None:
             warm = timed(call, args.repeat)
             rows.append((name, cold, warm))
 
-        fresh = Parser(args.model, device=args.device, dtype=args.dtype, cache=ResultCache(folder))
+        fresh = Parser(args.model, device=args.device, dtype=args.dtype, engine="transformers", cache=ResultCache(folder))
         fresh_parse = timed(lambda: fresh.parse(prompt, beams=args.beams), args.repeat)
         fresh_score = timed(lambda: fresh.score_pair(prompt, lf0, lf1), args.repeat)
         assert not fresh.loaded, "a warm call loaded the model"

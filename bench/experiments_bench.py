@@ -107,13 +107,13 @@ def main() -> int:
             ex.FewShotConfig(types=types, ratios=ratios, n_per_ratio=args.n_few, beams=args.beams)
         ),
     }
-    loaded = Parser(args.model, device="cpu", dtype=args.dtype)
+    loaded = Parser(args.model, device="cpu", dtype=args.dtype, engine="transformers")
     t0 = time.perf_counter()
     lm = loaded.load()
     print(f"model load: {time.perf_counter() - t0:.1f} s (not counted below)")
 
     def fresh(folder: str) -> Parser:
-        parser = Parser(args.model, device="cpu", dtype=args.dtype, cache=ResultCache(folder))
+        parser = Parser(args.model, device="cpu", dtype=args.dtype, engine="transformers", cache=ResultCache(folder))
         parser.backend.adopt(lm)  # the loaded weights, shared between parsers
         return parser
 

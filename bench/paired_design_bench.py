@@ -199,7 +199,7 @@ def main() -> int:
     torch.set_num_threads(args.threads)
     ratios = tuple(float(r) for r in args.ratios.split(","))
     seeds = [int(s) for s in args.seeds.split(",")]
-    parser = Parser(args.model, device="cpu", cache=ResultCache(str(Path(tmp.name) / "results")))
+    parser = Parser(args.model, device="cpu", engine="transformers", cache=ResultCache(str(Path(tmp.name) / "results")))
     t0 = time.perf_counter()
     parser.load()
     print(f"model {args.model} loaded in {time.perf_counter() - t0:.0f} s; type {args.type}, "

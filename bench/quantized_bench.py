@@ -69,13 +69,13 @@ def agreement(args: argparse.Namespace) -> None:
     dtypes = ["float32", *[d.strip() for d in args.dtypes.split(",") if d.strip() and d.strip() != "float32"]]
     for dtype in dtypes:
         with tempfile.TemporaryDirectory() as tmp:
-            parser = Parser(args.model, device="cpu", dtype=dtype, cache=ResultCache(tmp))
+            parser = Parser(args.model, device="cpu", dtype=dtype, engine="transformers", cache=ResultCache(tmp))
             t0 = time.perf_counter()
             parser.load()
             print(f"{dtype:7s} model load {time.perf_counter() - t0:.1f} s (not counted)", flush=True)
             run(parser, items[:1], 1)  # grammar masks built outside the timing
             with tempfile.TemporaryDirectory() as tmp2:
-                timed = Parser(args.model, device="cpu", dtype=dtype, cache=ResultCache(tmp2))
+                timed = Parser(args.model, device="cpu", dtype=dtype, engine="transformers", cache=ResultCache(tmp2))
                 timed.backend.adopt(parser.backend.loaded_model())  # type: ignore[attr-defined]
                 results[dtype] = run(timed, items, args.batch)
         print(f"{dtype:7s} {len(items)} items: {results[dtype][0] / len(items):.2f} s/item", flush=True)
