@@ -22,6 +22,28 @@ def amp(*args: str, env: dict[str, str], stdin: str | None = None) -> subprocess
                           capture_output=True, timeout=300, check=False)
 
 
+def _wait_until_healthy(url: str, seconds: float) -> None:
+    """Poll ``/health`` until it answers 200 (the test fails after ``seconds``)."""
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        try:
+            with urllib.request.urlopen(url + "/health", timeout=2) as r:
+                if r.status == 200:
+                    return
+        except OSError:
+            time.sleep(1)
+    pytest.fail("the service did not come up")
+
+
+def _stop(server: subprocess.Popen) -> None:
+    """Stop ``amp serve`` as Ctrl-C does (killed if it does not end within a minute)."""
+    server.send_signal(signal.SIGINT)
+    try:
+        server.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        server.kill()
+
+
 def test_beyond_loopback_without_a_token_is_refused():
     env = {k: v for k, v in os.environ.items() if k != "AMP_TOKEN"}
     out = amp("serve", "--host", "0.0.0.0", env=env)
@@ -38,16 +60,7 @@ def test_serve_with_a_token_and_the_cli_as_client(saved_tiny_model, tmp_path):
                               cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.time() + 180
-        while time.time() < deadline:
-            try:
-                with urllib.request.urlopen(url + "/health", timeout=2) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                time.sleep(1)
-        else:
-            pytest.fail("the service did not come up")
+        _wait_until_healthy(url, 180)
         prompt = tmp_path / "p.txt"
         prompt.write_text("Human: the man saw a girl\nComputer:")
         client = {**os.environ, "AMP_CACHE_DIR": str(tmp_path / "client"), "AMP_TOKEN": TOKEN}
@@ -61,11 +74,7 @@ def test_serve_with_a_token_and_the_cli_as_client(saved_tiny_model, tmp_path):
         mixed = amp("parse", "--server", url, "--model", "other-model", "--prompt-file", str(prompt), env=client)
         assert mixed.returncode == 2 and "cannot be combined with --server" in mixed.stderr
     finally:
-        server.send_signal(signal.SIGINT)
-        try:
-            server.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            server.kill()
+        _stop(server)
     assert server.returncode == 0
 
 
@@ -84,16 +93,7 @@ def test_serve_runs_the_default_model_on_llama_cpp_by_the_default_rule(tmp_path)
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.time() + 240
-        while time.time() < deadline:
-            try:
-                with urllib.request.urlopen(url + "/health", timeout=2) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                time.sleep(1)
-        else:
-            pytest.fail("the service did not come up")
+        _wait_until_healthy(url, 240)
         ask = urllib.request.Request(url + "/v1/info", headers={"Authorization": f"Bearer {TOKEN}"})
         with urllib.request.urlopen(ask, timeout=30) as r:
             info = json.load(r)
@@ -111,9 +111,5 @@ def test_serve_runs_the_default_model_on_llama_cpp_by_the_default_rule(tmp_path)
         assert len(payload["result"]["beams"]) == 3
         assert 0.0 <= payload["verdict"]["p_lf0"] <= 1.0
     finally:
-        server.send_signal(signal.SIGINT)
-        try:
-            server.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            server.kill()
+        _stop(server)
     assert server.returncode == 0
