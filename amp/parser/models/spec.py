@@ -83,7 +83,7 @@ def default_engine(spec: str = DEFAULT_SPEC, *, device: str | None = None, dtype
     if kind not in ("default", "gguf"):
         return DEFAULT_ENGINE
     if device in _AUTO:
-        import torch  # late: start-up cost
+        import torch  # late: start-up cost (torch, only on a machine that could run llama.cpp)
 
         if torch.cuda.is_available():
             return DEFAULT_ENGINE
