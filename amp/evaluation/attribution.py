@@ -36,6 +36,7 @@ from amp.errors import CacheError
 from amp.evaluation.errors import AttributionError
 from amp.evaluation.influence import Change, Influence, Version, _spearman
 from amp.logic.own_words import NO_WORDS, OwnWords
+from amp.parser.backends.llama import LlamaBackend
 from amp.parser.backends.local import InProcessBackend
 from amp.parser.core import limits
 from amp.parser.core.errors import SearchCancelled
@@ -253,7 +254,7 @@ def attribute(
     limits.check_lf(lf1)
     prompt_layout(prompt)  # a layout error before any model work
     backend = parser.backend
-    if str(getattr(backend, "dtype", "")).startswith("llama.cpp"):
+    if isinstance(backend, LlamaBackend):
         raise AttributionError("contrastive attribution takes gradients through the model's weights, which the "
                                "llama.cpp engine does not give: use the transformers engine (--engine transformers; "
                                "in the app, Precision: Exact)")
