@@ -18,9 +18,10 @@ sequence (their cells stay until the search ends, :class:`_Slots`), a beam's fir
 continues on its parent's sequence, the other children get copies, and every live beam's next
 token is decoded in one batch.
 
-A parse-and-score decodes nothing twice: LF0 and LF1 ride along in the search's batches (one token per step on
-their own copies of the prompt, :class:`_Riders`), and the top beams' forced scores are rebuilt
-from the rows the search already computed (:func:`compact_row`).  Since the engine's rows do not
+A parse-and-score decodes nothing twice: LF0 and LF1 ride along in the search's batches (one
+token per step, borrowing a beam's row while their prefix is a beam, :class:`_Riders`), and the
+top beams' forced scores are rebuilt from the rows the search already computed
+(:func:`compact_row`).  Since the engine's rows do not
 depend on what else is in a batch (:mod:`amp.parser.models.gguf_cells`), these are the numbers a
 separate forced pass gives, to the bit (tested).
 
@@ -102,7 +103,7 @@ class _Slots:
     the order of their positions; its attention (which sums over a sequence's cells in cache
     order, in float16) would then differ from the same tokens scored alone (measured: up to 0.5
     nats over an LF).  Kept in order, a beam's search steps and its forced scoring are computed
-    identically (docs/decoding-notes.md §2)."""
+    identically (docs/paper-notes.md §19)."""
 
     def __init__(self, cells: Cells) -> None:
         self.cells = cells
