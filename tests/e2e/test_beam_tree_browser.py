@@ -70,7 +70,9 @@ def test_beam_tree_hover_and_views(tiny_server, page_on) -> None:
     shot(page, "beam_tree")
 
     page.locator('[data-testid="stButtonGroup"]').get_by_text("full (one node per token)", exact=True).click()
-    wait_idle(page)
-    expect(chart.locator(".gtitle")).to_contain_text("one node per token", timeout=30_000)
+    expect(page.locator(".gtitle").filter(has_text="one node per token").first).to_be_visible(timeout=30_000)
+    wait_idle(page)  # after the new tree is drawn: until the rerun ends, the old one may linger beside it
+    expect(chart).to_have_count(1)
+    expect(chart.locator(".gtitle")).to_contain_text("one node per token")
     assert chart.evaluate(TREE)["meta"]["compressed"] is False
     assert_clean(page)
