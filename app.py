@@ -158,6 +158,8 @@ with st.sidebar:
     if not server:
         settings_widgets.precision_select(st, ui_model.PRECISION_CHOICE_KEY, default=ui_model.current_dtype(),
                                           on_change=_pick_precision)
+        if note := st.session_state.get(ui_model.PRECISION_NOTE_KEY):
+            st.caption(note)  # a constant of ui.model_picker (no user text)
     health = server_state.current(server, ui_model.current_token()) if server else None
     with st.expander("Parser server" + (f" · {health.summary()}" if health else ""), expanded=False,
                      icon=":material/cloud:"), st.form("server_form", border=False):

@@ -24,7 +24,10 @@
   llama.cpp engine running the GGUF as shipped (a GGUF model only; cached apart too).  Its initial
   value is ``$AMP_MODEL_DTYPE``, else ``$AMP_ENGINE``, else the default rule
   (:func:`amp.parser.models.spec.default_engine`: llama.cpp for a GGUF, the default model
-  included, on a machine without a GPU; the exact path otherwise).
+  included, on a machine without a GPU; the exact path otherwise).  Until the user picks one
+  (or the environment names one) it follows the model: a switch of model applies the rule to the
+  new one.  A picked precision stays, except llama.cpp for a model that is not a GGUF: that one
+  moves to the exact path and the sidebar says why (:data:`PRECISION_NOTE_KEY`).
 * **Failures.**  A model (spec and precision, a :class:`ModelChoice`) that fails to load is
   remembered for the session with its message (:data:`ERROR_KEY`); pages show it with
   ``st.error`` and offer to go back to the default; the picker stays usable.  A page may use a
@@ -49,7 +52,7 @@ from amp.parser import Parser
 from amp.parser.backends.api_protocol import is_api_spec
 from amp.parser.core.errors import BackendError, ModelLoadError, ModelNameError, SearchCancelled
 from amp.parser.models.names import check_model_name
-from amp.parser.models.spec import ENGINE_ENV, Engine, default_engine
+from amp.parser.models.spec import ENGINE_ENV, Engine, default_engine, is_gguf_model
 from amp.settings import results_dir
 from ui import api_model, server_state
 from ui.common import describe_error, plain
@@ -78,6 +81,13 @@ ENV_VAR = "AMP_MODEL"
 DTYPE_KEY = "model_dtype"
 #: session_state key of the sidebar's precision selectbox.
 PRECISION_CHOICE_KEY = "precision_choice"
+#: session_state key: True once the precision was chosen (by the user, or by the environment); until
+#: then a switch of model applies the default rule to the new model.
+PRECISION_PICKED_KEY = "precision_picked"
+#: session_state key: why a switch of model moved the precision (shown under the select), if it did.
+PRECISION_NOTE_KEY = "precision_note"
+#: The note of :data:`PRECISION_NOTE_KEY` when the new model cannot run on the llama.cpp engine.
+GGUF_ONLY_NOTE = "llama.cpp runs GGUF models only: this model runs in the exact precision."
 DTYPE_ENV_VAR = "AMP_MODEL_DTYPE"
 #: The precisions the sidebar offers, and how it names them.
 #: The llama.cpp engine (:class:`amp.parser.models.spec.Engine`) is offered as one more of them: it runs
@@ -145,6 +155,35 @@ def set_spec(spec: str) -> None:
         del errors[key]
     # keep the sidebar radio in step (set_spec runs in widget callbacks, before the widgets)
     st.session_state[CHOICE_KEY] = DEFAULT if spec == default_spec() else OTHER
+    _precision_follows(spec)
+
+
+def _rule_dtype(spec: str) -> tuple[str, bool]:
+    """The precision ``spec`` starts in, and whether it counts as chosen: ``$AMP_MODEL_DTYPE``, else
+    ``$AMP_ENGINE`` (both chosen), else the default rule (llama.cpp for a GGUF on the CPU; not chosen)."""
+    env = os.environ.get(DTYPE_ENV_VAR, "").strip().lower() or os.environ.get(ENGINE_ENV, "").strip().lower()
+    if env:
+        return (env if env in PRECISIONS else ""), True
+    if not is_api_spec(spec) and default_engine(spec) is Engine.LLAMA_CPP:
+        return Engine.LLAMA_CPP.value, False
+    return "", False
+
+
+def _precision_follows(spec: str) -> None:
+    """After a switch to ``spec``: the precision the rule gives it while none was chosen; the exact
+    path, with :data:`GGUF_ONLY_NOTE`, when the chosen one is llama.cpp and ``spec`` is no GGUF."""
+    st.session_state.pop(PRECISION_NOTE_KEY, None)
+    if is_api_spec(spec):
+        return  # a model behind an API has no precision: the local choice waits for the next local model
+    current = current_dtype()
+    if not st.session_state.get(PRECISION_PICKED_KEY):
+        new = _rule_dtype(spec)[0]
+    elif current == Engine.LLAMA_CPP and not is_gguf_model(spec):
+        new = ""
+        st.session_state[PRECISION_NOTE_KEY] = GGUF_ONLY_NOTE
+    else:
+        return
+    st.session_state[DTYPE_KEY] = st.session_state[PRECISION_CHOICE_KEY] = new
 
 
 def forget_api_failures() -> None:
@@ -158,10 +197,8 @@ def forget_api_failures() -> None:
 def current_dtype() -> str:
     """The precision this session uses: ``""`` (the device's default), ``"int8"`` or ``"bfloat16"``."""
     if DTYPE_KEY not in st.session_state:
-        env = os.environ.get(DTYPE_ENV_VAR, "").strip().lower() or os.environ.get(ENGINE_ENV, "").strip().lower()
-        if not env and not is_api_spec(current_spec()) and default_engine(current_spec()) is Engine.LLAMA_CPP:
-            env = Engine.LLAMA_CPP.value  # the default rule: llama.cpp for a GGUF on the CPU
-        st.session_state[DTYPE_KEY] = env if env in PRECISIONS else ""
+        st.session_state[DTYPE_KEY], picked = _rule_dtype(current_spec())
+        st.session_state.setdefault(PRECISION_PICKED_KEY, picked)
     value = st.session_state[DTYPE_KEY]
     return value if value in PRECISIONS else ""
 
@@ -171,6 +208,8 @@ def set_dtype(dtype: str) -> None:
     st.session_state[DTYPE_KEY] = dtype if dtype in PRECISIONS else ""
     st.session_state.setdefault(ERROR_KEY, {}).pop((current_spec(), st.session_state[DTYPE_KEY]), None)
     st.session_state[PRECISION_CHOICE_KEY] = st.session_state[DTYPE_KEY]  # (set_dtype runs in callbacks)
+    st.session_state[PRECISION_PICKED_KEY] = True
+    st.session_state.pop(PRECISION_NOTE_KEY, None)
 
 
 @dataclass(frozen=True)
@@ -496,6 +535,8 @@ __all__ = [
     "TOKEN_KEY",
     "PRECISIONS",
     "PRECISION_CHOICE_KEY",
+    "PRECISION_NOTE_KEY",
+    "PRECISION_PICKED_KEY",
     "ModelChoice",
     "ModelLoadError",
     "Outcome",

@@ -153,3 +153,48 @@ def test_the_default_model_on_a_cpu_starts_on_llama_cpp_and_parses(monkeypatch, 
     assert at.session_state["model_dtype"] == ""
     assert at.selectbox(key="precision_choice").value == ""
     assert [b for b in at.button if b.key == "pi_attribution_run"]
+
+
+def test_the_precision_follows_the_model_until_the_user_picks_one(monkeypatch, app_env, app_model_dir) -> None:
+    """The llama.cpp engine runs GGUF models only.  Starting on it for the embedded model, a switch
+    to a transformers folder (the tiny GPT-2) moves the precision to the exact path and says why
+    (no load error box); back on the default model it is llama.cpp again.  A precision the user
+    picked stays, unless it is llama.cpp and the new model is not a GGUF."""
+    from streamlit.testing.v1 import AppTest
+
+    from amp.parser.models.spec import llama_cpp_installed
+
+    if not llama_cpp_installed():
+        pytest.skip("llama-cpp-python is not installed")
+    monkeypatch.delenv("AMP_ENGINE", raising=False)
+    monkeypatch.delenv("AMP_MODEL", raising=False)
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.run()
+    precision = lambda: at.selectbox(key="precision_choice").value  # noqa: E731
+    assert precision() == "llama.cpp"
+
+    def load(spec: str) -> None:
+        at.radio(key="model_choice").set_value("other").run()
+        at.text_input(key="model_typed").set_value(spec)
+        at.button[[b.label for b in at.button].index("Load this model")].click().run()
+        assert_ok(at)
+
+    load(str(app_model_dir))  # a transformers folder: the rule's precision there is the exact one
+    assert precision() == "" and at.session_state["model_dtype"] == ""
+    assert not texts(at.sidebar, "error"), texts(at.sidebar, "error")
+    at.radio(key="model_choice").set_value("default").run()
+    assert precision() == "llama.cpp"  # never picked: it follows the model
+
+    at.selectbox(key="precision_choice").set_value("int8").run()  # picked: int8 runs on any local model
+    load(str(app_model_dir))
+    assert precision() == "int8"
+    at.radio(key="model_choice").set_value("default").run()
+    assert precision() == "int8"
+
+    at.selectbox(key="precision_choice").set_value("llama.cpp").run()  # picked, but GGUF only
+    load(str(app_model_dir))
+    assert precision() == ""
+    notes = texts(at.sidebar, "caption")
+    assert any("llama.cpp runs GGUF models only" in n for n in notes), notes
+    goto(at, "parse_inspect")
+    assert not texts(at, "error")

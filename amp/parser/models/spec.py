@@ -76,11 +76,7 @@ def default_engine(spec: str = DEFAULT_SPEC, *, device: str | None = None, dtype
     here; a spec that names nothing usable is left to the backend to refuse."""
     if dtype not in _AUTO or device not in (*_AUTO, "cpu") or not llama_cpp_installed():
         return DEFAULT_ENGINE
-    try:
-        kind = resolve_spec(spec, gguf_file).kind
-    except ModelLoadError:
-        return DEFAULT_ENGINE
-    if kind not in ("default", "gguf"):
+    if not is_gguf_model(spec, gguf_file):
         return DEFAULT_ENGINE
     if device in _AUTO:
         import torch  # late: start-up cost (torch, only on a machine that could run llama.cpp)
@@ -88,6 +84,16 @@ def default_engine(spec: str = DEFAULT_SPEC, *, device: str | None = None, dtype
         if torch.cuda.is_available():
             return DEFAULT_ENGINE
     return Engine.LLAMA_CPP
+
+
+def is_gguf_model(spec: str = DEFAULT_SPEC, gguf_file: str | None = None) -> bool:
+    """Whether ``spec`` names a GGUF model — the embedded one, a ``.gguf`` file or a folder holding
+    one — the only kind the llama.cpp engine runs.  Nothing loads; a spec that names nothing usable
+    is not one."""
+    try:
+        return resolve_spec(spec, gguf_file).kind in ("default", "gguf")
+    except ModelLoadError:
+        return False
 
 
 def select_engine(engine: str | None = None, *, spec: str = DEFAULT_SPEC, device: str | None = None,
