@@ -10,6 +10,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+import torch
 
 from amp.cache import ResultCache
 from amp.parser import Parser
@@ -210,12 +211,40 @@ def _long_prompt() -> str:
     return examples + "Human: the dog chased the cat\nComputer:"
 
 
+def test_a_rows_log_probs_do_not_depend_on_how_many_sequences_share_its_call() -> None:
+    """llama.cpp's CPU kernels take other paths (other float sums) for calls of under 8 and of 64
+    or more tokens, so one token's log-probs moved by up to 0.13 nats between a call of 7 sequences
+    and one of 8.  Every call of one token per sequence is now 8 to 63 tokens (padding rows below,
+    several calls above): the same row, to the bit, whether 1, 7, 8, 40 or 100 sequences decode."""
+    from amp.parser.backends.llama import shared_gguf
+
+    cells = shared_gguf(_gguf()).cells(n_ctx=2048, n_seq=101, threads=2)
+    try:
+        prompt = list(range(1000, 1300))
+        cells.decode([(0, 0, prompt, False)])
+        rows = {}
+        for n in (1, 2, 7, 8, 40, 63, 64, 100):
+            for seq in range(1, n + 1):
+                cells.copy(0, seq)
+            out = cells.decode([(seq, len(prompt), [2000 + seq], True) for seq in range(1, n + 1)])
+            rows[n] = out[0]
+            assert all(o is not None and o.shape == (1, cells.gm.n_vocab) for o in out)
+            for seq in range(1, n + 1):
+                cells.free(seq)
+            cells.release_padding()
+        for n, row in rows.items():
+            assert torch.equal(row, rows[1]), f"a call of {n} sequences moved the row"
+    finally:
+        cells.close()
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("beams", [1, 3])
+@pytest.mark.parametrize("beams", [1, 3, 8])
 def test_forced_log_prob_of_a_beam_equals_its_search_steps(llama_parser: Parser, beams: int) -> None:
     """The search's steps and a forced pass over a beam's tokens are computed identically: a
     dropped beam's cells stay in the cache until the search ends (no hole is refilled out of
-    order), and no decode call holds one token alone (a padding row)."""
+    order), and every decode call holds 8 to 63 tokens (padding rows; at 8 beams a step holds 8
+    rows, and a forced pass 1)."""
     settings = SearchSettings(beams=beams, max_new_tokens=40)
     for prompt in (PROMPT, _long_prompt()):
         result = llama_parser.parse_many([prompt], settings)[0]

@@ -20,10 +20,15 @@ four things hold; each was found by a measurement, and each costs a test when br
   to 0.38 nats with the number of sequences in the batch);
 * flash attention is on (:class:`SeqCells` asks for it; without it a row moved by up to 0.23 nats
   with the cells the cache held);
-* a call never holds one token alone: llama.cpp then splits the attention of that one query over
-  the cells in the cache and adds the parts, so the result moved with how full the cache was (up to
-  0.58 nats).  :meth:`SeqCells.decode` adds a padding row on a sequence of its own instead
-  (:meth:`SeqCells.release_padding` frees its cells);
+* every call holds between :data:`STEP_CALL_MIN` and :data:`STEP_CALL_MAX` tokens.  llama.cpp's CPU
+  kernels choose their path by the number of tokens in a call: one token alone has its attention
+  split over the cells in the cache and the parts added (the result moved with how full the cache
+  was, up to 0.58 nats); under 8 tokens the matrix products take a row-at-a-time path, from 8 a
+  blocked one, and from 64 yet another, each with its own float sums (the same row moved by up
+  to 0.13 nats between a call of 7 sequences and one of 8).  :meth:`SeqCells.decode` adds padding
+  rows on a sequence of their own to a shorter call (:meth:`SeqCells.release_padding` frees their
+  cells) and splits a longer feed of single tokens into several calls.  The blocked path is also
+  the faster one per row;
 * a sequence's cells lie in the cache in the order of their positions, since attention adds them
   up in cache order: the caller never frees cells while the sequences decoded after them live
   (:mod:`amp.parser.search.cell_search` keeps a dropped beam's cells until the search ends).
@@ -53,6 +58,16 @@ from amp.parser.core.errors import DecodingError, ModelLoadError
 GGUF_MAGIC = b"GGUF"
 #: Tokens per llama.cpp batch (a longer feed is decoded in several calls).
 BATCH_TOKENS = 512
+#: The fewest tokens of a llama.cpp call (padding rows fill a shorter one) and the most tokens of
+#: a call of one token per sequence (a search step, a forced step): between the two, llama.cpp's
+#: CPU kernels take one path, so a row's log-probs do not depend on the call it is in (measured on
+#: this build; see the module docstring and ``tests/parser/test_llama_engine.py``).
+STEP_CALL_MIN = 8
+STEP_CALL_MAX = 63
+#: A call's rows with log-probs are rounded up to a multiple of this (padding rows' log-probs are
+#: computed and dropped) when there are more than two: llama.cpp's output layer runs in blocks of
+#: four rows, and a call of 7 rows with log-probs took longer than one of 8 (``bench/engine_bench.py``).
+OUTPUT_BLOCK = 4
 
 _INIT_LOCK = threading.Lock()
 _INITIALISED = False
@@ -209,6 +224,12 @@ def load_gguf(path: str | Path) -> GgufModel:
                      threading.RLock())
 
 
+def _step_calls(rows: int) -> int:
+    """How many calls a step of ``rows`` single tokens takes (at most :data:`STEP_CALL_MAX` tokens
+    each, with room to round its outputs up to :data:`OUTPUT_BLOCK`)."""
+    return -(-rows // (STEP_CALL_MAX - STEP_CALL_MAX % OUTPUT_BLOCK))
+
+
 class SeqCells:
     """A llama.cpp context: a unified KV cache whose cells belong to numbered sequences."""
 
@@ -286,11 +307,7 @@ class SeqCells:
                 need = want and (not last_only or j == len(toks) - 1)
                 flat.append((seq, start + j, int(tok), need, e, j))
         rows: list[list[np.ndarray]] = [[] for _ in feeds]
-        for lo in range(0, len(flat), BATCH_TOKENS):
-            chunk = flat[lo : lo + BATCH_TOKENS]
-            if len(chunk) == 1:  # never one token alone: llama.cpp then splits its attention by cells
-                chunk = [*chunk, (self.pad_seq, self._pad_pos, chunk[0][2], False, -1, 0)]
-                self._pad_pos += 1
+        for chunk in self._calls(flat, single=all(len(toks) == 1 for _s, _p, toks, _w in feeds)):
             for i, (seq, pos, tok, need, _e, _j) in enumerate(chunk):
                 batch.token[i] = tok
                 batch.pos[i] = pos
@@ -305,7 +322,7 @@ class SeqCells:
                     f"{'no free cells in the context' if rc == 1 else 'error'})"
                 )
             for i, (_seq, _pos, _tok, need, e, _j) in enumerate(chunk):
-                if need:
+                if need and e >= 0:
                     ptr = llama.llama_get_logits_ith(self.ctx, i)
                     rows[e].append(np.ctypeslib.as_array(ptr, shape=(n_vocab,)).copy())
         out: list[torch.Tensor | None] = []
@@ -316,6 +333,32 @@ class SeqCells:
             logits = torch.from_numpy(np.stack(rows[e]))
             out.append(torch.log_softmax(logits, dim=-1))
         return out
+
+    @staticmethod
+    def step_cells(rows: int) -> int:
+        """The most cells one step of ``rows`` single tokens takes: its rows and its calls' padding."""
+        return rows + _step_calls(rows) * (STEP_CALL_MIN - 1)
+
+    def _calls(self, flat: list[tuple[int, int, int, bool, int, int]],
+               single: bool) -> list[list[tuple[int, int, int, bool, int, int]]]:
+        """``flat`` cut into llama.cpp calls of :data:`STEP_CALL_MIN` tokens or more (padding rows
+        added): a feed of one token per sequence (``single``) into near-equal calls of at most
+        :data:`STEP_CALL_MAX`, anything else (a prompt) into :data:`BATCH_TOKENS` from its start."""
+        if single:
+            size = -(-len(flat) // max(1, _step_calls(len(flat))))
+        else:
+            size = BATCH_TOKENS  # (only a chunk shorter than STEP_CALL_MIN is padded)
+        calls = []
+        for lo in range(0, len(flat), size):
+            chunk = flat[lo : lo + size]
+            outputs = sum(1 for row in chunk if row[3])
+            extra = -outputs % OUTPUT_BLOCK if single and outputs > 2 else 0  # padding rows with log-probs
+            while len(chunk) < STEP_CALL_MIN or extra:
+                chunk.append((self.pad_seq, self._pad_pos, chunk[0][2], extra > 0, -1, 0))
+                self._pad_pos += 1
+                extra = max(0, extra - 1)
+            calls.append(chunk)
+        return calls
 
     def close(self) -> None:
         llama = self._llama
