@@ -212,10 +212,11 @@ def _long_prompt() -> str:
 
 
 def test_a_rows_log_probs_do_not_depend_on_how_many_sequences_share_its_call() -> None:
-    """llama.cpp's CPU kernels take other paths (other float sums) for calls of under 8 and of 64
-    or more tokens, so one token's log-probs moved by up to 0.13 nats between a call of 7 sequences
-    and one of 8.  Every call of one token per sequence is now 8 to 63 tokens (padding rows below,
-    several calls above): the same row, to the bit, whether 1, 7, 8, 40 or 100 sequences decode."""
+    """llama.cpp's CPU kernels take other paths (other float sums) for one token alone, from 8 and
+    from 64 tokens, so one token's log-probs moved by up to 0.13 nats between a call of 7 sequences
+    and one of 8.  Every call of one token per sequence now holds 2 to 7 tokens (a padding row
+    below, several calls above): the same row, to the bit, whether 1, 7, 8, 40 or 100 sequences
+    decode."""
     from amp.parser.backends.llama import shared_gguf
 
     cells = shared_gguf(_gguf()).cells(n_ctx=2048, n_seq=101, threads=2)
@@ -243,8 +244,8 @@ def test_a_rows_log_probs_do_not_depend_on_how_many_sequences_share_its_call() -
 def test_forced_log_prob_of_a_beam_equals_its_search_steps(llama_parser: Parser, beams: int) -> None:
     """The search's steps and a forced pass over a beam's tokens are computed identically: a
     dropped beam's cells stay in the cache until the search ends (no hole is refilled out of
-    order), and every decode call holds 8 to 63 tokens (padding rows; at 8 beams a step holds 8
-    rows, and a forced pass 1)."""
+    order), and every decode call holds 2 to 7 tokens (a padding row; at 8 beams a step holds 8
+    rows, split in two calls)."""
     settings = SearchSettings(beams=beams, max_new_tokens=40)
     for prompt in (PROMPT, _long_prompt()):
         result = llama_parser.parse_many([prompt], settings)[0]

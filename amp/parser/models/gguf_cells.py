@@ -23,12 +23,13 @@ four things hold; each was found by a measurement, and each costs a test when br
 * every call holds between :data:`STEP_CALL_MIN` and :data:`STEP_CALL_MAX` tokens.  llama.cpp's CPU
   kernels choose their path by the number of tokens in a call: one token alone has its attention
   split over the cells in the cache and the parts added (the result moved with how full the cache
-  was, up to 0.58 nats); under 8 tokens the matrix products take a row-at-a-time path, from 8 a
-  blocked one, and from 64 yet another, each with its own float sums (the same row moved by up
-  to 0.13 nats between a call of 7 sequences and one of 8).  :meth:`SeqCells.decode` adds padding
-  rows on a sequence of their own to a shorter call (:meth:`SeqCells.release_padding` frees their
-  cells) and splits a longer feed of single tokens into several calls.  The blocked path is also
-  the faster one per row;
+  was, up to 0.58 nats); from 2 to 7 tokens the matrix products run row by row; from 8 in blocks,
+  and from 64 yet another way, each with its own float sums (the same row moved by up to 0.13 nats
+  between a call of 7 sequences and one of 8).  :meth:`SeqCells.decode` adds a padding row on a
+  sequence of its own to a call of one token (:meth:`SeqCells.release_padding` frees its cells)
+  and splits a step of more than 7 sequences into near-equal calls.  (The blocked path is faster
+  per row, but its numbers did not meet the agreement bench's bar for the default engine: see
+  docs/paper-notes.md §19.)
 * a sequence's cells lie in the cache in the order of their positions, since attention adds them
   up in cache order: the caller never frees cells while the sequences decoded after them live
   (:mod:`amp.parser.search.cell_search` keeps a dropped beam's cells until the search ends).
@@ -58,16 +59,12 @@ from amp.parser.core.errors import DecodingError, ModelLoadError
 GGUF_MAGIC = b"GGUF"
 #: Tokens per llama.cpp batch (a longer feed is decoded in several calls).
 BATCH_TOKENS = 512
-#: The fewest tokens of a llama.cpp call (padding rows fill a shorter one) and the most tokens of
-#: a call of one token per sequence (a search step, a forced step): between the two, llama.cpp's
-#: CPU kernels take one path, so a row's log-probs do not depend on the call it is in (measured on
-#: this build; see the module docstring and ``tests/parser/test_llama_engine.py``).
-STEP_CALL_MIN = 8
-STEP_CALL_MAX = 63
-#: A call's rows with log-probs are rounded up to a multiple of this (padding rows' log-probs are
-#: computed and dropped) when there are more than two: llama.cpp's output layer runs in blocks of
-#: four rows, and a call of 7 rows with log-probs took longer than one of 8 (``bench/engine_bench.py``).
-OUTPUT_BLOCK = 4
+#: The fewest tokens of a llama.cpp call (a padding row fills a shorter one) and the most tokens of
+#: a call of one token per sequence (a search step, a forced step; a longer one is split): between
+#: the two, llama.cpp's CPU kernels take one path, so a row's log-probs do not depend on the call it
+#: is in (measured on this build; see the module docstring and ``tests/parser/test_llama_engine.py``).
+STEP_CALL_MIN = 2
+STEP_CALL_MAX = 7
 
 _INIT_LOCK = threading.Lock()
 _INITIALISED = False
@@ -224,12 +221,6 @@ def load_gguf(path: str | Path) -> GgufModel:
                      threading.RLock())
 
 
-def _step_calls(rows: int) -> int:
-    """How many calls a step of ``rows`` single tokens takes (at most :data:`STEP_CALL_MAX` tokens
-    each, with room to round its outputs up to :data:`OUTPUT_BLOCK`)."""
-    return -(-rows // (STEP_CALL_MAX - STEP_CALL_MAX % OUTPUT_BLOCK))
-
-
 class SeqCells:
     """A llama.cpp context: a unified KV cache whose cells belong to numbered sequences."""
 
@@ -239,7 +230,7 @@ class SeqCells:
         self.gm = gm
         self.n_ctx = n_ctx
         self.n_seq = n_seq
-        self.pad_seq = n_seq  # one more sequence, for the padding row (see _decode)
+        self.pad_seq = n_seq  # one more sequence, for the padding rows (see _calls)
         self._pad_pos = 0
         cp = llama.llama_context_default_params()
         cp.n_ctx = n_ctx
@@ -322,7 +313,7 @@ class SeqCells:
                     f"{'no free cells in the context' if rc == 1 else 'error'})"
                 )
             for i, (_seq, _pos, _tok, need, e, _j) in enumerate(chunk):
-                if need and e >= 0:
+                if need:
                     ptr = llama.llama_get_logits_ith(self.ctx, i)
                     rows[e].append(np.ctypeslib.as_array(ptr, shape=(n_vocab,)).copy())
         out: list[torch.Tensor | None] = []
@@ -334,29 +325,23 @@ class SeqCells:
             out.append(torch.log_softmax(logits, dim=-1))
         return out
 
-    @staticmethod
-    def step_cells(rows: int) -> int:
-        """The most cells one step of ``rows`` single tokens takes: its rows and its calls' padding."""
-        return rows + _step_calls(rows) * (STEP_CALL_MIN - 1)
-
     def _calls(self, flat: list[tuple[int, int, int, bool, int, int]],
                single: bool) -> list[list[tuple[int, int, int, bool, int, int]]]:
         """``flat`` cut into llama.cpp calls of :data:`STEP_CALL_MIN` tokens or more (padding rows
         added): a feed of one token per sequence (``single``) into near-equal calls of at most
         :data:`STEP_CALL_MAX`, anything else (a prompt) into :data:`BATCH_TOKENS` from its start."""
-        if single:
-            size = -(-len(flat) // max(1, _step_calls(len(flat))))
+        if not flat:
+            return []
+        if single:  # near-equal calls: only a step of one row gets a padding row
+            size = -(-len(flat) // -(-len(flat) // STEP_CALL_MAX))
         else:
             size = BATCH_TOKENS  # (only a chunk shorter than STEP_CALL_MIN is padded)
         calls = []
         for lo in range(0, len(flat), size):
             chunk = flat[lo : lo + size]
-            outputs = sum(1 for row in chunk if row[3])
-            extra = -outputs % OUTPUT_BLOCK if single and outputs > 2 else 0  # padding rows with log-probs
-            while len(chunk) < STEP_CALL_MIN or extra:
-                chunk.append((self.pad_seq, self._pad_pos, chunk[0][2], extra > 0, -1, 0))
+            while len(chunk) < STEP_CALL_MIN:
+                chunk.append((self.pad_seq, self._pad_pos, chunk[0][2], False, -1, 0))
                 self._pad_pos += 1
-                extra = max(0, extra - 1)
             calls.append(chunk)
         return calls
 
