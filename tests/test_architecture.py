@@ -25,6 +25,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("amp.evaluation",),
     ("amp.reporting",),
     ("amp.teaching",),
+    ("amp.classroom",),
     ("amp.serve",),
     ("amp.cli", "amp.__main__"),
 )

@@ -336,13 +336,13 @@ def test_metrics_with_a_deep_gold_lf_is_one_error_line(tmp_path: Path) -> None:
     ("classroom-box", False),
 ])
 def test_which_addresses_are_loopback(address: str | None, loopback: bool) -> None:
-    from amp.teaching.teacher_auth import listens_on_loopback
+    from amp.classroom.teacher_auth import listens_on_loopback
 
     assert listens_on_loopback(address) is loopback
 
 
 def test_required_passphrase() -> None:
-    from amp.teaching.teacher_auth import ENV, generated_passphrase, passphrase_matches, required_passphrase
+    from amp.classroom.teacher_auth import ENV, generated_passphrase, passphrase_matches, required_passphrase
 
     assert required_passphrase("127.0.0.1", {}) is None  # the laptop case: open
     assert required_passphrase("127.0.0.1", {ENV: "s3cret phrase"}) == "s3cret phrase"

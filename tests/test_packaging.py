@@ -212,7 +212,7 @@ def test_run_sh_test_runs_ruff_and_mypy_before_pytest() -> None:
 
 
 def test_app_beyond_loopback_gets_a_passphrase_printed_at_start(capsys, monkeypatch) -> None:
-    from amp.teaching import teacher_auth
+    from amp.classroom import teacher_auth
 
     monkeypatch.setattr(teacher_auth, "_GENERATED", [])  # as in a fresh process: none made yet
 

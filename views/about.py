@@ -6,7 +6,8 @@ import pandas as pd
 import streamlit as st
 
 from amp.errors import AmpError
-from ui import model_picker as ui_model
+from ui.model import actions, parsers
+from ui.model import choice as model_choice
 
 st.title("About AmP Explorer")
 st.markdown(
@@ -43,7 +44,7 @@ st.markdown("**FIM — few-shot instance metric, Eq. 3.** Does each sentence's P
 st.latex(r"\mathrm{FIM}=\frac{1}{|R|}\sum_{r\in R}\frac{1}{N}\sum_{i=1}^{N}\big(P_i(\mathrm{LF0})-r\big)^2")
 
 st.header("Model")
-spec = ui_model.current_spec()
+spec = model_choice.current_spec()
 st.markdown(f"This session uses **`{spec}`** (change it in the sidebar).")
 try:
     from amp.parser.models.embedded import default_model_info
@@ -62,10 +63,10 @@ try:
     st.dataframe(pd.DataFrame({"": list(facts), "value": list(facts.values())}), hide_index=True, width="stretch")
 except (AmpError, ImportError) as exc:
     st.warning(f"Default model information unavailable: {exc}")
-parser = ui_model.loaded_parser(spec)
+parser = parsers.loaded_parser(spec)
 if parser is not None:
-    st.markdown(f"Loaded in this process: identity `{ui_model.identity(parser)}`, "
-                f"{ui_model.describe(parser)}.")
+    st.markdown(f"Loaded in this process: identity `{actions.identity(parser)}`, "
+                f"{actions.describe(parser)}.")
 else:
     st.caption("The model is not loaded in this process yet; it loads on the first parse.")
 
@@ -73,7 +74,7 @@ st.header("Result cache")
 st.caption("Parses and forced scores are stored on disk (JSON only) so reruns are instant. "
            "Entries are keyed by model, tokenizer, grammar, prompt and settings.")
 try:
-    cache = ui_model.result_cache()
+    cache = parsers.result_cache()
     stats = cache.stats()
     m1, m2 = st.columns(2)
     m1.metric("Entries", f"{stats['entries']:,}")
@@ -88,7 +89,7 @@ try:
         st.rerun()
     if parser is not None and b2.button("Clear this model's entries", icon=":material/delete_sweep:",
                                         key="about_clear_model"):
-        st.toast(f"Cleared {cache.clear(model=ui_model.identity(parser))} cached results.")
+        st.toast(f"Cleared {cache.clear(model=actions.identity(parser))} cached results.")
         st.rerun()
 except AmpError as exc:
     st.error(f"The result cache cannot be opened: {exc}")

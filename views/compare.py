@@ -14,9 +14,10 @@ from amp.evaluation import experiments as ex
 from amp.evaluation import runs as saved_runs
 from amp.evaluation.matching import match_lf
 from amp.reporting import plots
-from ui import model_picker as ui_model
-from ui import settings_widgets
-from ui.common import chart, fmt_prob, guarded, halt, plain, type_label
+from ui.model import actions, parsers
+from ui.model import choice as model_choice
+from ui.shared import settings_widgets
+from ui.shared.common import chart, fmt_prob, guarded, halt, plain, type_label
 
 #: Pixels of a beam table's match column: "unparseable", its longest verdict, in full.
 MATCH_WIDTH = 100
@@ -43,12 +44,12 @@ c1, c2 = st.columns([2, 1])
 type_ = c1.selectbox("Ambiguity type", type_ids(), format_func=type_label, key="cmp_type")
 index = int(c2.number_input("Sentence", 0, 199, 0, key="cmp_index"))
 b1, b2 = st.columns([2, 1])
-choice_b = ui_model.ModelChoice(
-    spec=b1.text_input("Model B (id or path)", value=ui_model.current_spec(), key="cmp_spec_b",
+choice_b = model_choice.ModelChoice(
+    spec=b1.text_input("Model B (id or path)", value=model_choice.current_spec(), key="cmp_spec_b",
                        help="A Hugging Face id, a folder, a .gguf file, or openai:<name> for a model behind "
                             "an API (set in the sidebar's 'Model behind an API')").strip()
-    or ui_model.DEFAULT,
-    dtype=settings_widgets.precision_select(b2, "cmp_dtype_b", default=ui_model.current_dtype(),
+    or model_choice.DEFAULT,
+    dtype=settings_widgets.precision_select(b2, "cmp_dtype_b", default=model_choice.current_dtype(),
                                             label="Model B precision"),
 )
 items = guarded(lambda: ex.plan_zeroshot(ex.ZeroShotConfig(types=(type_,), n=index + 1)), what="Cannot plan")
@@ -66,28 +67,28 @@ def _parse_and_score(parser: Any) -> tuple[Any, Any]:
 
 def _run_a() -> ModelRun:
     """The sidebar's model (its own failure box, with the sidebar's ways back, comes from get_parser)."""
-    parser = ui_model.get_parser()
-    server = ui_model.current_server()
-    name = (parser.spec if parser is not None else server) if server else ui_model.current_choice().label()
+    parser = parsers.get_parser()
+    server = model_choice.current_server()
+    name = (parser.spec if parser is not None else server) if server else model_choice.current_choice().label()
     if parser is None:
-        return ModelRun(name, "", error=ui_model.load_error() or "The sidebar's model cannot be used (see above).")
-    done = ui_model.attempt(parser, "Model A: parsing and scoring…", _parse_and_score, who="Model A")
-    return ModelRun(name, ui_model.describe(parser), done.value, _why(done))
+        return ModelRun(name, "", error=model_choice.load_error() or "The sidebar's model cannot be used (see above).")
+    done = actions.attempt(parser, "Model A: parsing and scoring…", _parse_and_score, who="Model A")
+    return ModelRun(name, actions.describe(parser), done.value, _why(done))
 
 
-def _run_b(choice: ui_model.ModelChoice) -> ModelRun:
+def _run_b(choice: model_choice.ModelChoice) -> ModelRun:
     """Model B, in its own precision: a failure is B's alone (the sidebar's model stays as it is)."""
-    precision = ui_model.PRECISIONS[choice.dtype]
+    precision = model_choice.PRECISIONS[choice.dtype]
     try:
-        parser = ui_model.parser_for(choice)
+        parser = parsers.parser_for(choice)
     except Exception as exc:  # noqa: BLE001 - a bad spec is a message, not a crash
         return ModelRun(choice.spec, precision, error=str(exc) if isinstance(exc, AmpError)
                         else f"{type(exc).__name__}: {exc}")
-    done = ui_model.attempt(parser, "Model B: parsing and scoring…", _parse_and_score, who="Model B", model=choice)
-    return ModelRun(choice.spec, ui_model.describe(parser), done.value, _why(done))
+    done = actions.attempt(parser, "Model B: parsing and scoring…", _parse_and_score, who="Model B", model=choice)
+    return ModelRun(choice.spec, actions.describe(parser), done.value, _why(done))
 
 
-def _why(done: ui_model.Outcome) -> str | None:
+def _why(done: actions.Outcome) -> str | None:
     return "Cancelled before it finished." if done.cancelled else done.error
 
 

@@ -1,7 +1,7 @@
 """Your own sentences: a teacher's ambiguous sentences with their two readings (issue #11 point 1).
 
 Add one (from scratch, or starting from a template sentence's readings), keep it in a small
-library, and parse, present or poll it like a template sentence.  Widgets: :mod:`ui.own`.
+library, and parse, present or poll it like a template sentence.  Widgets: :mod:`ui.own.sentences`.
 """
 
 from __future__ import annotations
@@ -10,9 +10,10 @@ import streamlit as st
 
 from amp.data.types import type_ids
 from amp.errors import AmpError
-from ui import own, teach
-from ui.common import halt, type_label
-from ui.prompt_state import pool_surfaces
+from ui.classroom import teach
+from ui.own import sentences as own
+from ui.shared.common import halt, type_label
+from ui.shared.prompt_state import pool_surfaces
 
 st.title("Your own sentences")
 st.caption("Type any ambiguous sentence with its two readings, in words and as logical forms. Words the "

@@ -13,14 +13,12 @@ from amp.reporting import plots
 from amp.reporting.readings_heatmap import FIG4_CAPTION, readings_heatmap
 from amp.reporting.token_plots import MARKS
 from amp.teaching import lesson
-from ui import model_picker as ui_model
-from ui import own_examples, settings_widgets, teach
-from ui.attribution_view import attribution_section
-from ui.beam_table_view import show_beam_table
-from ui.beam_tree_view import beam_tree_section
-from ui.common import chart, csv_download, fmt_prob, halt, plain
-from ui.influence_view import contrast_section, influence_section
-from ui.inspect_view import (
+from ui.classroom import teach
+from ui.inspection.attribution_view import attribution_section
+from ui.inspection.beam_table_view import show_beam_table
+from ui.inspection.beam_tree_view import beam_tree_section
+from ui.inspection.influence_view import contrast_section, influence_section
+from ui.inspection.inspect_view import (
     MARK_NAMES,
     custom_lf_section,
     divergence_sentence,
@@ -31,9 +29,14 @@ from ui.inspect_view import (
     semantic_sentence,
     verdict_of,
 )
-from ui.meaning_view import beam_meanings
-from ui.parse_progress import cancelled_note, run_parse
-from ui.prompt_state import current_prompt
+from ui.inspection.parse_progress import cancelled_note, run_parse
+from ui.model import choice as model_choice
+from ui.model import parsers
+from ui.own import examples as own_examples
+from ui.shared import settings_widgets
+from ui.shared.common import chart, csv_download, fmt_prob, halt, plain
+from ui.shared.meaning_view import beam_meanings
+from ui.shared.prompt_state import current_prompt
 
 KEY = "inspection"
 
@@ -64,11 +67,11 @@ run = c4.button("Parse", type="primary", icon=":material/play_arrow:", key="pi_p
 text = prompt.render()
 has_gold = prompt.gold_lf0 is not None and prompt.gold_lf1 is not None
 own_words = prompt.words  # a teacher's own sentence: its own words extend the decoding grammar
-key = (ui_model.current_spec(), text, beams, fmt, mode, prompt.gold_lf0, prompt.gold_lf1, own_words)
-cancelled_note("pi_parse")  # stage, elapsed time and Cancel while a parse runs: ui/parse_progress.py
+key = (model_choice.current_spec(), text, beams, fmt, mode, prompt.gold_lf0, prompt.gold_lf1, own_words)
+cancelled_note("pi_parse")  # stage, elapsed time and Cancel while a parse runs: ui/inspection/parse_progress.py
 if run:
     search = SearchSettings(beams=beams)
-    parser = ui_model.get_parser()
+    parser = parsers.get_parser()
     if parser is not None:
         if has_gold:
             result = run_parse(parser, "Parsing with grammar-constrained beam search and scoring both LFs…",
@@ -141,7 +144,7 @@ table = plots.beam_table(ins.parse, ins.lf0, ins.lf1, mode, fmt=fmt)
 show_beam_table(table)
 beam_meanings(ins.parse, ins.lf0, ins.lf1, mode, fmt)
 csv_download(table, "beams.csv", key="pi_beams_csv")
-beam_tree_section(ui_model.get_parser, ins, prob, words=own_words)
+beam_tree_section(parsers.get_parser, ins, prob, words=own_words)
 
 g0, g1 = st.columns(2)
 words = lesson.readings_in_words(prompt.test_utterance)

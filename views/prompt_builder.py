@@ -9,9 +9,10 @@ from amp.data import generate as gen
 from amp.data.types import get_type, type_ids
 from amp.logic.vocabulary import Format
 from amp.teaching import lesson
-from ui import settings_widgets, teach
-from ui.common import guarded, halt, plain, type_label
-from ui.prompt_state import (
+from ui.classroom import teach
+from ui.shared import settings_widgets
+from ui.shared.common import guarded, halt, plain, type_label
+from ui.shared.prompt_state import (
     IMPORTED_KEY,
     PROMPT_KEY,
     RECIPE_KEY,

@@ -8,9 +8,10 @@ from amp.data.types import type_ids
 from amp.evaluation import experiments as ex
 from amp.evaluation.sweep_summary import records_view
 from amp.reporting import plots
-from ui import calibration_view, settings_widgets, sweep
-from ui.common import chart, csv_download, guarded, halt, readable_numbers, type_label
-from ui.meaning_view import meaning_table
+from ui.shared import calibration_view, settings_widgets
+from ui.shared.common import chart, csv_download, guarded, halt, readable_numbers, type_label
+from ui.shared.meaning_view import meaning_table
+from ui.sweeps import sweep
 
 KEY = "fewshot_sweep"
 

@@ -9,11 +9,11 @@ from amp.errors import AmpError
 from amp.logic.vocabulary import DEFAULT_FORMAT
 from amp.teaching import lesson
 from amp.teaching.poll import PollItem, PollStore, tidy_code
-from ui import own as ui_own
-from ui import teach
-from ui.calibration_view import poll_agreement_section
-from ui.common import describe_error, halt, plain, type_label
-from ui.prompt_state import use_sentence
+from ui.classroom import teach
+from ui.own import sentences as ui_own
+from ui.shared.calibration_view import poll_agreement_section
+from ui.shared.common import describe_error, halt, plain, type_label
+from ui.shared.prompt_state import use_sentence
 
 st.title("Class poll")
 st.caption("Students open the link (or type the code after `?poll=`), pick the reading they prefer and say how "

@@ -11,8 +11,8 @@ from amp.errors import AmpError
 from amp.evaluation.verdict import CLASS_P_LF0_HOW, MODEL_P_LF0_HOW
 from amp.teaching import lesson
 from amp.teaching.poll import PollItem, tidy_code
-from ui import present, teach
-from ui.common import describe_error, fmt_prob, halt, plain, type_label
+from ui.classroom import present, teach
+from ui.shared.common import describe_error, fmt_prob, halt, plain, type_label
 
 POS = "present_pos"
 full = present.full_screen()  # issue #11 point 3: no Streamlit chrome, the browser's full screen

@@ -11,8 +11,8 @@ from amp.teaching.poll import (
     PollClosedError,
     PollNotFoundError,
 )
-from ui import teach
-from ui.common import describe_error, halt, plain
+from ui.classroom import teach
+from ui.shared.common import describe_error, halt, plain
 
 raw = st.query_params.get("poll", "")
 st.title("Class poll")

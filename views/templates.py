@@ -8,9 +8,10 @@ import streamlit as st
 from amp.data import generate as gen
 from amp.data.types import get_type, type_ids
 from amp.teaching import lesson
-from ui import settings_widgets, teach
-from ui.common import csv_download, guarded, plain, type_label
-from ui.prompt_state import SENTENCE_PROMPT_MODES, use_sentence
+from ui.classroom import teach
+from ui.shared import settings_widgets
+from ui.shared.common import csv_download, guarded, plain, type_label
+from ui.shared.prompt_state import SENTENCE_PROMPT_MODES, use_sentence
 
 ALL = "(all templates)"
 

@@ -8,12 +8,13 @@ from amp.data.types import type_ids
 from amp.evaluation import experiments as ex
 from amp.evaluation.sweep_summary import records_view
 from amp.reporting import plots
-from ui import api_model as ui_api
-from ui import model_picker as ui_model
-from ui import settings_widgets, sweep
-from ui.common import chart, csv_download, guarded, halt, readable_numbers, type_label
-from ui.coverage_view import coverage_section
-from ui.meaning_view import meaning_table
+from ui.model import api as ui_api
+from ui.model import parsers
+from ui.shared import settings_widgets
+from ui.shared.common import chart, csv_download, guarded, halt, readable_numbers, type_label
+from ui.shared.meaning_view import meaning_table
+from ui.sweeps import sweep
+from ui.sweeps.coverage_view import coverage_section
 
 KEY = "zeroshot_sweep"
 
@@ -57,7 +58,7 @@ def draw(records: list, final: bool) -> None:
         coverage_section(records, max_k, mode, final=final, tag=tag)
         chart(plots.accuracy_bars(summary), filename="zeroshot_accuracy", key=f"zs_acc{tag}")
         frame = records_view(records)  # match and P(LF0) first
-        no_scores = ui_api.why_no_scores(ui_model.peek_parser())  # a model behind an API without log-probs
+        no_scores = ui_api.why_no_scores(parsers.peek_parser())  # a model behind an API without log-probs
         if no_scores:
             st.info(f"Fig. 3 is empty: {no_scores}", icon=":material/info:")
         else:

@@ -21,8 +21,8 @@ import subprocess
 import sys
 import time
 
+from amp.classroom import teacher_auth
 from amp.settings import REPO_ROOT
-from amp.teaching import teacher_auth
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

@@ -16,7 +16,7 @@ n, replace=False)`` (legacy ``choice`` without replacement permutes the *whole* 
 so a draw of size 0 still advances the stream), the size-0 ``split_random`` draws on the
 general unambiguous pool, and one biased coin ``choice([0, 1], p=[r, 1 - r])`` per sampled
 ambiguous surface.  The published realised LF0 counts (§6.1 table) and test compositions
-(§6.1, §6.3) are reproduced exactly; ``tests/test_splits.py`` checks them.  Two released
+(§6.1, §6.3) are reproduced exactly; ``tests/data/test_splits.py`` checks them.  Two released
 parts came from older code and are reproduced in layout and size only: the 10-perc pair's
 sample and the zero-shot training pools of pp, revscope and bound (``docs/v1-splits.md``).
 

@@ -16,7 +16,7 @@ __all__ = ["PROJECTOR_FONT_PX", "poll_bars"]
 
 #: Type size of the vote chart on the projector (``height=None``, the Presentation): plotly sizes
 #: text in pixels, not with the window, so the projector's chart gets type a class can read from
-#: the back of the room (the page's own text scales with the viewport, :mod:`ui.present`).
+#: the back of the room (the page's own text scales with the viewport, :mod:`ui.classroom.present`).
 PROJECTOR_FONT_PX = 24
 
 

@@ -81,7 +81,7 @@ def plain_label(text: object) -> str:
     Plotly renders a subset of HTML in those strings (``<a href>`` becomes a live link, ``<b>``
     bold, ``<br>`` a line break); with ``&``, ``<`` and ``>`` written as entities, what a user
     typed is shown as the characters typed.  Every figure builder passes user text through this
-    (``tests/test_plain_labels.py`` walks them all with hostile text)."""
+    (``tests/reporting/test_plain_labels.py`` walks them all with hostile text)."""
     return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 

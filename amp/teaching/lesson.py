@@ -5,7 +5,7 @@ ambiguity-type registry through :mod:`amp.teaching.paraphrase`), the model's P(L
 the zero-shot prompt (paper §2 and docs/paper-notes.md §10: the probability of LF0 between the two forced
 decodes), which reading the model prefers, the cache keys a demo pack of chosen sentences
 exports, and the URL a student opens.  Pure functions: the Streamlit glue (session memo,
-spinners, error boxes) lives in ``ui/teach.py``.
+spinners, error boxes) lives in ``ui/classroom/teach.py``.
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ teacher's choice, one of :class:`ExampleSource`:
 
 :func:`choice_prompt` builds the prompt (carrying the words of the sentence *and* of its
 examples, :mod:`amp.logic.own_words`), :func:`describe_examples` says in one plain sentence
-which examples it holds.  Pure functions: the widgets are in ``ui/own_examples.py``.
+which examples it holds.  Pure functions: the widgets are in ``ui/own/examples.py``.
 """
 
 from __future__ import annotations

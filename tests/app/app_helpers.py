@@ -16,9 +16,9 @@ def clear_streamlit_caches() -> None:
 
     st.cache_data.clear()
     st.cache_resource.clear()
-    from ui import model_picker as ui_model
+    from ui.model import parsers
 
-    ui_model.clear_loaded()
+    parsers.clear_loaded()
 
 
 def assert_ok(app) -> None:

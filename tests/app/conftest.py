@@ -1,6 +1,6 @@
 """AppTest fixtures: the app on a tiny local model, an isolated result cache, fresh st caches.
 
-**The model hook.**  The sidebar's initial model is ``$AMP_MODEL`` (see :mod:`ui.model_picker`), so
+**The model hook.**  The sidebar's initial model is ``$AMP_MODEL`` (see :mod:`ui.model.choice`), so
 these tests point ``AMP_MODEL`` at a tiny random GPT-2 saved in a temporary folder and
 ``AMP_CACHE_DIR`` at a temporary cache: every page runs the real library code path
 (:class:`amp.parser.Parser`, constrained beam search, forced scoring, the result cache) in a

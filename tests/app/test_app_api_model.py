@@ -9,7 +9,7 @@ from pathlib import Path
 
 from app_helpers import assert_ok, goto, texts
 
-from ui.common import plain
+from ui.shared.common import plain
 
 
 def _closed_port() -> int:

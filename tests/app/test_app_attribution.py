@@ -32,8 +32,8 @@ def _titled(app, start: str) -> dict:
 
 
 def test_attribution_on_request_matches_the_library(parsed) -> None:
-    from ui.model_picker import loaded_parser
-    from ui.prompt_state import default_prompt
+    from ui.model.parsers import loaded_parser
+    from ui.shared.prompt_state import default_prompt
 
     assert "pi_attribution" not in parsed.session_state  # nothing computed before the button
     parsed.button(key="pi_influence_run").click().run(timeout=RUN_S)  # the influence first: the scatter needs it

@@ -10,7 +10,7 @@ from amp.data import generate as gen
 from amp.evaluation.calibration import calibrate
 from amp.teaching.poll import PollItem, PollStore
 from amp.teaching.poll_calibration import stored_agreement
-from ui.common import fmt_prob
+from ui.shared.common import fmt_prob
 
 
 def _spec(app, title: str) -> dict:

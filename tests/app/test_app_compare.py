@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from app_helpers import assert_ok, goto, plotly_spec, texts
 
-from ui.common import plain
+from ui.shared.common import plain
 
 BEAM_COLUMNS = ["rank", "match", "score", "beam"]
 
@@ -84,13 +84,13 @@ def test_a_model_b_that_does_not_exist_is_a_message_and_model_a_runs(at, app_env
 
 def test_model_b_runs_in_its_own_precision(at, app_env: Path) -> None:
     """The same folder as model A, in int8 against A's float32: two parsers, two results."""
-    from ui import model_picker as ui_model
+    from ui.model import parsers
 
     _compare(at, app_env, "int8")
     assert [s.value for s in at.subheader][:2] == [f"Model A: {plain(app_env)}", f"Model B: {plain(app_env)}"]
     assert {"cpu · float32", "cpu · int8"} <= set(texts(at, "caption"))
     assert set(_statuses(at)) == {"Model A done · cpu · float32", "Model B done · cpu · int8"}
-    assert ui_model._load(str(app_env), "int8") is not ui_model._load(str(app_env), "")
+    assert parsers._load(str(app_env), "int8") is not parsers._load(str(app_env), "")
     assert [m.label for m in at.metric] == ["P(LF0)", "P(LF0)"]
     tables = at.dataframe
     assert [list(t.value.columns) for t in tables] == [BEAM_COLUMNS, BEAM_COLUMNS]

@@ -16,8 +16,8 @@ from collections.abc import Iterator
 import pytest
 from app_helpers import APP, REPO, TIMEOUT, assert_ok, goto, texts
 
+from amp.classroom import teacher_auth
 from amp.data import generate as gen
-from amp.teaching import teacher_auth
 from amp.teaching.poll import PollItem, PollStore
 
 MARKUP = "[link](http://evil.example/x) ![img](http://evil.example/x.png) <img src=x onerror=alert(1)>"

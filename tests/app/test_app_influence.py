@@ -42,8 +42,8 @@ def test_influence_is_computed_on_request_and_matches_the_library(parsed) -> Non
     assert_ok(parsed)
     assert not texts(parsed, "error")
     inf = parsed.session_state["pi_influence"]["result"]
-    from ui.model_picker import loaded_parser
-    from ui.prompt_state import default_prompt
+    from ui.model.parsers import loaded_parser
+    from ui.shared.prompt_state import default_prompt
 
     assert inf == example_influence(loaded_parser(), default_prompt())  # the page's numbers are the library's (cached)
     bars = _titled(parsed, "Which examples moved P(LF0)? (each removed)")["data"][0]
@@ -62,7 +62,7 @@ def test_every_figure_downloads_as_an_interactive_page(parsed) -> None:
     """Each figure has an HTML download next to the toolbar's PNG; the page is the figure itself."""
     import plotly.graph_objects as go
 
-    from ui.common import figure_html
+    from ui.shared.common import figure_html
 
     labels = [b.proto.label for b in parsed.get("download_button")]
     assert labels.count("HTML") == len(parsed.get("plotly_chart"))

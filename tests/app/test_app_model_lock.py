@@ -1,11 +1,11 @@
-"""Two sessions sharing one parser never run a page action at the same time (ui.model_picker.using)."""
+"""Two sessions sharing one parser never run a page action at the same time (ui.model.use.using)."""
 
 from __future__ import annotations
 
 import threading
 import time
 
-from ui import model_picker as ui_model
+from ui.model import use as model_use
 
 
 class _SharedParser:
@@ -19,7 +19,7 @@ def test_two_sessions_are_serialised() -> None:
 
     def session() -> None:
         start.wait()
-        with ui_model.using(parser):
+        with model_use.using(parser):
             t0 = time.perf_counter()
             time.sleep(0.2)
             spans.append((t0, time.perf_counter()))
@@ -35,11 +35,11 @@ def test_two_sessions_are_serialised() -> None:
 
 def test_the_lock_is_reentrant_and_per_parser() -> None:
     p1, p2 = _SharedParser(), _SharedParser()
-    with ui_model.using(p1), ui_model.using(p1):  # nested use by the same session does not deadlock
+    with model_use.using(p1), model_use.using(p1):  # nested use by the same session does not deadlock
         done = threading.Event()
 
         def other() -> None:
-            with ui_model.using(p2):  # another model is not blocked by this one
+            with model_use.using(p2):  # another model is not blocked by this one
                 done.set()
 
         t = threading.Thread(target=other)
@@ -55,14 +55,13 @@ def test_using_waits_for_a_busy_model_and_installs_the_cancel_check() -> None:
     import time
 
     from amp.parser.search.cancel import current_check
-    from ui import model_picker as ui_model
-    from ui import model_use
+    from ui.model import use as model_use
 
     parser = object()
     held, release = threading.Event(), threading.Event()
 
     def other() -> None:
-        with ui_model.using(parser):
+        with model_use.using(parser):
             held.set()
             release.wait(5)
 
@@ -71,7 +70,7 @@ def test_using_waits_for_a_busy_model_and_installs_the_cancel_check() -> None:
     held.wait(5)
     threading.Timer(0.3, release.set).start()
     t0 = time.perf_counter()
-    with ui_model.using(parser):
+    with model_use.using(parser):
         waited = time.perf_counter() - t0
         assert current_check() is model_use.rerun_requested
     worker.join(5)
@@ -84,7 +83,8 @@ def _compare_failure_script() -> None:
     import streamlit as st
 
     from amp.parser.core.errors import ModelLoadError
-    from ui import model_picker as ui_model
+    from ui.model import actions
+    from ui.model import choice as model_choice
 
     class ModelB:  # a second model, as the Compare page holds it next to the sidebar's
         spec = "model-b-that-fails"
@@ -93,9 +93,9 @@ def _compare_failure_script() -> None:
     def boom(parser: object) -> None:
         raise ModelLoadError("its weights are broken")
 
-    ui_model.compute(ModelB(), "Model B: parsing", boom, who="Model B")  # type: ignore[arg-type]
-    st.text(f"B={ui_model.load_error('model-b-that-fails')!r}")
-    st.text(f"current={ui_model.load_error()!r}")
+    actions.compute(ModelB(), "Model B: parsing", boom, who="Model B")  # type: ignore[arg-type]
+    st.text(f"B={model_choice.load_error('model-b-that-fails')!r}")
+    st.text(f"current={model_choice.load_error()!r}")
 
 
 def test_a_failed_second_model_does_not_mark_the_sidebar_model_failed(app_env) -> None:
@@ -143,7 +143,7 @@ def _hold_in_thread(parser: object, what: str) -> tuple[threading.Thread, thread
     held, release = threading.Event(), threading.Event()
 
     def body() -> None:
-        with ui_model.using(parser, what=what):
+        with model_use.using(parser, what=what):
             held.set()
             release.wait(BOUND_S)
 
@@ -163,7 +163,7 @@ def test_an_exception_inside_using_gives_the_model_back_while_its_thread_lives()
 
     def failing() -> None:
         try:
-            with ui_model.using(parser, what="a parse that fails"):
+            with model_use.using(parser, what="a parse that fails"):
                 raise RuntimeError("boom inside using()")
         except RuntimeError as exc:
             caught.append(str(exc))
@@ -176,7 +176,7 @@ def test_an_exception_inside_using_gives_the_model_back_while_its_thread_lives()
     got = threading.Event()
 
     def other() -> None:
-        with ui_model.using(parser, what="the next parse"):
+        with model_use.using(parser, what="the next parse"):
             got.set()
 
     threading.Thread(target=other, daemon=True).start()
@@ -194,12 +194,12 @@ def _waiting_script(parser: object, seen: dict) -> None:
     import streamlit as st
     from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
-    from ui import model_picker as ui_model
+    from ui.model import use as model_use
 
     ctx = get_script_run_ctx()
     seen["requests"], seen["thread"] = ctx.script_requests, threading.current_thread()
     st.text("before")
-    with ui_model.using(parser, what="the page action"):
+    with model_use.using(parser, what="the page action"):
         st.text("inside")
     st.text("after")
 
@@ -217,11 +217,11 @@ def test_a_run_stopped_inside_using_keeps_nothing_and_the_next_run_proceeds(app_
     between_items, next_item = threading.Event(), threading.Event()
 
     def sweep() -> None:  # another tab's sweep: item 1, then item 2 once the test says so
-        with ui_model.using(parser, what="another tab's sweep"):
+        with model_use.using(parser, what="another tab's sweep"):
             held.set()
             between_items.wait(BOUND_S)
         go_on.wait(BOUND_S)
-        with ui_model.using(parser, what="another tab's sweep"):
+        with model_use.using(parser, what="another tab's sweep"):
             next_item.set()
 
     held, go_on = threading.Event(), threading.Event()
@@ -231,13 +231,13 @@ def test_a_run_stopped_inside_using_keeps_nothing_and_the_next_run_proceeds(app_
     seen: dict = {}
     first = AppTest.from_function(_waiting_script, args=(parser, seen), default_timeout=BOUND_S)
     runner, outcome = _start(first)
-    _until(lambda: ui_model.hold_of(parser).waiting == 1, "the run waits for the model")
+    _until(lambda: model_use.hold_of(parser).waiting == 1, "the run waits for the model")
     seen["requests"].request_stop()  # what a click in the tab does to the running script (fastReruns)
     between_items.set()  # ... while the sweep gives the model back after its item
     runner.join(BOUND_S)
     assert outcome == {"ran": True} and not seen["thread"].is_alive()
     assert [t.value for t in first.text] == ["before"]
-    left_behind = ui_model.hold_of(parser).recorded, ui_model.hold_of(parser).waiting  # before anyone claims again
+    left_behind = model_use.hold_of(parser).recorded, model_use.hold_of(parser).waiting  # before anyone claims again
     go_on.set()
     assert next_item.wait(5.0), "the sweep's next item did not get the model: the stopped run kept it"
     other.join(BOUND_S)
@@ -254,10 +254,11 @@ def _compute_script(parser: object, seen: dict) -> None:
     import streamlit as st
     from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
-    from ui import model_picker as ui_model
+    from ui.model import actions
+
 
     seen["requests"] = get_script_run_ctx().script_requests
-    ui_model.compute(parser, "Model A: parsing and scoring…", lambda p: "parsed", who="Model A")  # type: ignore[arg-type]
+    actions.compute(parser, "Model A: parsing and scoring…", lambda p: "parsed", who="Model A")  # type: ignore[arg-type]
     st.text("after")
 
 
@@ -275,7 +276,7 @@ def test_a_wait_for_the_model_is_in_plain_sight_with_a_cancel(app_env) -> None:
     seen: dict = {}
     app = AppTest.from_function(_compute_script, args=(parser, seen), default_timeout=BOUND_S)
     runner, outcome = _start(app)
-    _until(lambda: ui_model.hold_of(parser).waiting == 1, "the run waits for the model")
+    _until(lambda: model_use.hold_of(parser).waiting == 1, "the run waits for the model")
     time.sleep(0.3)  # the note is drawn at the first look (well within this)
     seen["requests"].request_stop()
     runner.join(BOUND_S)
@@ -291,7 +292,7 @@ def test_a_wait_for_the_model_is_in_plain_sight_with_a_cancel(app_env) -> None:
     assert "**Cancel** stops waiting." in note.value
     (cancel,) = app.button
     assert cancel.label == "Cancel" and cancel.key.startswith("model_wait_cancel_")
-    assert ui_model.hold_of(parser).recorded is None and ui_model.hold_of(parser).waiting == 0
+    assert model_use.hold_of(parser).recorded is None and model_use.hold_of(parser).waiting == 0
 
 
 def _rerun_script(parser: object, leaked: list, seen: dict) -> None:
@@ -299,24 +300,24 @@ def _rerun_script(parser: object, leaked: list, seen: dict) -> None:
 
     import streamlit as st
 
-    from ui import model_picker as ui_model
-    from ui.model_use import claimant
+    from ui.model import use as model_use
+    from ui.model.use import claimant
 
     seen.setdefault("threads", []).append(threading.current_thread())
     if not leaked:
-        claim = ui_model.hold_of(parser).claim(claimant("a run that never gave it back"))
+        claim = model_use.hold_of(parser).claim(claimant("a run that never gave it back"))
         claim.__enter__()  # taken and never given back (kept referenced: nothing closes it)
         leaked.append(claim)
         st.rerun()  # the next run, on the same thread
     got = threading.Event()
 
     def other_tab() -> None:
-        with ui_model.using(parser, what="another tab"):
+        with model_use.using(parser, what="another tab"):
             got.set()
 
     threading.Thread(target=other_tab, daemon=True).start()
     st.text(f"other tab got the model: {got.wait(1.0)}")
-    with ui_model.using(parser, what="this run"):
+    with model_use.using(parser, what="this run"):
         st.text("this run got the model")
 
 

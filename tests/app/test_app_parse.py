@@ -61,7 +61,7 @@ def test_beams_are_labelled_like_the_library_says(parsed) -> None:
 def test_the_parse_is_explained_in_words(parsed) -> None:
     """Issue #11 point 4: the model's top parse, in words, against the two readings."""
     from amp.teaching import lesson
-    from ui.common import plain
+    from ui.shared.common import plain
 
     ins = parsed.session_state["inspection"]["result"]
     pair = lesson.pool_pair("the man saw the boy with the telescope")
@@ -152,7 +152,7 @@ def test_lisp_prompt_is_parsed_as_lisp(at) -> None:
 def test_one_word_for_a_parse_that_is_neither_reading() -> None:
     """Issue #11 point 4: the metric, the sentences and the beam table word the labels alike
     (the page said "neither" in one place and "other" in another)."""
-    from ui.inspect_view import match_name
+    from ui.inspection.inspect_view import match_name
 
     for label, word in plots.MATCH_NAMES.items():
         assert match_name(label) == word

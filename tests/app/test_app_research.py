@@ -14,7 +14,7 @@ from amp.evaluation import runs
 
 
 def _runs(cache: Path) -> None:
-    import test_research as tr  # the hand-made records of tests/test_research.py
+    import test_research as tr  # the hand-made records of tests/reporting/test_research.py
 
     zero, few = tr.records()
     shutil.rmtree(cache / "runs", ignore_errors=True)  # only these two (app sweeps of other tests save runs too)

@@ -16,7 +16,7 @@ from amp import prompts
 from amp.evaluation import runs
 from amp.evaluation.coverage import coverage_curves
 from amp.teaching.prompt_file import prompt_json, prompt_text
-from ui.common import plain
+from ui.shared.common import plain
 
 
 @pytest.fixture
@@ -163,7 +163,7 @@ def _confirm_boxes(at) -> list:
 
 
 def test_a_sweep_of_an_hour_or_more_needs_a_confirmation(app, monkeypatch: pytest.MonkeyPatch) -> None:
-    from ui import sweep
+    from ui.sweeps import sweep
 
     monkeypatch.setattr(sweep, "_SPEED", {})  # the CPU guess, not the tiny model's measured speed
     monkeypatch.setitem(sweep.GUESS, "cpu", (110.0, 4.5))  # a slow machine's guess: ~2 min per prompt
@@ -193,7 +193,7 @@ def sweep_ratios() -> tuple[float, ...]:
 
 
 def test_duration_text() -> None:
-    from ui.sweep import duration_text
+    from ui.sweeps.sweep import duration_text
 
     assert [duration_text(s) for s in (45, 89.4, 90, 3599, 5400, 3 * 3600, 47.9 * 3600, 48 * 3600, 10 * 86400)] == [
         "45 s", "89 s", "2 min", "60 min", "1.5 h", "3.0 h", "47.9 h", "2.0 days", "10.0 days"]

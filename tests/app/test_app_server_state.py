@@ -14,8 +14,8 @@ import pytest
 from app_helpers import APP, TIMEOUT, assert_ok, goto, texts
 from info_server import InfoServer
 
-from ui.common import plain
-from ui.server_state import HEALTH_KEY, ServerHealth
+from ui.model.server import HEALTH_KEY, ServerHealth
+from ui.shared.common import plain
 
 FALLBACK = "Use a model in this app instead"
 

@@ -139,7 +139,7 @@ def test_student_votes_once(app_env):
 
 
 def test_the_voter_id_is_a_cookie_not_part_of_the_url(app_env):
-    """The voter id is this browser's cookie for the poll (``ui.teach.student_id``; a reload and a
+    """The voter id is this browser's cookie for the poll (``ui.classroom.teach.student_id``; a reload and a
     new tab are covered by the browser test, AppTest sends no cookies): nothing goes into the URL,
     so a link forwarded to another phone carries no identity; a ``&voter=`` in a link is ignored;
     a session without the cookie is another browser with its own vote."""

@@ -1,11 +1,11 @@
-"""The shared model's hold (ui.model_hold, issue #32): given back on every path, never kept by a run
+"""The shared model's hold (ui.model.hold, issue #32): given back on every path, never kept by a run
 that has ended, served in turn.  Plain threads stand in for script runs; every wait is bounded."""
 
 from __future__ import annotations
 
 import threading
 
-from ui.model_hold import Claimant, ModelHold
+from ui.model.hold import Claimant, ModelHold
 
 BOUND_S = 5.0  # the longest any step here may take before the test fails (they take milliseconds)
 

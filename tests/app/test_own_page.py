@@ -9,7 +9,7 @@ from amp.data.generate import pairs
 from amp.teaching.own_library import OWN_SENTENCES_ENV_VAR, OwnLibrary
 from amp.teaching.own_sentences import OwnSentence
 from amp.teaching.poll_store import PollStore
-from ui.own import sentence_id
+from ui.own.sentences import sentence_id
 
 DUCK = "I saw her duck"
 DUCK0 = "exists a . exists e . saw(a) AND agent(a, Me) AND duck(e) AND agent(e, Her) AND patient(a, e)"
@@ -38,7 +38,7 @@ def page(own_lib):
 
 
 def shown(at, kind: str) -> str:
-    """The text of every element of a kind, joined, without the escapes of ui.common.plain."""
+    """The text of every element of a kind, joined, without the escapes of ui.shared.common.plain."""
     return " ".join(texts(at, kind)).replace("\\", "")
 
 
@@ -303,7 +303,7 @@ def test_a_teachers_spelling_is_shown_as_typed_and_as_scored(page, own_lib) -> N
 
 
 def test_the_parse_page_note_says_which_spelling_was_scored() -> None:
-    from ui.inspect_view import scored_spelling_note
+    from ui.inspection.inspect_view import scored_spelling_note
 
     assert scored_spelling_note(None) is None and scored_spelling_note(duck()) is None
     typed1 = "exists e . exists bird . duck(bird) AND have(bird, Her) AND saw(e) AND agent(e, Me) AND patient(e, bird)"

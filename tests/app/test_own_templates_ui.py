@@ -1,4 +1,4 @@
-"""The own-template form (ui.own_templates.template_section) on a tiny page of its own.
+"""The own-template form (ui.own.templates.template_section) on a tiny page of its own.
 
 The page script is written to ``tmp_path``: it draws the section and records what ``on_add``
 receives in ``st.session_state["received"]`` (or refuses, when ``"refuse"`` is set, as a full
@@ -20,7 +20,7 @@ PAGE = '''
 import streamlit as st
 
 from amp.teaching.own_templates import OwnTemplateError
-from ui.own_templates import template_section
+from ui.own.templates import template_section
 
 st.session_state.setdefault("received", [])
 

@@ -11,8 +11,8 @@ from app_helpers import assert_ok, plotly_spec, texts
 
 from amp.evaluation.semantic_divergence import inspection_semantic, token_indices
 from amp.reporting.token_layout import LABEL_CHARS, visible_text
-from ui.common import plain
-from ui.inspect_view import semantic_sentence
+from ui.inspection.inspect_view import semantic_sentence
+from ui.shared.common import plain
 
 
 def _heatmap(app) -> dict:

@@ -14,7 +14,7 @@ from app_helpers import APP, TIMEOUT, assert_ok, goto, plotly_spec, texts
 from amp.data import generate as gen
 from amp.reporting.poll_plots import PROJECTOR_FONT_PX
 from amp.teaching.poll import PollItem, PollStore
-from ui import present
+from ui.classroom import present
 
 HIDE_HEADER = '[data-testid="stHeader"]'
 

@@ -16,7 +16,7 @@ from playwright.sync_api import Page, expect
 from test_browser import assert_clean, goto_page, shot, wait_idle
 
 from amp.prompts import Prompt
-from ui.prompt_state import default_prompt
+from ui.shared.prompt_state import default_prompt
 
 RUN_TIMEOUT = 240_000
 

@@ -250,13 +250,13 @@ def _fresh_app(monkeypatch, url: str, cache: Path):
     import streamlit as st
     from streamlit.testing.v1 import AppTest
 
-    from ui import model_picker as ui_model
+    from ui.model import parsers
 
     monkeypatch.setenv("AMP_PARSER_URL", url)
     monkeypatch.setenv("AMP_CACHE_DIR", str(cache))
     st.cache_data.clear()
     st.cache_resource.clear()
-    ui_model.clear_loaded()
+    parsers.clear_loaded()
     at = AppTest.from_file(APP, default_timeout=180).run()
     assert not at.exception, [e.value for e in at.exception]
     return at

@@ -1,0 +1,1 @@
+"""The classroom's doors: the teacher's sign-in and the join link (LAN address, QR code) phones open."""
