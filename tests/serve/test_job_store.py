@@ -17,8 +17,8 @@ import pytest
 pytest.importorskip("ray")
 
 from amp.parser.core import limits  # noqa: E402
-from amp.serve import jobs as jobs_module  # noqa: E402
-from amp.serve.jobs import JobRunner, JobStore  # noqa: E402
+from amp.serve.job_store import JobStore  # noqa: E402
+from amp.serve.jobs import JobRunner  # noqa: E402
 from amp.serve.work import ServeConfig, Work  # noqa: E402
 
 LF0 = "exists x . man(x)"
@@ -152,7 +152,7 @@ def test_a_summary_in_the_earlier_layout_is_split_and_read(work, tmp_path):
     status = runner.jobs["old1"].status()
     assert (status.total, status.done, status.cached) == (2, 1, 1)
     assert "items" not in json.loads((folder / "old1.json").read_text())
-    assert jobs_module.JobStore(folder).load_items("old1")[1]["id"] == "o1"
+    assert JobStore(folder).load_items("old1")[1]["id"] == "o1"
 
 
 def test_searches_finished_inside_a_running_chunk_are_reported_before_its_results(work, tmp_path):
