@@ -114,31 +114,9 @@ def readings_heatmap(ins: Any, *, prob: ProbKind = "raw", n_alternatives: int = 
     rows = reading_rows(ins)
     if not any(rows.steps):
         return empty_figure(title, "No tokens to show: parse first.")
-    # a parse that runs on past the readings (a cut-off beam) is shown up to TAIL_COLS columns
-    # further; the rest is one "+N tokens" cell (the debugging heatmap shows every token)
-    ends = [max(c) for c in rows.columns[1:] if c]
-    keep = max(ends) + TAIL_COLS if ends else None
-    cut = sum(1 for c in rows.columns[0] if keep is not None and c > keep)
-    n_cols = max((max(c) for c in (rows.columns[0][:len(rows.columns[0]) - cut], *rows.columns[1:]) if c),
-                 default=-1) + 1
-    grid: list[list[int | None]] = [[None] * n_cols for _ in ROWS]  # token index at (row, column)
-    for r, cols in enumerate(rows.columns):
-        for i, c in enumerate(cols):
-            if c < n_cols:
-                grid[r][c] = i
-    texts = [[fit_text(_display_token(str(rows.steps[r][i].token))) if i is not None else "" for i in grid[r]]
-             for r in range(len(ROWS))]
-    widths = [max(MIN_CELL_PX, CHAR_PX * max(len(texts[r][c]) for r in range(len(ROWS))) + CELL_PAD_PX)
-              for c in range(n_cols)]
+    grid, texts, widths, blocks, ends, cut = _layout(rows)
     more = f"+{cut} tokens"
     tail = CHAR_PX * len(more) + CELL_PAD_PX if cut else 0.0
-    blocks = pack_blocks(widths, PLOT_PX - LABEL_PX - BAR_PX - tail)
-    # the parse's columns past both readings ride on the last block, so no block lacks a reading
-    head = max(ends) + 1 if ends else n_cols
-    if len(blocks) > 1 and blocks[-1].start >= head:  # hand the last reading column over
-        start = min(head - 1, blocks[-1].start - 1)
-        blocks[-2:] = [range(blocks[-2].start, start), range(start, blocks[-1].stop)]
-        blocks = [b for b in blocks if len(b)]
     traces: list[go.Heatmap] = []
     shapes: list[dict[str, Any]] = []
     notes: list[dict[str, Any]] = []
@@ -180,6 +158,48 @@ def readings_heatmap(ins: Any, *, prob: ProbKind = "raw", n_alternatives: int = 
     widest = max(edges_of[block[-1]][1] for block in blocks) + tail
     _marks(shapes, notes, rows, edges_of)
     fig = go.Figure(data=traces, layout={"shapes": shapes, "annotations": notes})
+    _frame(fig, title, rows, blocks, widest, (tickvals, ticktext), cut)
+    return fig
+
+
+
+def _layout(rows: ReadingRows) -> tuple[list[list[int | None]], list[list[str]], list[float], list[range],
+                                        list[int], int]:
+    """Where each token of the three rows goes: the grid (token index at row, column), the cells'
+    texts and widths, the columns packed into blocks that fit the plot's width, the last column of
+    each reading, and how many trailing parse tokens are cut into one "+N tokens" cell."""
+    # a parse that runs on past the readings (a cut-off beam) is shown up to TAIL_COLS columns
+    # further; the rest is one "+N tokens" cell (the debugging heatmap shows every token)
+    ends = [max(c) for c in rows.columns[1:] if c]
+    keep = max(ends) + TAIL_COLS if ends else None
+    cut = sum(1 for c in rows.columns[0] if keep is not None and c > keep)
+    n_cols = max((max(c) for c in (rows.columns[0][:len(rows.columns[0]) - cut], *rows.columns[1:]) if c),
+                 default=-1) + 1
+    grid: list[list[int | None]] = [[None] * n_cols for _ in ROWS]  # token index at (row, column)
+    for r, cols in enumerate(rows.columns):
+        for i, c in enumerate(cols):
+            if c < n_cols:
+                grid[r][c] = i
+    texts = [[fit_text(_display_token(str(rows.steps[r][i].token))) if i is not None else "" for i in grid[r]]
+             for r in range(len(ROWS))]
+    widths = [max(MIN_CELL_PX, CHAR_PX * max(len(texts[r][c]) for r in range(len(ROWS))) + CELL_PAD_PX)
+              for c in range(n_cols)]
+    tail = CHAR_PX * len(f"+{cut} tokens") + CELL_PAD_PX if cut else 0.0
+    blocks = pack_blocks(widths, PLOT_PX - LABEL_PX - BAR_PX - tail)
+    # the parse's columns past both readings ride on the last block, so no block lacks a reading
+    head = max(ends) + 1 if ends else n_cols
+    if len(blocks) > 1 and blocks[-1].start >= head:  # hand the last reading column over
+        start = min(head - 1, blocks[-1].start - 1)
+        blocks[-2:] = [range(blocks[-2].start, start), range(start, blocks[-1].stop)]
+        blocks = [b for b in blocks if len(b)]
+    return grid, texts, widths, blocks, ends, cut
+
+
+def _frame(fig: go.Figure, title: str, rows: ReadingRows, blocks: list[range], widest: float,
+           ticks: tuple[list[int], list[str]], cut: int) -> None:
+    """Title and note, size, colour bar and axes of :func:`readings_heatmap`'s figure; ``layout.meta``
+    holds the blocks' columns, the rows' labels and the divergence column, for tests and exports."""
+    tickvals, ticktext = ticks
     n_rows = len(blocks) * len(ROWS)
     apply_layout(fig, f"{title}<br><sup>{plain_label(rows.note)}</sup>",
                  height=130 + ROW_PX * n_rows, width=round(LABEL_PX + BAR_PX + widest),
@@ -191,8 +211,6 @@ def readings_heatmap(ins: Any, *, prob: ProbKind = "raw", n_alternatives: int = 
     fig.update_xaxes(visible=False, range=[0, widest])
     fig.update_yaxes(tickmode="array", tickvals=tickvals, ticktext=ticktext, autorange="reversed",
                      showgrid=False, zeroline=False, range=None)
-    return fig
-
 
 def _prob(step: Any, prob: ProbKind) -> float | None:
     return optional_float(getattr(step, "prob_grammar" if prob == "grammar" else "prob", None))

@@ -130,12 +130,24 @@ def write_report(records_zero: Sequence[SweepRecord], records_few: Sequence[Swee
         written[path.name] = path
     pngs, png_problem = write_pngs([(fig, out / f"{stem}.png") for stem, fig in figs.items()])
     written.update((p.name, p) for p in pngs)
+    lines = _report_lines(settings, tabs, list(figs), written, png_problem,
+                          counts=(len(records_zero), len(records_few)), k=k)
+    report = out / "report.md"
+    report.write_text("\n".join(lines), encoding="utf-8")
+    written["report.md"] = report
+    return written
+
+
+def _report_lines(settings: dict[str, Any], tabs: dict[str, Any], stems: list[str], written: dict[str, Path],
+                  png_problem: str | None, *, counts: tuple[int, int], k: int) -> list[str]:
+    """The lines of ``report.md``: settings, where it ran, Tables 2 and 3, meaning-level uncertainty,
+    the figures (PNG and HTML, or why no PNG) and the differences from the paper."""
     lines = ["# AmP reproduction report", "", "## Settings", ""]
     lines += [f"* **{key}**: {value}" for key, value in settings.items() if key not in CONTEXT_KEYS]
     where = [f"* **{key}**: {settings[key]}" for key in CONTEXT_KEYS if key in settings]
     if where:
         lines += ["", "## Where it ran", "", *where]
-    lines += ["", f"Zero-shot records: {len(records_zero)}; few-shot records: {len(records_few)}.", "",
+    lines += ["", f"Zero-shot records: {counts[0]}; few-shot records: {counts[1]}.", "",
               f"## Table 2 — ZM_{k} per type (%)", "", _md_table(tabs["table2_zm"]),
               "## Table 3 — FDM (0–2, lower is better) and FIM (0–1) per type", "",
               _md_table(tabs["table3_fdm_fim"]),
@@ -144,17 +156,14 @@ def write_report(records_zero: Sequence[SweepRecord], records_few: Sequence[Swee
               "", "Beams grouped by canonical meaning (logical mode), weighted by their probability "
               "(docs/paper-notes.md §17).", "", _md_table(tabs["meaning_uncertainty"]),
               "## Figures", ""]
-    for stem in figs:
+    for stem in stems:
         png, html = f"{stem}.png", f"{stem}.html"
         if png in written:
             lines.append(f"* [{png}]({png}) · [{html}]({html}) (interactive)")
         else:
             lines.append(f"* [{html}]({html}) (interactive)")
     if png_problem:
-        missing = [f"{stem}.png" for stem in figs if f"{stem}.png" not in written]
+        missing = [f"{stem}.png" for stem in stems if f"{stem}.png" not in written]
         lines += ["", f"PNG not written for {', '.join(missing)}: {png_problem}."]
     lines += ["", DIFFERENCES]
-    report = out / "report.md"
-    report.write_text("\n".join(lines), encoding="utf-8")
-    written["report.md"] = report
-    return written
+    return lines

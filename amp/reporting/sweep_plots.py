@@ -11,7 +11,7 @@ percentages or 0–1 on fixed axis ranges, so figures of partial and complete sw
 * :func:`p_lf0_distribution` — per-type distribution of P(LF0) (Fig. 3);
 * :func:`accuracy_vs_ratio` — few-shot LF0/LF1 accuracy vs the prompt ratio r (Fig. 6);
 * :func:`p_lf0_vs_ratio` — few-shot mean P(LF0) vs r with the ideal diagonal (the quantity FIM
-  measures, §13.5 of the reference);
+  measures, docs/paper-notes.md §13.5);
 * :func:`overlay_fewshot` — few-shot curves of several saved runs on one figure.
 """
 
@@ -65,7 +65,7 @@ def p_lf0_vs_ratio(per_ratio_df: pd.DataFrame | None, *, error: Literal["sem", "
 
     ``per_ratio_df`` is the first frame of :func:`amp.evaluation.experiments.fewshot_summary` (columns
     ``type, ratio, n, mean_p_lf0`` and ``sem_p_lf0``/``std_p_lf0``).  A model that follows the
-    prompt's mix lies on the dashed diagonal; FIM (§13.5 of the reference) is the mean squared
+    prompt's mix lies on the dashed diagonal; FIM (docs/paper-notes.md §13.5) is the mean squared
     distance of the per-sentence P(LF0) from it.  Error bars are the standard error of the mean
     (``error="sem"``) or the standard deviation (``error="std"``).
     """
@@ -115,8 +115,8 @@ def accuracy_vs_ratio(per_ratio_df: pd.DataFrame | None) -> go.Figure:
     LF0 is solid blue with filled dots, LF1 dashed vermillion with larger open diamonds (so where the
     two coincide, e.g. both 0 %, both stay visible, and a note under the figure names the types where
     they meet); faint dotted lines show where a model
-    that exactly follows the prompt would lie (LF0: y = r, LF1: y = 1 − r).  FDM (§13.4 of the
-    reference, range 0–2) is the summed distance of the two solid/dashed curves from their
+    that exactly follows the prompt would lie (LF0: y = r, LF1: y = 1 − r).  FDM (docs/paper-notes.md
+    §13.4, range 0–2) is the summed distance of the two solid/dashed curves from their
     dotted ideals, averaged over r.  ``per_ratio_df`` is the first frame of
     :func:`amp.evaluation.experiments.fewshot_summary` (accuracies as fractions 0–1, shown as %).
     """
@@ -131,42 +131,8 @@ def accuracy_vs_ratio(per_ratio_df: pd.DataFrame | None) -> go.Figure:
         subplot_titles=[type_label(t) for t in types],
     )
     for col, t in enumerate(types, start=1):
-        sub = df[df["type"] == t].sort_values("ratio")
-        xs = [float(r) for r in sub["ratio"]]
-        ns = [int(v) for v in sub["n"]] if "n" in sub else [0] * len(xs)
-        same = [optional_float(a) is not None and optional_float(a) == optional_float(b)
-                for a, b in zip(sub["acc_lf0"], sub["acc_lf1"], strict=True)]
-        if any(same):
+        if _accuracy_panel(fig, col, t, df[df["type"] == t].sort_values("ratio")):
             coincide.append(display_name(t))
-        for which, color, dash, ideal, marker in (
-            ("lf0", LF0_COLOR, "solid", [0.0, 1.0], LF0_MARKER),
-            ("lf1", LF1_COLOR, "dash", [1.0, 0.0], LF1_MARKER),
-        ):
-            name = which.upper()
-            ys = [optional_float(v) for v in sub[f"acc_{which}"]]
-            fig.add_trace(
-                go.Scatter(
-                    x=xs, y=ys, mode="lines+markers", name=f"{name} accuracy",
-                    legendgroup=which, showlegend=col == 1,
-                    line={"color": color, "dash": dash, "width": 3}, marker={**marker, "color": color},
-                    customdata=ns,
-                    hovertemplate=(
-                        f"<b>{type_label(t)}</b><br>r = %{{x:.1f}}<br>{name} top-1 accuracy = "
-                        "%{y:.0%}<br>n = %{customdata}<extra></extra>"
-                    ),
-                    meta={"type": t, "lf": which},
-                ),
-                row=1, col=col,
-            )
-            fig.add_trace(
-                go.Scatter(
-                    x=[0.0, 1.0], y=ideal, mode="lines", name=f"{name} ideal (follows the prompt)",
-                    legendgroup=f"{which}-ideal", showlegend=col == 1, opacity=0.45,
-                    line={"color": color, "dash": "dot", "width": 1.5}, hoverinfo="skip",
-                    meta={"type": t, "lf": which, "ideal": True},
-                ),
-                row=1, col=col,
-            )
     apply_layout(fig, title, height=460, legend={"orientation": "h", "y": -0.22, "x": 0})
     if coincide:  # one line would hide the other: the markers tell them apart, and a note says so
         fig.add_annotation(text=plain_label(COINCIDE_NOTE.format(types=", ".join(coincide))), xref="paper",
@@ -181,10 +147,49 @@ def accuracy_vs_ratio(per_ratio_df: pd.DataFrame | None) -> go.Figure:
 # --------------------------------------------------------------------------- zero-shot figures
 
 
+
+def _accuracy_panel(fig: go.Figure, col: int, t: str, sub: pd.DataFrame) -> bool:
+    """Type ``t``'s panel of :func:`accuracy_vs_ratio` (LF0 and LF1 accuracy with their ideals) into
+    column ``col``; whether the two curves meet somewhere (both accuracies equal at some r)."""
+    xs = [float(r) for r in sub["ratio"]]
+    ns = [int(v) for v in sub["n"]] if "n" in sub else [0] * len(xs)
+    same = [optional_float(a) is not None and optional_float(a) == optional_float(b)
+            for a, b in zip(sub["acc_lf0"], sub["acc_lf1"], strict=True)]
+    for which, color, dash, ideal, marker in (
+        ("lf0", LF0_COLOR, "solid", [0.0, 1.0], LF0_MARKER),
+        ("lf1", LF1_COLOR, "dash", [1.0, 0.0], LF1_MARKER),
+    ):
+        name = which.upper()
+        ys = [optional_float(v) for v in sub[f"acc_{which}"]]
+        fig.add_trace(
+            go.Scatter(
+                x=xs, y=ys, mode="lines+markers", name=f"{name} accuracy",
+                legendgroup=which, showlegend=col == 1,
+                line={"color": color, "dash": dash, "width": 3}, marker={**marker, "color": color},
+                customdata=ns,
+                hovertemplate=(
+                    f"<b>{type_label(t)}</b><br>r = %{{x:.1f}}<br>{name} top-1 accuracy = "
+                    "%{y:.0%}<br>n = %{customdata}<extra></extra>"
+                ),
+                meta={"type": t, "lf": which},
+            ),
+            row=1, col=col,
+        )
+        fig.add_trace(
+            go.Scatter(
+                x=[0.0, 1.0], y=ideal, mode="lines", name=f"{name} ideal (follows the prompt)",
+                legendgroup=f"{which}-ideal", showlegend=col == 1, opacity=0.45,
+                line={"color": color, "dash": "dot", "width": 1.5}, hoverinfo="skip",
+                meta={"type": t, "lf": which, "ideal": True},
+            ),
+            row=1, col=col,
+        )
+    return any(same)
+
 def zm_bars(zeroshot_df: pd.DataFrame | None, k: int) -> go.Figure:
     """ZM_k per type as bars (the paper's Table 2 as a figure; 0–100 %).
 
-    ZM_k (§13.3 of the reference) is the percentage of test sentences with *both* LFs among the
+    ZM_k (docs/paper-notes.md §13.3) is the percentage of test sentences with *both* LFs among the
     top-k beams: 100 % means the model always surfaces both readings.  ``zeroshot_df`` is
     :func:`amp.evaluation.experiments.zeroshot_summary`'s frame, which has a ``ZM_<k>`` column.
     """
@@ -302,7 +307,7 @@ def p_lf0_distribution(records_df: pd.DataFrame | None, *, column: str = "p_lf0"
     ``records_df`` is :func:`amp.evaluation.experiments.records_frame`'s frame.  ``column`` is ``"p_lf0"``
     (the minimum token probability normalised between the two LFs, the paper's definition) or
     ``"p_lf0_total"`` (normalised total sequence probability, which is what the paper's Fig. 3
-    notebook actually plotted, §12 of the reference).  The dotted line at 0.5 is "no
+    notebook actually plotted, docs/paper-notes.md §12).  The dotted line at 0.5 is "no
     preference"; hovering a point shows its sentence.
     """
     name = "P(LF0) from total sequence probability" if column == "p_lf0_total" else "P(LF0)"

@@ -134,7 +134,7 @@ def token_heatmap(
     object with ``.steps``), or plain sequences of :class:`~amp.parser.core.results.TokenStep`.  Each
     parse is one row (``pred`` on top, ``alt`` below), each token one cell; the colour is the
     token's probability on a fixed 0–1 scale (``prob="raw"``: the model's softmax probability, as
-    in the paper's forced decode, §12 of the reference; ``prob="grammar"``: renormalised over the
+    in the paper's forced decode, docs/paper-notes.md §12; ``prob="grammar"``: renormalised over the
     tokens the grammar allows).  The cell text is the token (cut to
     :data:`~amp.reporting.token_layout.MAX_CELL_CHARS` with an ellipsis), and hovering a cell
     shows the position, the whole token, its probability and the top ``n_alternatives``

@@ -1,7 +1,7 @@
 """The ambiguous templates: pp, scope, revscope, bound, conj (docs/paper-notes.md §4.1–§4.5).
 
 Each template has two LF templates: LF0 and LF1 (the readings of §0).  The tuples below are
-in the original emission order; the LF strings are exactly those of the reference.
+in the original emission order; the LF strings are exactly those of the original code.
 """
 
 from __future__ import annotations

@@ -64,7 +64,7 @@ safe to share between beams, prompts and threads that only read it.  Regex termi
 
 from __future__ import annotations
 
-# Size: ~480 lines on purpose — one class (the automaton) whose design notes are this 70-line
+# long: ~480 lines on purpose — one class (the automaton) whose design notes are this 70-line
 # docstring; what it reads from lark's tables lives in amp.parser.search.lalr_tables.
 from collections.abc import Iterable
 from functools import lru_cache
