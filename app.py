@@ -20,7 +20,7 @@ import streamlit as st
 from ui.frame import auth as ui_auth
 from ui.frame import layout as ui_layout
 from ui.frame import sidebar
-from ui.shared.common import PageHalt
+from ui.shared.halt import PageHalt
 from ui.sweeps import job_runs
 
 # A local favicon: a ":material/…:" page icon would be fetched from fonts.gstatic.com.
@@ -54,7 +54,7 @@ ui_layout.label_css()  # labels wrap instead of being cut (a projector at 1280 p
 
 slots = sidebar.draw(ICON)
 
-with contextlib.suppress(PageHalt):  # a page that ends early (ui.shared.common.halt) still gets its sidebar
+with contextlib.suppress(PageHalt):  # a page that ends early (ui.shared.halt.halt) still gets its sidebar
     page.run()
 
 # After the page: it may have loaded (or failed to load) the model, or filled the cache.

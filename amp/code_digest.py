@@ -31,6 +31,7 @@ CODE_MODULES: tuple[str, ...] = (
     "parser/search/automaton.py",
     "parser/search/beam_rows.py",
     "parser/search/beam_step.py",
+    "parser/search/cell_decoder.py",
     "parser/search/cell_search.py",
     "parser/search/cancel.py",
     "parser/search/decode.py",

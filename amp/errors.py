@@ -1,4 +1,14 @@
-"""Typed errors of the amp library.  Each carries what a user needs to fix the input."""
+"""Typed errors of the amp library.  Each carries what a user needs to fix the input.
+
+One tree: every error raised on purpose derives from :class:`AmpError` (the app shows it in an
+error box, the CLI as one ``error:`` line, the service as a 4xx JSON body).  This module holds the
+base and the errors several packages share; each package declares its own in its ``errors``
+module (``amp/logic/errors.py``, ``amp/data/errors.py``, ``amp/parser/core/errors.py``,
+``amp/evaluation/errors.py``, ``amp/teaching/errors.py``, ``amp/serve/errors.py``,
+``amp/cli/errors.py``).  The one class here that is no :class:`AmpError` is :class:`CacheWarning`:
+a warning category, issued with :func:`warnings.warn` and never raised for a handler to catch
+(``tests/foundation/test_error_tree.py`` holds the rule).
+"""
 
 from __future__ import annotations
 
@@ -35,5 +45,9 @@ class CacheWarning(UserWarning):
     """A cache entry could not be used (corrupt, unsafe or unreadable) and was dropped."""
 
 
-class UnsafeEntryError(ValueError):
-    """A stored row that this cache refuses to decode (pickle mode, non-text, bad path)."""
+class UnsafeEntryError(AmpError, ValueError):
+    """A stored row that the result cache refuses to decode (pickle mode, non-text, bad path).
+
+    Raised inside :class:`amp.cache.JSONTextDisk` and caught by :meth:`amp.cache.ResultCache.get`,
+    which treats the row as corrupt: a :class:`CacheWarning`, the entry dropped and recomputed.
+    """

@@ -26,7 +26,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from amp.cache import ResultCache
+from amp.data.generate import pool
+from amp.parser.engines import TRANSFORMERS
 from amp.parser.parser import Parser
+from amp.prompts import zero_shot_prompt
 
 FALLBACK_PROMPT = (
     "Let's translate what a human user says into what a computer might say.\n\n"
@@ -43,9 +46,6 @@ FALLBACK_LFS = (
 def scope_prompt() -> tuple[str, str, str]:
     """A zero-shot prompt for the first scope sentence and its two gold LFs."""
     try:
-        from amp.data.generate import pool
-        from amp.prompts import zero_shot_prompt
-
         prompt = zero_shot_prompt(pool("scope")[0].surface)
         return prompt.render(), prompt.gold_lf0 or FALLBACK_LFS[0], prompt.gold_lf1 or FALLBACK_LFS[1]
     except Exception:  # noqa: BLE001 - the benchmark still runs on a fixed prompt
@@ -74,7 +74,7 @@ def main() -> None:
     prompt, lf0, lf1 = scope_prompt()
     with tempfile.TemporaryDirectory(prefix="amp-cache-bench-") as folder:
         cache = ResultCache(folder)
-        parser = Parser(args.model, device=args.device, dtype=args.dtype, engine="transformers", cache=cache)
+        parser = Parser(args.model, device=args.device, dtype=args.dtype, engine=TRANSFORMERS, cache=cache)
         load_s = timed(parser.load)
         print(f"model: {parser.spec} ({parser.identity}) on {parser.device}, {parser.dtype}")
         print(f"model load (this process): {load_s:.2f} s")
@@ -91,7 +91,7 @@ def main() -> None:
             warm = timed(call, args.repeat)
             rows.append((name, cold, warm))
 
-        fresh = Parser(args.model, device=args.device, dtype=args.dtype, engine="transformers", cache=ResultCache(folder))
+        fresh = Parser(args.model, device=args.device, dtype=args.dtype, engine=TRANSFORMERS, cache=ResultCache(folder))
         fresh_parse = timed(lambda: fresh.parse(prompt, beams=args.beams), args.repeat)
         fresh_score = timed(lambda: fresh.score_pair(prompt, lf0, lf1), args.repeat)
         assert not fresh.loaded, "a warm call loaded the model"

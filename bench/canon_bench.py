@@ -12,15 +12,13 @@ because shared machines distort the latter.  Memoised canonical forms are
 cleared before each mode, so each mode pays for its own parses (the grammar-level shape memo of
 :mod:`amp.logic.reader` stays warm, as it does in any real run).  Duplicate LF strings across
 pools hit the memo, as they would in an evaluation.  The goal is the whole set, both modes,
-in under 10 s on one core.  Without :mod:`amp.data.generate` it falls back to the LF templates of
-docs/paper-notes.md §4 filled from the lexicon.
+in under 10 s on one core.
 """
 
 from __future__ import annotations
 
 import argparse
 import cProfile
-import itertools
 import pstats
 import sys
 import time
@@ -28,44 +26,18 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from amp.logic import lexicon
+from amp.data.generate import AMBIGUOUS_TYPES, UNAMBIGUOUS_SETS, pool
 from amp.logic.canonical import canonical, clear_cache
+from amp.logic.reader import parse_lf
 from amp.logic.vocabulary import MODES
 
 
 def generated_lfs() -> tuple[list[str], str]:
     """Every LF of every pool (records in pool order), and where they came from."""
-    try:
-        from amp.data.generate import AMBIGUOUS_TYPES, UNAMBIGUOUS_SETS, pool
-    except ImportError:
-        return fallback_lfs(), "fallback templates (amp.data.generate missing)"
     lfs: list[str] = []
     for name in (*AMBIGUOUS_TYPES, *UNAMBIGUOUS_SETS):
         lfs.extend(r.lf for r in pool(name))
     return lfs, "amp.data.generate pools"
-
-
-def fallback_lfs() -> list[str]:
-    """PP and conj LFs of docs/paper-notes.md §4.1/§4.5 over the lexicon's words (~20k)."""
-    hum, vis = lexicon.INDEFINITE_HUMAN_NPS, lexicon.VISUAL_INSTRUMENT_NPS
-    pp = [
-        ("exists x . exists y . exists z . exists a . exists e . {0}(x) AND {1}(y) AND {2}(a) AND "
-        "agent(a, x) AND patient(a, y) AND {3}(z) AND have(e) AND agent(e, y) AND patient(e, z)"),
-        ("exists x . exists y . exists z . exists a . {0}(x) AND {1}(y) AND {3}(z) AND {2}(a) AND "
-        "agent(a, x) AND patient(a, y) AND instrument(a, z)"),
-    ]
-    out = [t.format(n1, n2, v, i) for t in pp for n1, n2 in itertools.permutations(hum, 2)
-           for v in lexicon.VISUAL_VPS for i in vis]
-    conj = [
-        ("exists x . exists a . exists e . exists i . {0}(x) AND ( {1}(a) AND agent(a, x) AND "
-        "( ( {2}(e) AND agent(e, x) ) OR ( {3}(i) AND agent(i, x) ) ) )"),
-        ("exists x . exists a . exists e . exists i . {0}(x) AND ( ( {1}(a) AND agent(a, x) AND "
-        "{2}(e) AND agent(e, x) ) OR ( {3}(i) AND agent(i, x) ) )"),
-    ]
-    verbs = lexicon.INTRANSITIVE_VPS
-    out += [t.format(n, *vs) for t in conj for n in lexicon.INDEFINITE_SENTIENT_NPS
-            for vs in itertools.permutations(verbs, 3)]
-    return out
 
 
 def run(lfs: list[str], mode: str) -> tuple[float, float]:
@@ -85,8 +57,6 @@ def long_lf(atoms: int) -> str:
 def scaling(small: int = 4_000, factor: int = 8) -> tuple[float, float, float]:
     """CPU seconds to read a chain of ``small`` atoms and one ``factor`` times longer, and their
     ratio (``factor`` for linear reading, ``factor``² for quadratic) — measured in one run."""
-    from amp.logic.reader import parse_lf
-
     times = []
     for atoms in (small, small * factor):
         text = long_lf(atoms)

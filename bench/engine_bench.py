@@ -36,16 +36,22 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from amp.cache import ResultCache
+from amp.evaluation.inspection import inspect
+from amp.evaluation.matching import match_lf
+from amp.parser.engines import LLAMA_CPP, TRANSFORMERS
+from amp.parser.parser import Parser
+
 TYPES = ("pp", "scope", "revscope", "bound", "conj")
-ENGINES = ("transformers", "llama.cpp")
+ENGINES = (TRANSFORMERS, LLAMA_CPP)
 
 
 def sweep_items(n_zero: int, n_few: int, ratios: str, types: tuple[str, ...] = TYPES) -> list[Any]:
-    from amp.evaluation import experiments as ex
+    from amp.evaluation import experiments as ex  # late: start-up cost (pandas: only the children plan items)
 
     rs = tuple(float(r) for r in ratios.split(","))
-    zero = ex.plan_zeroshot(ex.ZeroShotConfig(types=types, n=n_zero, beams=5)) if n_zero else []
-    few = ex.plan_fewshot(ex.FewShotConfig(types=types, ratios=rs, n_per_ratio=n_few, beams=5)) if n_few else []
+    zero = ex.plan_zeroshot(ex.ZeroShotConfig(types=types, n=n_zero)) if n_zero else []
+    few = ex.plan_fewshot(ex.FewShotConfig(types=types, ratios=rs, n_per_ratio=n_few)) if n_few else []
     items = list(zero) + list(few)
     items.sort(key=lambda it: it.fmt)  # one format per call
     return items
@@ -53,20 +59,16 @@ def sweep_items(n_zero: int, n_few: int, ratios: str, types: tuple[str, ...] = T
 
 def child(args: argparse.Namespace) -> int:
     """One engine's run; prints one JSON line."""
-    import torch
-
-    from amp.cache import ResultCache
-    from amp.evaluation.inspection import inspect
-    from amp.parser.parser import Parser
+    import torch  # late: start-up cost (torch: only the children load a model)
 
     torch.set_num_threads(args.threads)
     items = sweep_items(args.n_zero, args.n_few, args.ratios, tuple(args.types.split(",")))
     engine = args.child
-    kw: dict[str, Any] = {"dtype": "float32", "device": "cpu"} if engine == "transformers" else {}
+    kw: dict[str, Any] = {"dtype": "float32", "device": "cpu"} if engine == TRANSFORMERS else {}
     out: dict[str, Any] = {"engine": engine, "items": []}
     with tempfile.TemporaryDirectory() as tmp:
         parser = Parser(args.model, engine=engine, cache=ResultCache(tmp), **kw)
-        if engine == "llama.cpp":
+        if engine == LLAMA_CPP:
             parser.backend.threads = args.threads  # type: ignore[attr-defined]
         t0 = time.perf_counter()
         parser.load()
@@ -98,9 +100,7 @@ def child(args: argparse.Namespace) -> int:
 
 
 def report(runs: dict[str, dict[str, Any]], lines: list[str]) -> None:
-    from amp.evaluation.matching import match_lf
-
-    ref, fast = runs["transformers"], runs["llama.cpp"]
+    ref, fast = runs[TRANSFORMERS], runs[LLAMA_CPP]
 
     def per(run: dict[str, Any], few: bool) -> float:
         xs = [r["seconds"] for r in run["items"] if r["few"] == few]
@@ -160,7 +160,7 @@ def main() -> int:
     with open("/proc/loadavg") as fh:
         lines.append(f"load average at start: {fh.read().split()[0]}")
     procs = {}
-    for engine in ("llama.cpp", "transformers"):
+    for engine in (LLAMA_CPP, TRANSFORMERS):
         cmd = [sys.executable, __file__, "--child", engine, "--model", args.model, "--n-zero", str(args.n_zero),
                "--n-few", str(args.n_few), "--ratios", args.ratios, "--threads", str(args.threads),
                "--types", args.types]

@@ -28,24 +28,29 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import torch
+
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from amp.cache import ResultCache
 from amp.evaluation import experiments as ex
+from amp.parser.engines import TRANSFORMERS
 from amp.parser.parser import Parser
+from amp.parser.search.settings import SearchSettings
 
 
-def timed_run(parser: Parser, items: list[ex.SweepItem], beams: int, batch_size: int | None) -> tuple[float, int]:
+def timed_run(parser: Parser, items: list[ex.SweepItem], search: SearchSettings,
+              batch_size: int | None) -> tuple[float, int]:
     t0 = time.perf_counter()
-    records = list(ex.run_items(parser, items, beams=beams, batch_size=batch_size))
+    records = list(ex.run_items(parser, items, search, batch_size=batch_size))
     errors = sum(1 for r in records if r.error)
     return time.perf_counter() - t0, errors
 
 
-def timed_separate(parser: Parser, items: list[ex.SweepItem], beams: int) -> float:
+def timed_separate(parser: Parser, items: list[ex.SweepItem], search: SearchSettings) -> float:
     t0 = time.perf_counter()
     for it in items:
-        parser.parse(it.prompt_text, fmt=it.fmt, beams=beams)
+        parser.parse(it.prompt_text, search, fmt=it.fmt)
         parser.score_pair(it.prompt_text, it.lf0, it.lf1, fmt=it.fmt)
     return time.perf_counter() - t0
 
@@ -70,14 +75,15 @@ def measure_plan(name: str, items: list[ex.SweepItem], args: argparse.Namespace,
                  fresh: Callable[[str], Parser]) -> dict[str, float]:
     """Print one plan's examples/s cold per batch size, warm rerun / cold, and the ratios to the baseline."""
     n = len(items)
+    search = SearchSettings(beams=args.beams)
     times: dict[str, float] = {}
     if args.separate:
         with tempfile.TemporaryDirectory() as tmp:
-            times["separate"] = timed_separate(fresh(tmp), items, args.beams)
+            times["separate"] = timed_separate(fresh(tmp), items, search)
     for size in sizes:
         with tempfile.TemporaryDirectory() as tmp:
-            cold, errors = timed_run(fresh(tmp), items, args.beams, size)
-            warm, _ = timed_run(fresh(tmp), items, args.beams, size)
+            cold, errors = timed_run(fresh(tmp), items, search, size)
+            warm, _ = timed_run(fresh(tmp), items, search, size)
         times[f"batch {size}"] = cold
         print(f"{name:9s} loop, batch {size:2d}: {n} examples, {n / cold:.3f} examples/s cold "
               f"({cold / n:.1f} s each), warm rerun / cold = {warm / cold:.5f}; errors {errors}")
@@ -94,33 +100,28 @@ def measure_plan(name: str, items: list[ex.SweepItem], args: argparse.Namespace,
 
 def main() -> int:
     args = parse_args()
-
-    import torch
-
     torch.set_num_threads(args.threads)
     types = tuple(t.strip() for t in args.types.split(",") if t.strip())
     ratios = tuple(float(r) for r in args.ratios.split(","))
     sizes = [int(s) for s in args.batch_sizes.split(",") if s.strip()]
     plans = {
-        "zero-shot": ex.plan_zeroshot(ex.ZeroShotConfig(types=types, n=args.n_zero, beams=args.beams)),
-        "few-shot": ex.plan_fewshot(
-            ex.FewShotConfig(types=types, ratios=ratios, n_per_ratio=args.n_few, beams=args.beams)
-        ),
+        "zero-shot": ex.plan_zeroshot(ex.ZeroShotConfig(types=types, n=args.n_zero)),
+        "few-shot": ex.plan_fewshot(ex.FewShotConfig(types=types, ratios=ratios, n_per_ratio=args.n_few)),
     }
-    loaded = Parser(args.model, device="cpu", dtype=args.dtype, engine="transformers")
+    loaded = Parser(args.model, device="cpu", dtype=args.dtype, engine=TRANSFORMERS)
     t0 = time.perf_counter()
     lm = loaded.load()
     print(f"model load: {time.perf_counter() - t0:.1f} s (not counted below)")
 
     def fresh(folder: str) -> Parser:
-        parser = Parser(args.model, device="cpu", dtype=args.dtype, engine="transformers", cache=ResultCache(folder))
+        parser = Parser(args.model, device="cpu", dtype=args.dtype, engine=TRANSFORMERS, cache=ResultCache(folder))
         parser.backend.adopt(lm)  # the loaded weights, shared between parsers
         return parser
 
     # Warm the grammar masks once so that no timed pass pays the one-off trie build.
     with tempfile.TemporaryDirectory() as tmp:
         first = plans["zero-shot"][:1] or plans["few-shot"][:1]
-        timed_run(fresh(tmp), first, args.beams, 1)
+        timed_run(fresh(tmp), first, SearchSettings(beams=args.beams), 1)
     searches = [s.strip() for s in args.searches.split(",") if s.strip()] or [""]
     timed: dict[str, dict[str, dict[str, float]]] = {}
     for search in searches:

@@ -43,6 +43,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from errors import CarryError
 from gpu_check_random import CONFIG_FILE, TOKENIZER_CONFIG_FILE, TOKENIZER_FILE, TOKENIZER_GZ, export_model_files
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -127,10 +128,6 @@ tiktoken timm tokenizers toolz torch torchaudio torchdiffeq torch-geometric torc
 transformers treescope triton typer typing-extensions typing-inspect urllib3 uvloop wadler-lindig werkzeug wheel
 wrapt xarray xxhash yarl zipp
 """.split())
-
-
-class CarryError(Exception):
-    """The carried folder could not be built (what and why in the message)."""
 
 
 def normalize(name: str) -> str:

@@ -67,6 +67,7 @@ import time
 import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -76,6 +77,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # gpu_check_steps besi
 import gpu_check_parity as parity
 import gpu_check_random as rw
 from gpu_check_steps import BEAMS, SEED, TYPES, Budget, Loader, one_line, plan_items, run_model
+
+from amp.parser.models.embedded import ensure_default_model
 
 #: Peak memory bandwidth in GB/s by device-name fragment; the first match wins (most specific first).
 BANDWIDTH_TABLE: tuple[tuple[str, float], ...] = (
@@ -243,8 +246,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 def check_environment(args: argparse.Namespace) -> str | None:
     """The one ``error:`` line when torch/transformers or the asked device is missing, else None."""
     try:
-        import torch
-        import transformers  # noqa: F401 - only that it imports
+        import torch  # late: optional dependency (torch: a machine without it gets one error line)
+        import transformers  # noqa: F401 - only that it imports  # late: optional dependency (transformers: same)
     except ImportError as exc:
         return f"error: {one_line(exc)}"
     if args.device.startswith("cuda") and not torch.cuda.is_available():
@@ -257,7 +260,7 @@ def check_environment(args: argparse.Namespace) -> str | None:
 
 def describe_device(device: str) -> tuple[str, dict[str, Any]]:
     """(device name, CUDA figures for the JSON meta; none on CPU); selects the CUDA device."""
-    import torch
+    import torch  # late: optional dependency (torch: checked by check_environment)
 
     if not device.startswith("cuda"):
         return f"cpu ({platform.processor() or platform.machine()}, {torch.get_num_threads()} threads)", {}
@@ -271,8 +274,8 @@ def describe_device(device: str) -> tuple[str, dict[str, Any]]:
 
 def run_meta(args: argparse.Namespace, device_name: str, device_extra: dict[str, Any]) -> dict[str, Any]:
     """The JSON file's ``meta``: versions, device, bandwidth bound and the run's settings."""
-    import torch
-    import transformers
+    import torch  # late: optional dependency (torch: checked by check_environment)
+    import transformers  # late: optional dependency (transformers: checked by check_environment)
 
     bandwidth_gbs, bandwidth_source = bandwidth_for(device_name, args.bandwidth_gbs)
     return {
@@ -302,7 +305,7 @@ def run_meta(args: argparse.Namespace, device_name: str, device_extra: dict[str,
 def plan_prompts(args: argparse.Namespace, meta: dict[str, Any],
                  say: Callable[[str], None]) -> tuple[list[Any], list[Any]]:
     """The seeded few-shot and zero-shot pools, announced and counted in ``meta``."""
-    import torch
+    import torch  # late: optional dependency (torch: checked by check_environment)
 
     random.seed(SEED)
     torch.manual_seed(SEED)
@@ -329,8 +332,6 @@ def model_files_for(args: argparse.Namespace, meta: dict[str, Any], say: Callabl
     if not (args.random_weights or wants_parity(args)):
         return None
     if "default" in args.specs and args.model_files is None and not os.environ.get(rw.CARRY_ENV):
-        from amp.parser.models.embedded import ensure_default_model
-
         ensure_default_model(progress=say)  # converted anyway for the default model; its files are then at hand
     t = time.perf_counter()
     folder, source = rw.model_files(args.model_files, say)
@@ -351,8 +352,6 @@ def model_files_for(args: argparse.Namespace, meta: dict[str, Any], say: Callabl
 def carried_in_use(manifest: dict[str, Any]) -> dict[str, str | None]:
     """The version of each carried package that this process sees (the carried one, or the
     machine's own where run.sh fell back to it); None where none is installed."""
-    from importlib import metadata
-
     found: dict[str, str | None] = {}
     for wheel in manifest.get("wheels", []):
         try:
@@ -432,7 +431,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if error:
         print(error, file=sys.stderr)
         return 2
-    import torch
+    import torch  # late: optional dependency (torch: checked by check_environment)
 
     if args.threads:
         torch.set_num_threads(args.threads)

@@ -11,6 +11,10 @@ when it does not hold.
 
 Float32 matrix products on the GPU run in full precision here (TF32 off), as on the CPU; what
 remains are rounding differences of the order of 1e-6.
+
+torch and the parser's search (which loads torch and transformers) are imported inside the
+functions that use them: ``bench/gpu_check.py`` imports this module before it checks that both
+are there, so a machine without them gets its one ``error:`` line instead of a traceback.
 """
 
 from __future__ import annotations
@@ -21,6 +25,8 @@ import math
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
+
+from gpu_check_random import SHAPES, build_model, shape_config
 
 #: Largest difference of a log-prob, a probability or P(LF0) between the two devices.
 TOLERANCE = 1e-4
@@ -33,7 +39,7 @@ BUDGET = 32
 @contextlib.contextmanager
 def full_precision() -> Iterator[None]:
     """Float32 matrix products in full precision (no TF32 on CUDA) while the body runs."""
-    import torch
+    import torch  # late: optional dependency (torch: checked by gpu_check.py)
 
     before = torch.get_float32_matmul_precision()
     torch.set_float32_matmul_precision("highest")
@@ -45,6 +51,7 @@ def full_precision() -> Iterator[None]:
 
 def run_batches(model: Any, tokenizer: Any, batches: list[list[Any]]) -> list[Any]:
     """``(ParseResult, PairScore)`` of every item, batch by batch."""
+    # late: optional dependency (torch, transformers: checked by gpu_check.py)
     from amp.parser.search import decode
 
     out: list[Any] = []
@@ -97,8 +104,7 @@ def check(device: str, base: dict[str, Any], tokenizer: Any, batches: list[list[
 
     ``perturb`` adds that much to one weight of the copy (the tests' planted difference).
     """
-    import torch
-    from gpu_check_random import SHAPES, build_model, shape_config
+    import torch  # late: optional dependency (torch: checked by gpu_check.py)
 
     started = time.perf_counter()
     config = shape_config(base, SHAPES["tiny"], tokenizer, quick=False)

@@ -29,6 +29,10 @@ The model files (``config.json``, ``tokenizer.json``, ``tokenizer_config.json``;
 from ``--model-files DIR``, else the carried folder (``$AMP_GPU_CARRY/model``, where
 ``tokenizer.json`` travels gzipped), else the converted default model, else they are read from
 the embedded GGUF once (about two minutes) and kept under the models folder.
+
+torch and transformers (and the parser's vocabulary, which loads torch) are imported inside the
+functions that use them: ``bench/gpu_check.py`` imports this module before it checks that both
+are there, so a machine without them gets its one ``error:`` line instead of a traceback.
 """
 
 from __future__ import annotations
@@ -46,6 +50,10 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from amp.parser import default_model_info
+from amp.parser.models.embedded import default_package, default_version
+from amp.settings import models_dir
 
 #: Environment variable naming the carried folder (set by its ``run.sh``).
 CARRY_ENV = "AMP_GPU_CARRY"
@@ -133,17 +141,14 @@ def export_model_files(dest: Path, say: Callable[[str], None] = lambda _m: None)
     package assembles it in a temporary folder; transformers reads the tokenizer and config
     from its metadata, about two minutes on a CPU, no weights dequantised).
     """
-    from amp.parser import default_model_info
-
     info = default_model_info()
     dest.mkdir(parents=True, exist_ok=True)
     if info.converted:
         for name in MODEL_FILES:
             shutil.copyfile(Path(info.converted_path) / name, dest / name)
         return f"the converted default model ({info.converted_path})"
+    # late: optional dependency (transformers: checked by gpu_check.py)
     from transformers import AutoConfig, AutoTokenizer
-
-    from amp.parser.models.embedded import default_package
 
     pkg = default_package()
     with tempfile.TemporaryDirectory(prefix="amp-gguf-") as tmp:
@@ -172,10 +177,6 @@ def model_files(given: Path | None, say: Callable[[str], None]) -> tuple[Path, s
     if carry:
         dest = unpack_carried(Path(carry), Path(tempfile.mkdtemp(prefix="amp-model-files-")))
         return dest, f"the carried folder {carry}"
-    from amp.parser import default_model_info
-    from amp.parser.models.embedded import default_version
-    from amp.settings import models_dir
-
     info = default_model_info()
     if info.converted:
         return Path(info.converted_path), f"the converted default model ({info.converted_path})"
@@ -194,6 +195,7 @@ def model_files(given: Path | None, say: Callable[[str], None]) -> tuple[Path, s
 
 def load_tokenizer(folder: Path) -> Any:
     """The tokenizer of ``folder``, left-padded with a pad token, as the parser's loader leaves it."""
+    # late: optional dependency (transformers: checked by gpu_check.py)
     from transformers import AutoTokenizer
 
     tok = AutoTokenizer.from_pretrained(str(folder))
@@ -223,6 +225,7 @@ def shape_config(base: dict[str, Any], shape: Shape, tokenizer: Any, *, quick: b
     """The Gemma 3 text config of ``shape``: the embedded model's config with the shape's changes,
     the tokenizer's vocabulary and special ids; under ``quick`` cut to :data:`QUICK_LAYERS`
     layers (one sliding, one global)."""
+    # late: optional dependency (transformers: checked by gpu_check.py)
     from transformers import Gemma3TextConfig
 
     values = {k: v for k, v in base.items() if k not in _CHECKPOINT_KEYS}
@@ -248,8 +251,8 @@ def build_model(config: Any, device: str, dtype: str, seed: int) -> Any:
     The weights are drawn on the device itself (no host copy): the same seed gives the same
     weights on the same kind of device; the CUDA = CPU check builds on the CPU and copies.
     """
-    import torch
-    from transformers import AutoModelForCausalLM
+    import torch  # late: optional dependency (torch: checked by gpu_check.py)
+    from transformers import AutoModelForCausalLM  # late: optional dependency (transformers: as torch)
 
     torch.manual_seed(seed)
     with torch.device(device):
@@ -259,6 +262,7 @@ def build_model(config: Any, device: str, dtype: str, seed: int) -> Any:
 
 def newline_ids(tokenizer: Any) -> list[int]:
     """Ids of every token whose text holds a newline (what ends an LF under the grammar)."""
+    # late: optional dependency (torch: checked by gpu_check.py)
     from amp.parser.search.vocab import get_vocabulary
 
     return [i for i, text in enumerate(get_vocabulary(tokenizer).texts) if text is not None and "\n" in text]
@@ -267,7 +271,7 @@ def newline_ids(tokenizer: Any) -> list[int]:
 def pin_lengths(model: Any, ids: list[int]) -> Any:
     """Subtract :data:`NEWLINE_PENALTY` from the logits of ``ids`` at the output layer (a forward
     hook; its handle is returned), so random beams run to the pinned budget."""
-    import torch
+    import torch  # late: optional dependency (torch: checked by gpu_check.py)
 
     head = model.get_output_embeddings()
     index = torch.tensor(ids, dtype=torch.long, device=head.weight.device)

@@ -3,6 +3,10 @@ phases run on one model (load, warm-up, one timed phase each, release).
 
 Imported by ``bench/gpu_check.py`` from beside it; the command line, the table and the JSON file
 are that script's (its docstring says what each phase measures).
+
+torch and transformers (and the parser's search, which loads them) are imported inside the
+functions that use them: ``bench/gpu_check.py`` imports this module before it checks that both
+are there, so a machine without them gets its one ``error:`` line instead of a traceback.
 """
 
 from __future__ import annotations
@@ -21,6 +25,10 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from amp.evaluation import experiments as ex
+from amp.parser import load_model
+from amp.parser.models.registry import unload_models
 
 TYPES = ("pp", "scope", "bound", "conj")
 BEAMS = 5
@@ -50,16 +58,14 @@ def one_line(exc: BaseException) -> str:
 
 def plan_items(quick: bool) -> tuple[list[Any], list[Any]]:
     """(few-shot items, zero-shot items), each interleaved round-robin over :data:`TYPES`."""
-    from amp.evaluation import experiments as ex
-
     if quick:
-        few = ex.plan_fewshot(ex.FewShotConfig(types=TYPES, ratios=(0.5,), n_per_ratio=1, k=10, seed=SEED, beams=BEAMS))
-        zero = ex.plan_zeroshot(ex.ZeroShotConfig(types=TYPES, n=1, seed=SEED, beams=BEAMS))
+        few = ex.plan_fewshot(ex.FewShotConfig(types=TYPES, ratios=(0.5,), n_per_ratio=1, k=10, seed=SEED))
+        zero = ex.plan_zeroshot(ex.ZeroShotConfig(types=TYPES, n=1, seed=SEED))
     else:
         few = ex.plan_fewshot(
-            ex.FewShotConfig(types=TYPES, ratios=(0.0, 0.3, 0.7, 1.0), n_per_ratio=2, k=10, seed=SEED, beams=BEAMS)
+            ex.FewShotConfig(types=TYPES, ratios=(0.0, 0.3, 0.7, 1.0), n_per_ratio=2, k=10, seed=SEED)
         )
-        zero = ex.plan_zeroshot(ex.ZeroShotConfig(types=TYPES, n=8, seed=SEED, beams=BEAMS))
+        zero = ex.plan_zeroshot(ex.ZeroShotConfig(types=TYPES, n=8, seed=SEED))
 
     def round_robin(items: list[Any]) -> list[Any]:
         by_type: dict[str, list[Any]] = {}
@@ -175,7 +181,7 @@ class Tally:
 
 def device_sync(cuda: bool) -> Callable[[], None]:
     """Waits for the device's queued work (a no-op on CPU)."""
-    import torch
+    import torch  # late: optional dependency (torch: checked by gpu_check.py)
 
     def sync() -> None:
         if cuda:
@@ -185,7 +191,7 @@ def device_sync(cuda: bool) -> Callable[[], None]:
 
 
 def seed_all() -> None:
-    import torch
+    import torch  # late: optional dependency (torch: checked by gpu_check.py)
 
     random.seed(SEED)
     torch.manual_seed(SEED)
@@ -195,9 +201,7 @@ def load(spec: str, args: argparse.Namespace, record: dict[str, Any], say: Calla
          loader: Loader | None = None) -> Any:
     """The loaded model for ``spec`` (through ``loader`` if given, else the parser's registry) with
     its figures in ``record``, or None (the error in ``record``)."""
-    import torch
-
-    from amp.parser import load_model
+    import torch  # late: optional dependency (torch: checked by gpu_check.py)
 
     t0 = time.perf_counter()
     try:
@@ -226,6 +230,7 @@ def load(spec: str, args: argparse.Namespace, record: dict[str, Any], say: Calla
 
 def warm_up(bench: Bench, item: Any) -> None:
     """One full untimed search builds the grammar automaton, masker and its first masks."""
+    # late: optional dependency (torch, transformers: checked by gpu_check.py)
     from amp.parser.search import decode
 
     seed_all()
@@ -240,6 +245,7 @@ def warm_up(bench: Bench, item: Any) -> None:
 
 def phases_for(bench: Bench, args: argparse.Namespace) -> list[Phase]:
     """beam-5 search per batch size, forced scoring, and parse + score sharing one prompt pass."""
+    # late: optional dependency (torch, transformers: checked by gpu_check.py)
     from amp.parser.search import decode, scoring
 
     model, tok = bench.model, bench.tok
@@ -267,7 +273,7 @@ def phases_for(bench: Bench, args: argparse.Namespace) -> list[Phase]:
 def timed_phase(bench: Bench, phase: Phase, batches: list[list[Any]], args: argparse.Namespace, deadline: float,
                 row: dict[str, Any]) -> Tally:
     """Warm the phase's shapes untimed, then time its batches until done, ``--phase-s`` or the deadline."""
-    import torch
+    import torch  # late: optional dependency (torch: checked by gpu_check.py)
 
     seed_all()
     if bench.cuda:
@@ -297,7 +303,7 @@ def timed_phase(bench: Bench, phase: Phase, batches: list[list[Any]], args: argp
 
 def phase_figures(bench: Bench, tally: Tally, bandwidth_gbs: float) -> dict[str, Any]:
     """The row figures of one timed phase, the bandwidth fractions when it decoded."""
-    import torch
+    import torch  # late: optional dependency (torch: checked by gpu_check.py)
 
     done, tokens, seconds = tally.done, tally.tokens, tally.seconds
     n_few = sum(1 for it in tally.ran if it.ratio is not None)
@@ -328,7 +334,7 @@ def phase_figures(bench: Bench, tally: Tally, bandwidth_gbs: float) -> dict[str,
 def run_phase(bench: Bench, phase: Phase, few: list[Any], zero: list[Any], args: argparse.Namespace,
               deadline: float, bandwidth_gbs: float) -> dict[str, Any]:
     """One phase's row: its figures, or why it was skipped or failed (never raises)."""
-    import torch
+    import torch  # late: optional dependency (torch: checked by gpu_check.py)
 
     row: dict[str, Any] = {"phase": phase.name, "batch_size": phase.batch_size}
     if time.perf_counter() >= deadline:
@@ -355,11 +361,9 @@ def run_phase(bench: Bench, phase: Phase, few: list[Any], zero: list[Any], args:
 
 def release(cuda: bool) -> None:
     """Drop the loaded models before the next one loads."""
-    import torch
+    import torch  # late: optional dependency (torch: checked by gpu_check.py)
 
     with contextlib.suppress(Exception):
-        from amp.parser.models.registry import unload_models
-
         unload_models()
     gc.collect()
     if cuda:

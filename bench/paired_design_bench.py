@@ -38,7 +38,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
+import torch
+
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from amp import settings
+from amp.cache import ResultCache
+from amp.evaluation import experiments as ex
+from amp.parser.engines import TRANSFORMERS
+from amp.parser.parser import Parser
+from amp.parser.search.settings import SearchSettings
 
 DESIGNS: tuple[str, ...] = ("paired", "independent")
 
@@ -96,17 +105,15 @@ def parse_args() -> argparse.Namespace:
 def run_design(parser: Any, args: argparse.Namespace, ratios: tuple[float, ...], seed: int, design: str,
                shared: list[int]) -> SeedRun:
     """Plan and run one design at one seed; the examples each prompt shares with r = ratios[0] go to ``shared``."""
-    from amp.evaluation import experiments as ex
-
     config = ex.FewShotConfig(types=(args.type,), ratios=ratios, n_per_ratio=args.n, seed=seed,
-                              k=args.k, beams=args.beams, mode=args.mode,
+                              k=args.k, search=SearchSettings(beams=args.beams), mode=args.mode,
                               independent_draws=design == "independent")
     items = ex.plan_fewshot(config)
     first = {it.index: {e.utterance for e in it.prompt.examples} for it in items if it.ratio == ratios[0]}
     shared += [len(first[it.index] & {e.utterance for e in it.prompt.examples})
                for it in items if it.ratio != ratios[0]]
     t0 = time.perf_counter()
-    records = list(ex.run_items(parser, items, beams=args.beams, mode=args.mode, parse=args.parse,
+    records = list(ex.run_items(parser, items, config.search, mode=config.mode, parse=args.parse,
                                 batch_size=args.batch_size))
     seconds = time.perf_counter() - t0
     errors = sum(1 for r in records if r.error)
@@ -184,22 +191,14 @@ def print_summary(results: dict[str, dict[int, SeedRun]], shared: dict[str, list
 def main() -> int:
     args = parse_args()
 
-    from amp import settings
-
     # Weights stay where they are; results go to a fresh temporary cache root.
     os.environ.setdefault(settings.MODELS_ENV_VAR, str(settings.models_dir()))
     tmp = tempfile.TemporaryDirectory(prefix="amp-paired-bench-")
     os.environ[settings.CACHE_ENV_VAR] = tmp.name
-
-    import torch
-
-    from amp.cache import ResultCache
-    from amp.parser.parser import Parser
-
     torch.set_num_threads(args.threads)
     ratios = tuple(float(r) for r in args.ratios.split(","))
     seeds = [int(s) for s in args.seeds.split(",")]
-    parser = Parser(args.model, device="cpu", engine="transformers", cache=ResultCache(str(Path(tmp.name) / "results")))
+    parser = Parser(args.model, device="cpu", engine=TRANSFORMERS, cache=ResultCache(str(Path(tmp.name) / "results")))
     t0 = time.perf_counter()
     parser.load()
     print(f"model {args.model} loaded in {time.perf_counter() - t0:.0f} s; type {args.type}, "

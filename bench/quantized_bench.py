@@ -32,12 +32,17 @@ import warnings
 from pathlib import Path
 from typing import Any
 
+import torch
+from torch.ao.quantization import per_channel_dynamic_qconfig, quantize_dynamic
+
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from amp.cache import ResultCache
 from amp.evaluation import experiments as ex
 from amp.evaluation.matching import match_lf
+from amp.parser.engines import TRANSFORMERS
 from amp.parser.models.quantize import INT8, quantize_output_layer
+from amp.parser.models.registry import load_model
 from amp.parser.parser import Parser
 
 TYPES = ("pp", "scope", "revscope", "bound", "conj")
@@ -45,8 +50,8 @@ TYPES = ("pp", "scope", "revscope", "bound", "conj")
 
 def sweep_items(args: argparse.Namespace) -> list[ex.SweepItem]:
     ratios = tuple(float(r) for r in args.ratios.split(","))
-    zero = ex.plan_zeroshot(ex.ZeroShotConfig(types=TYPES, n=args.n_zero, beams=5)) if args.n_zero else []
-    few = ex.plan_fewshot(ex.FewShotConfig(types=TYPES, ratios=ratios, n_per_ratio=args.n_few, beams=5)) \
+    zero = ex.plan_zeroshot(ex.ZeroShotConfig(types=TYPES, n=args.n_zero)) if args.n_zero else []
+    few = ex.plan_fewshot(ex.FewShotConfig(types=TYPES, ratios=ratios, n_per_ratio=args.n_few)) \
         if args.n_few else []
     return list(zero) + list(few)
 
@@ -69,13 +74,13 @@ def agreement(args: argparse.Namespace) -> None:
     dtypes = ["float32", *[d.strip() for d in args.dtypes.split(",") if d.strip() and d.strip() != "float32"]]
     for dtype in dtypes:
         with tempfile.TemporaryDirectory() as tmp:
-            parser = Parser(args.model, device="cpu", dtype=dtype, engine="transformers", cache=ResultCache(tmp))
+            parser = Parser(args.model, device="cpu", dtype=dtype, engine=TRANSFORMERS, cache=ResultCache(tmp))
             t0 = time.perf_counter()
             parser.load()
             print(f"{dtype:7s} model load {time.perf_counter() - t0:.1f} s (not counted)", flush=True)
             run(parser, items[:1], 1)  # grammar masks built outside the timing
             with tempfile.TemporaryDirectory() as tmp2:
-                timed = Parser(args.model, device="cpu", dtype=dtype, engine="transformers", cache=ResultCache(tmp2))
+                timed = Parser(args.model, device="cpu", dtype=dtype, engine=TRANSFORMERS, cache=ResultCache(tmp2))
                 timed.backend.adopt(parser.backend.loaded_model())  # type: ignore[attr-defined]
                 results[dtype] = run(timed, items, args.batch)
         print(f"{dtype:7s} {len(items)} items: {results[dtype][0] / len(items):.2f} s/item", flush=True)
@@ -105,13 +110,8 @@ def compare(dtype: str, items: list[ex.SweepItem], exact: tuple[float, list[Any]
 
 
 def layers(args: argparse.Namespace) -> None:
-    import torch
-    from torch.ao.quantization import per_channel_dynamic_qconfig, quantize_dynamic
-
-    from amp.parser.models.registry import load_model
-
     lm = load_model(args.model, device="cpu", dtype="float32")
-    item = ex.plan_fewshot(ex.FewShotConfig(types=("pp",), ratios=(0.5,), n_per_ratio=1, beams=5))[0]
+    item = ex.plan_fewshot(ex.FewShotConfig(types=("pp",), ratios=(0.5,), n_per_ratio=1))[0]
     ids = lm.tokenizer(item.prompt_text + " " + item.lf0, return_tensors="pt").input_ids
 
     def step_time(model: Any) -> tuple[float, torch.Tensor]:
@@ -164,9 +164,6 @@ def main() -> int:
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--layers", action="store_true", help="also compare which layers are quantised")
     args = ap.parse_args()
-
-    import torch
-
     torch.set_num_threads(args.threads)
     if args.layers:
         layers(args)

@@ -105,7 +105,7 @@ def sample_pair(rng: random.Random, steps: int = 40) -> PairScore:
 def msgspec_mirror(cls: Any, made: dict[Any, Any]) -> Any:
     """A ``msgspec.Struct`` with the fields, types and defaults of the record ``cls`` (the same
     schema, no second declaration); nested records are mirrored too."""
-    import msgspec
+    import msgspec  # late: optional dependency (msgspec: compared only where it is installed)
 
     if cls in made:
         return made[cls]
@@ -136,7 +136,7 @@ def msgspec_mirror(cls: Any, made: dict[Any, Any]) -> Any:
 def msgspec_types() -> dict[str, Any] | None:
     """``msgspec.Struct`` mirrors of ParseResult and PairScore (None without msgspec)."""
     try:
-        import msgspec
+        import msgspec  # late: optional dependency (msgspec: compared only where it is installed)
     except ImportError:
         return None
     made: dict[Any, Any] = {}

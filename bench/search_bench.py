@@ -22,6 +22,8 @@ import sys
 import time
 from pathlib import Path
 
+import torch
+
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from amp.evaluation import experiments as ex
@@ -53,15 +55,12 @@ def main() -> int:
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--dtype", default="float32", help="the model's dtype (float32, int8, bfloat16)")
     args = ap.parse_args()
-
-    import torch
-
     torch.set_num_threads(args.threads)
     lm = load_model(args.model, device="cpu", dtype=args.dtype)
     plans = {
-        "zero-shot": ex.plan_zeroshot(ex.ZeroShotConfig(types=("pp",), n=max(1, args.n_zero), beams=5))[: args.n_zero],
-        "few-shot": ex.plan_fewshot(ex.FewShotConfig(types=("pp",), ratios=(0, 0.5, 1), n_per_ratio=max(1, args.n_few),
-                                                     beams=5))[: args.n_few],
+        "zero-shot": ex.plan_zeroshot(ex.ZeroShotConfig(types=("pp",), n=max(1, args.n_zero)))[: args.n_zero],
+        "few-shot": ex.plan_fewshot(ex.FewShotConfig(types=("pp",), ratios=(0, 0.5, 1),
+                                                     n_per_ratio=max(1, args.n_few)))[: args.n_few],
     }
     searches = [s.strip() for s in args.searches.split(",") if s.strip()]
     parse_and_score_batch(lm.model, lm.tokenizer, [(plans["few-shot"][0].prompt_text if args.n_few else
@@ -87,7 +86,7 @@ def main() -> int:
             same = beams_of[search] == beams_of[first]
             print(f"{name:9s} {search} / {first}: time {times[search] / times[first]:.2f}, same beams: {same}")
     if args.inspect:
-        it = ex.plan_fewshot(ex.FewShotConfig(types=("pp",), ratios=(0.5,), n_per_ratio=1, beams=5))[0]
+        it = ex.plan_fewshot(ex.FewShotConfig(types=("pp",), ratios=(0.5,), n_per_ratio=1))[0]
         prompt, lf0, lf1 = it.prompt_text, it.lf0, it.lf1
         t0 = time.perf_counter()
         (parse,) = beam_search_batch(lm.model, lm.tokenizer, [prompt], beams=5, steps_for=0, algorithm="generate")

@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
+import json
 import os
 import socket
 import statistics
@@ -25,10 +26,21 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.error
+import urllib.request
 from pathlib import Path
 from typing import Any
 
+import psutil
+import torch
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from amp.evaluation import experiments as ex
+from amp.parser.core.results import BatchItem
+from amp.parser.parser import Parser
+from amp.parser.search.settings import SearchSettings
+from amp.serve import launch
 
 
 def _port() -> int:
@@ -38,8 +50,6 @@ def _port() -> int:
 
 
 def _start(spec: str, replicas: int, cache: str):
-    from amp.serve import launch
-
     cfg = launch.config_from_args(spec=spec, device="cpu", dtype="float32", replicas=replicas, host="127.0.0.1",
                                   port=_port(), address=None, token=None)
     cfg = dataclasses.replace(cfg, cache_dir=cache, use_cache=True)
@@ -79,8 +89,6 @@ def print_latency(far: Any, near: Any, prompts: list[str], search: dict[str, Any
 
 def concurrent(url: str, asks: list[str], search: dict[str, Any]) -> float:
     """Wall seconds for one client thread per ask, all started at once; the first error is raised."""
-    from amp.parser.parser import Parser
-
     errors: list[BaseException] = []
 
     def go(p: str) -> None:
@@ -119,9 +127,6 @@ def print_throughput(url: str, far: Any, prompts: list[str], n: int, search: dic
 
 def job_time(url: str, items: list[Any], search: dict[str, Any]) -> tuple[float, float]:
     """(wall seconds of a sweep job over ``items``, seconds until its first result)."""
-    from amp.parser.parser import Parser
-    from amp.parser.search.settings import SearchSettings
-
     jobs = Parser.remote(url, cache=None).backend.jobs
     t0 = time.perf_counter()
     st = jobs.submit(items, SearchSettings(**search), top_n=5, batch_size=2)
@@ -137,9 +142,6 @@ def job_time(url: str, items: list[Any], search: dict[str, Any]) -> tuple[float,
 
 def print_replicas(url: str, args: argparse.Namespace, plan: list[Any], search: dict[str, Any], tmp: str) -> None:
     """3. a sweep job on 2 replicas vs 1 (stops the 1-replica server first); 4. submit → first result."""
-    from amp.parser.core.results import BatchItem
-    from amp.serve import launch
-
     items = [BatchItem(id=f"b{k}", prompt=plan[k].prompt_text + "\t", lf0=plan[k].lf0, lf1=plan[k].lf1)
              for k in range(args.items)]
     one, first1 = job_time(url, items, search)
@@ -154,10 +156,6 @@ def print_replicas(url: str, args: argparse.Namespace, plan: list[Any], search: 
 
 def _post(url: str, body: dict[str, Any], timeout: float) -> tuple[int | str, float]:
     """(HTTP status, or the exception's name on a client timeout; wall seconds)."""
-    import json
-    import urllib.error
-    import urllib.request
-
     req = urllib.request.Request(url, data=json.dumps(body).encode(), method="POST",
                                  headers={"Content-Type": "application/json"})
     t0 = time.perf_counter()
@@ -173,8 +171,6 @@ def _post(url: str, body: dict[str, Any], timeout: float) -> tuple[int | str, fl
 
 def _replica_rss() -> float:
     """GB resident of the ParserWorker replica processes together."""
-    import psutil
-
     total = 0
     for proc in psutil.process_iter(["cmdline"]):
         if any("ParserWorker" in part for part in proc.info["cmdline"] or ()):
@@ -185,8 +181,6 @@ def _replica_rss() -> float:
 
 def stall(args: argparse.Namespace, tmp: str) -> None:
     """5. p50 of small requests alone, and right behind a large one whose client gives up."""
-    from amp.serve import launch
-
     url, _cfg = _start(args.model, 1, f"{tmp}/stall")
     counter = iter(range(10**6))
     small_limit = args.small_timeout
@@ -227,13 +221,8 @@ def main() -> int:
         print(f"model {args.model}; 1 CPU replica")
         stall(args, tmp)
         return 0
-    import torch
-
-    from amp.evaluation import experiments as ex
-    from amp.parser.parser import Parser
-
     plan = ex.plan_fewshot(ex.FewShotConfig(types=("pp",), ratios=(0.3,), n_per_ratio=max(args.clients, args.items),
-                                            k=10, beams=5))
+                                            k=10))
     prompts = [it.prompt_text for it in plan]
     search = {"beams": 5, "max_new_tokens": args.max_new_tokens}
     tmp = tempfile.mkdtemp(prefix="serve-bench-")

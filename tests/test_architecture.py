@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 import functools
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -322,14 +322,17 @@ def heavy_at_load(targets: list[str] | tuple[str, ...], root: Path = ROOT) -> se
     return heavy
 
 
-def unexplained_late_imports(paths: list[Path], root: Path = ROOT) -> list[str]:
+def unexplained_late_imports(paths: list[Path], root: Path = ROOT, *,
+                              heavy: Callable[[tuple[str, ...] | list[str], Path], set[str]] = heavy_at_load,
+                              ) -> list[str]:
     """Late imports without a ``# late: …`` reason, and reasons that do not hold: a start-up cost
-    whose import loads nothing slow that the module has not already loaded."""
+    whose import loads nothing slow that the module has not already loaded.  ``heavy`` says what
+    importing some modules loads (``tests/bench/test_bench_imports.py`` follows sibling scripts too)."""
     found = []
     for path in paths:
         lines = path.read_text(encoding="utf-8").splitlines()
-        loaded = heavy_at_load(_load_time_imports(path), root)
-        if path.parts[-2] in {"ui", "views"} or path.name == "app.py":
+        loaded = heavy(_load_time_imports(path), root)
+        if path.relative_to(root).parts[0] in {"ui", "views", "app.py"}:  # the app has streamlit loaded
             loaded.add("streamlit")
         for node in late_imports(path):
             here = f"{path.relative_to(root)}:{node.lineno}"
@@ -341,7 +344,7 @@ def unexplained_late_imports(paths: list[Path], root: Path = ROOT) -> list[str]:
                 continue
             names = ([a.name for a in node.names] if isinstance(node, ast.Import)
                      else [f"{node.module}.{a.name}" for a in node.names])
-            if not heavy_at_load(names, root) - loaded:
+            if not heavy(names, root) - loaded:
                 found.append(f"{here}: says '{reason.group(0)}' but loads nothing slow or optional that the "
                              "module has not loaded already: import it at the top")
     return found

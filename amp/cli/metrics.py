@@ -16,6 +16,7 @@ from typing import Any
 
 from amp.cli import common
 from amp.cli.common import fail
+from amp.cli.errors import PredictionsError
 from amp.errors import MetricError
 from amp.evaluation.matching import gold_key
 from amp.evaluation.metrics import fdm_by_ratio, fim, normalise_type, top1_accuracy, zm_k
@@ -88,20 +89,16 @@ class Item:
     p_lf0: float | None = None
 
 
-class InputError(ValueError):
-    """A malformed predictions line; the message starts with its line number."""
-
-
 def read_items(lines: Iterable[str], *, mode: str = DEFAULT_MODE, fmt: str = DEFAULT_FORMAT) -> list[Item]:
-    """Parse and validate JSONL lines (gold LFs must parse); raises InputError."""
+    """Parse and validate JSONL lines (gold LFs must parse); raises :class:`PredictionsError`."""
 
     items: list[Item] = []
     for number, raw in enumerate(lines, start=1):
         if not raw.strip():
             continue
 
-        def bad(message: str, number: int = number) -> InputError:
-            return InputError(f"line {number}: {message}")
+        def bad(message: str, number: int = number) -> PredictionsError:
+            return PredictionsError(f"line {number}: {message}")
 
         try:
             obj = json.loads(raw)
@@ -246,7 +243,7 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         return fail(f"cannot read {name}: {exc.strerror or exc}", parser)
     except UnicodeDecodeError:
         return fail(f"{name} is not UTF-8 text", parser)
-    except InputError as exc:
+    except PredictionsError as exc:
         return fail(f"{name} {exc}", parser)
     try:
         report = score(items, mode=args.mode, k=args.k, fmt=args.fmt)

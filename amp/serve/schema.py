@@ -6,15 +6,17 @@ travel as the ``to_dict()`` JSON of :mod:`amp.parser.core.results` (non-finite f
 
 from __future__ import annotations
 
+import dataclasses
 import json
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, get_type_hints
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
 
 from amp.logic.own_words import MAX_OWN_WORDS, MAX_WORD_CHARS
 from amp.logic.vocabulary import DEFAULT_FORMAT
 from amp.logic.vocabulary import Format as Fmt
 from amp.parser.core import limits
+from amp.parser.core.results import BatchItem
 from amp.parser.search.settings import DEFAULT_SEARCH as _DEFAULT
 from amp.parser.search.settings import DEFAULT_TOP_N, MAX_TOP_N
 
@@ -133,16 +135,43 @@ class SampleRequest(Strict):
     max_new_tokens: int | None = Field(None, ge=1, le=limits.MAX_NEW_TOKENS)
 
 
-class JobItem(Strict):
-    """One sweep item (:class:`amp.parser.core.results.BatchItem`)."""
+def wire_model(record: type, bounds: dict[str, Any], doc: str, *, name: str) -> type[Strict]:
+    """The request model of a record: the record's fields, in order, with its defaults, each typed
+    by the wire's bounded type in ``bounds`` where it has one (its own type elsewhere), unknown
+    keys refused (a 422).  The record declares what an item is; the wire adds only its bounds."""
+    hints = get_type_hints(record)
+    fields: dict[str, Any] = {f.name: (bounds.get(f.name, hints[f.name]), _default(f))
+                              for f in dataclasses.fields(record)}
+    unknown = set(bounds) - set(fields)
+    if unknown:
+        raise TypeError(f"bounds for fields that {record.__name__} does not have: {sorted(unknown)}")
+    model: type[Strict] = create_model(name, __base__=Strict, __doc__=doc, __module__=__name__, **fields)
+    return model
 
-    id: str = Field(min_length=1, max_length=limits.MAX_ID_CHARS)
-    prompt: Prompt
-    lf0: LF | None = None
-    lf1: LF | None = None
-    fmt: Fmt = DEFAULT_FORMAT
-    parse: bool = True
-    score: bool = True
+
+def _default(f: dataclasses.Field[Any]) -> Any:
+    """A record field's default as pydantic takes it (``...``: required)."""
+    if f.default is not dataclasses.MISSING:
+        return f.default
+    if f.default_factory is not dataclasses.MISSING:
+        return Field(default_factory=f.default_factory)
+    return ...
+
+
+#: The wire's bound on each field of a :class:`~amp.parser.core.results.BatchItem` that has one.
+JOB_ITEM_BOUNDS: dict[str, Any] = {
+    "id": Annotated[str, Field(min_length=1, max_length=limits.MAX_ID_CHARS)],
+    "prompt": Prompt,
+    "lf0": LF | None,
+    "lf1": LF | None,
+    "fmt": Fmt,
+}
+
+if TYPE_CHECKING:  # what mypy needs to know; the fields come from the record at run time
+    JobItem = Strict
+else:
+    JobItem = wire_model(BatchItem, JOB_ITEM_BOUNDS, "One sweep item (:class:`amp.parser.core.results.BatchItem`).",
+                         name="JobItem")
 
 
 class JobRequest(Strict):

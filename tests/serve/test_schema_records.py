@@ -18,7 +18,7 @@ from amp.errors import AmpError
 from amp.parser.core import limits
 from amp.parser.core.results import BatchItem
 from amp.parser.search.settings import SearchSettings
-from amp.serve.schema import JobItem, SampleRequest, Search
+from amp.serve.schema import JobItem, SampleRequest, Search, wire_model
 
 
 def _fields(record: type) -> dict[str, Any]:
@@ -73,3 +73,23 @@ def test_one_bound_for_the_sampling_temperature(temperature: float) -> None:
     except AmpError:
         library = False
     assert _wire_accepts(SampleRequest, prompt="p", temperature=temperature) == library
+
+
+def test_the_job_item_keeps_its_wire_bounds_and_refuses_unknown_keys() -> None:
+    """Derived from the record, the wire model still bounds every field, refuses what the record
+    would not know, and is the ``JobItem`` of the API's schema (no ``additionalProperties``)."""
+    good = {"id": "a", "prompt": "p", "lf0": "exists x . man(x)", "lf1": None}
+    assert _wire_accepts(JobItem, **good)
+    assert JobItem(**good).model_dump() == {**dataclasses.asdict(BatchItem(**good))}
+    for bad in ({"id": ""}, {"id": "x" * (limits.MAX_ID_CHARS + 1)}, {"prompt": ""},
+                {"prompt": "p" * (limits.MAX_PROMPT_CHARS + 1)}, {"lf0": ""}, {"lf1": "l" * (limits.MAX_LF_CHARS + 1)},
+                {"fmt": "prolog"}, {"parse": "maybe"}, {"beams": 5}):
+        assert not _wire_accepts(JobItem, **{**good, **bad}), bad
+    schema = JobItem.model_json_schema()
+    assert schema["title"] == "JobItem" and schema["additionalProperties"] is False
+    assert schema["required"] == ["id", "prompt"] and list(schema["properties"]) == list(_fields(BatchItem))
+
+
+def test_a_wire_bound_must_name_a_field_of_the_record() -> None:
+    with pytest.raises(TypeError, match=r"bounds for fields that BatchItem does not have: \['prompts'\]"):
+        wire_model(BatchItem, {"prompts": str}, "a typo", name="Typo")

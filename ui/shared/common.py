@@ -9,7 +9,7 @@ import io
 import math
 import re
 from collections.abc import Callable
-from typing import Any, NoReturn, TypeVar
+from typing import Any, TypeVar
 
 import pandas as pd
 import streamlit as st
@@ -39,19 +39,6 @@ def plain(text: object) -> str:
     unlinked = _AUTOLINK.sub(lambda m: "\u2060".join(g for g in m.groups() if g) if m.group(5) is None
                              else "\u2060@", one_line)
     return _MARKUP.sub(r"\\\1", unlinked)
-
-
-class PageHalt(Exception):
-    """Raised by :func:`halt`; ``app.py`` catches it around ``page.run()``."""
-
-
-def halt() -> NoReturn:
-    """Stop the current page here, like ``st.stop()``, but let the frame (``app.py``) finish.
-
-    ``st.stop()`` would also stop the sidebar code that runs after the page (model status,
-    cache size), so pages use this instead.
-    """
-    raise PageHalt
 
 
 def type_label(type_: str) -> str:

@@ -24,7 +24,7 @@ and independent scoring agree to float rounding (~1e-5 in float32).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import torch
@@ -356,13 +356,21 @@ def score_pairs(
 ) -> list[PairScore]:
     """:func:`score_pair` for many ``(prompt, lf0, lf1)`` items; items sharing a prompt share
     one forward pass (all their LFs are scored together)."""
+    return pair_scores_by_prompt(
+        items, lambda prompt, lfs: forced_score(model, tokenizer, prompt, lfs, fmt=fmt, top_n=top_n, words=words))
+
+
+def pair_scores_by_prompt(items: Sequence[tuple[str, str, str]],
+                          force: Callable[[str, list[str]], Sequence[ForcedScore]]) -> list[PairScore]:
+    """The pair score of each ``(prompt, lf0, lf1)``, in order, forcing every distinct prompt once:
+    ``force(prompt, [lf0, lf1, lf0', lf1', …])`` scores the LFs of all items sharing that prompt
+    together (one forward pass or one set of prompt cells), and consecutive scores pair up."""
     by_prompt: dict[str, list[int]] = {}
     for i, (prompt, _lf0, _lf1) in enumerate(items):
         by_prompt.setdefault(prompt, []).append(i)
     out: list[PairScore | None] = [None] * len(items)
     for prompt, members in by_prompt.items():
-        lfs = [lf for i in members for lf in items[i][1:]]
-        scores = forced_score(model, tokenizer, prompt, lfs, fmt=fmt, top_n=top_n, words=words)
+        scores = force(prompt, [lf for i in members for lf in items[i][1:]])
         for k, i in enumerate(members):
             out[i] = pair_score(scores[2 * k], scores[2 * k + 1])
-    return out  # type: ignore[return-value]
+    return [p for p in out if p is not None]

@@ -1,0 +1,10 @@
+"""Every error the bench scripts raise on purpose, in one place; each derives from
+:class:`amp.errors.AmpError`, like the library's (``tests/foundation/test_error_tree.py``)."""
+
+from __future__ import annotations
+
+from amp.errors import AmpError
+
+
+class CarryError(AmpError):
+    """The carried folder of ``bench/gpu_carry.py`` could not be built (what and why in the message)."""
