@@ -10,16 +10,17 @@ import streamlit as st
 
 from amp.data.types import type_ids
 from amp.errors import AmpError
-from ui.classroom import teach
 from ui.own import sentences as own
-from ui.shared.common import halt, type_label
+from ui.shared import readings
+from ui.shared.common import type_label
+from ui.shared.halt import halt
 from ui.shared.prompt_state import pool_surfaces
 
 st.title("Your own sentences")
 st.caption("Type any ambiguous sentence with its two readings, in words and as logical forms. Words the "
            "lexicon lacks become new words of the model's grammar; each sentence says which few-shot "
            "examples it is parsed with: a template type's pool, your own examples, or your other sentences.")
-teach.logic_toggle()
+readings.logic_toggle()
 types = list(type_ids())
 
 with st.expander("Add a sentence", icon=":material/add:", expanded=True):

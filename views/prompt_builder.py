@@ -9,9 +9,9 @@ from amp.data import generate as gen
 from amp.data.types import get_type, type_ids
 from amp.logic.vocabulary import Format
 from amp.teaching import lesson
-from ui.classroom import teach
-from ui.shared import settings_widgets
-from ui.shared.common import guarded, halt, plain, type_label
+from ui.shared import readings, settings_widgets
+from ui.shared.common import guarded, plain, type_label
+from ui.shared.halt import halt
 from ui.shared.prompt_state import (
     IMPORTED_KEY,
     PROMPT_KEY,
@@ -111,8 +111,8 @@ with left:
                "Changing a setting above rebuilds the prompt and drops manual edits.")
     words = lesson.readings_in_words(prompt.test_utterance)
     if words:
-        st.markdown(f"Test sentence *{plain(prompt.test_utterance)}*: {teach.reading_line(type_, 0, words[0])} · "
-                    f"{teach.reading_line(type_, 1, words[1])}")
+        st.markdown(f"Test sentence *{plain(prompt.test_utterance)}*: {readings.reading_line(type_, 0, words[0])} · "
+                    f"{readings.reading_line(type_, 1, words[1])}")
     n = len(prompt.examples)
     for i, ex in enumerate(prompt.examples):
         with st.container(border=True):
@@ -136,7 +136,7 @@ with left:
         a3.button("Add", key="pb_add", icon=":material/add:", on_click=add_example, args=(extra, label, fmt))
 with right:
     st.markdown("**Rendered prompt** (copy with the icon at the top right)")
-    if teach.logic_toggle():
+    if readings.logic_toggle():
         st.caption("The logical forms are hidden (turn off **Hide the logic** to see the rendered prompt).")
     else:
         st.code(prompt.render(), language=None, wrap_lines=True)

@@ -9,10 +9,13 @@ from amp.errors import AmpError
 from amp.logic.vocabulary import DEFAULT_FORMAT
 from amp.teaching import lesson
 from amp.teaching.poll import PollItem, PollStore, tidy_code
-from ui.classroom import teach
+from ui.classroom import class_poll, demo_pack, present
+from ui.classroom.model_reveal import model_reveal
+from ui.classroom.pool_sentences import guard_pairs, guard_sample
 from ui.own import sentences as ui_own
 from ui.shared.calibration_view import poll_agreement_section
-from ui.shared.common import describe_error, halt, plain, type_label
+from ui.shared.common import describe_error, plain, type_label
+from ui.shared.halt import halt
 from ui.shared.prompt_state import use_sentence
 
 st.title("Class poll")
@@ -21,7 +24,7 @@ st.caption("Students open the link (or type the code after `?poll=`), pick the r
 
 
 def _open(code: str) -> None:
-    st.session_state[teach.POLL_CODE_KEY] = tidy_code(code)
+    st.session_state[class_poll.POLL_CODE_KEY] = tidy_code(code)
 
 
 def _open_typed() -> None:
@@ -33,37 +36,37 @@ def _create(store: PollStore, pairs: list) -> None:
     """Create the poll with the title and model choice as they are at the click."""
     with_model = bool(st.session_state.get("tp_with_model", True))
     title = str(st.session_state.get("tp_title", "") or "")
-    reveals = [teach.model_reveal(p.surface) if with_model else None for p in pairs]
+    reveals = [model_reveal(p.surface) if with_model else None for p in pairs]
     items = [PollItem.from_pair(p, r.p_lf0 if r else None, (r.match or "") if r else "") for p, r in zip(pairs, reveals)]
     _open(store.create_poll(items, title).code)
 
 
 def _close(code: str) -> None:
     try:
-        teach.store().close_poll(code)
+        class_poll.store().close_poll(code)
     except AmpError as exc:
         st.session_state["teach_close_error"] = describe_error(exc)
 
 
 try:
-    store = teach.store()
+    store = class_poll.store()
 except AmpError as exc:
     st.error(f"The poll database is unavailable: {describe_error(exc)}", icon=":material/error:")
     halt()
 
-with st.expander("New poll", icon=":material/add:", expanded=teach.POLL_CODE_KEY not in st.session_state):
+with st.expander("New poll", icon=":material/add:", expanded=class_poll.POLL_CODE_KEY not in st.session_state):
     c1, c2 = st.columns([1, 2])
     type_ = c1.selectbox("Ambiguity type", type_ids(), format_func=type_label, key="tp_type")
     how = c2.radio("Items", ["one sentence", "sampled sequence"], horizontal=True, key="tp_how")
     if how == "one sentence":
         word = c1.text_input("Filter sentences", key="tp_word", placeholder="e.g. telescope")
-        pool = teach.guard_pairs(type_, word.strip() or None)
+        pool = guard_pairs(type_, word.strip() or None)
         surface = c2.selectbox("Sentence", [p.surface for p in pool[:300]], key="tp_surface")
         chosen = [p for p in pool if p.surface == surface][:1]
     else:
         n = c1.number_input("Number of sentences N", 1, 20, 3, key="tp_n")
         seed = c2.number_input("Seed", 0, 2**31 - 1, 0, key="tp_seed")
-        chosen = teach.guard_sample(type_, int(n), int(seed))
+        chosen = guard_sample(type_, int(n), int(seed))
     st.text_input("Title (optional)", key="tp_title", max_chars=200)
     st.checkbox("Include the model's parse and P(LF0) (runs each sentence once; cached)", value=True,
                              key="tp_with_model")
@@ -76,9 +79,9 @@ with st.expander("Open an existing poll", icon=":material/folder_open:"):
     o2.button("Open", key="tp_open", on_click=_open_typed)
 
 with st.expander("Demo packs: take the cached results to a class without a model", icon=":material/inventory_2:"):
-    teach.demo_pack_section()
+    demo_pack.demo_pack_section()
 
-code = st.session_state.get(teach.POLL_CODE_KEY)
+code = st.session_state.get(class_poll.POLL_CODE_KEY)
 if not code:
     halt()
 try:
@@ -89,9 +92,9 @@ except AmpError as exc:
 
 head, link = st.columns([1, 2], vertical_alignment="center")
 with head:
-    teach.big(poll.code, "4rem")
+    class_poll.big(poll.code, "4rem")
 with link:
-    teach.join_box(poll.query)
+    class_poll.join_box(poll.query)
     st.caption(f"{plain(poll.title) or 'Untitled poll'} · {len(poll.items)} item(s) · "
                + ("**closed** — votes kept, no new ones" if poll.closed else "open"))
 live = st.toggle("Live results (refresh every 2 s)", value=True, key="tp_live")
@@ -115,7 +118,7 @@ def _route(surfaces: list[str]) -> None:
             st.error("This sentence is no longer in a pool or in your own sentences.", icon=":material/error:")
     if r3.button("Present this sentence", key="tp_route_present", icon=":material/slideshow:",
                  help="The Presentation shows it as an item of this poll, with the class's votes on it."):
-        teach.present_poll_item(poll.code, surfaces.index(surface))
+        present.present_poll_item(poll.code, surfaces.index(surface))
         st.switch_page("views/teach_present.py")
 
 
@@ -132,7 +135,7 @@ def results() -> None:
     st.metric("Votes", res.n_votes, help=f"{res.n_voters} student(s)")
     for item, r in zip(current.items, res.items, strict=True):
         with st.container(border=True):
-            teach.item_results(item, r, item.model_p_lf0, key=f"tp_chart_{poll.code}_{r.index}")
+            class_poll.item_results(item, r, item.model_p_lf0, key=f"tp_chart_{poll.code}_{r.index}")
     d1, d2, _ = st.columns([1, 1, 3])
     d1.download_button("Download votes (CSV)", store.export_csv(poll.code), file_name=f"poll-{poll.code}.csv",
                        mime="text/csv", key="tp_csv", icon=":material/download:", on_click="ignore")

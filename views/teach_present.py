@@ -11,48 +11,51 @@ from amp.errors import AmpError
 from amp.evaluation.verdict import CLASS_P_LF0_HOW, MODEL_P_LF0_HOW
 from amp.teaching import lesson
 from amp.teaching.poll import PollItem, tidy_code
-from ui.classroom import present, teach
-from ui.shared.common import describe_error, fmt_prob, halt, plain, type_label
+from ui.classroom import class_poll, present
+from ui.classroom.model_reveal import model_reveal
+from ui.classroom.pool_sentences import guard_sample
+from ui.shared import readings
+from ui.shared.common import describe_error, fmt_prob, plain, type_label
+from ui.shared.halt import halt
 
-POS = "present_pos"
 full = present.full_screen()  # issue #11 point 3: no Streamlit chrome, the browser's full screen
 present.page_css(full)
 nav = present.nav_row(full)  # filled below, once the sentence is known
 
 with st.sidebar:
     st.markdown("**:material/slideshow: Presentation**")
-    st.session_state.setdefault("present_code", st.session_state.get(teach.POLL_CODE_KEY, ""))
-    code = tidy_code(st.text_input("Poll code (optional)", key="present_code", placeholder="K7QX2M"))
+    st.session_state.setdefault(present.CODE_KEY, st.session_state.get(class_poll.POLL_CODE_KEY, ""))
+    code = tidy_code(st.text_input("Poll code (optional)", key=present.CODE_KEY, placeholder="K7QX2M"))
     type_ = st.selectbox("Ambiguity type (without a poll)", type_ids(), format_func=type_label,
                          key="present_type")
     n = st.number_input("Sentences", 1, 30, 5, key="present_n")
     seed = st.number_input("Seed", 0, 2**31 - 1, 0, key="present_seed")
-    teach.logic_toggle()
+    readings.logic_toggle()
 
 poll = None
 if code:
     try:
-        poll = teach.store().get_poll(code)
+        poll = class_poll.store().get_poll(code)
         items = list(poll.items)
     except AmpError as exc:
         st.error(f"Poll {plain(code)}: {describe_error(exc)}", icon=":material/error:")
         halt()
-elif st.session_state.get(teach.PRESENT_SENTENCE_KEY):
-    one = lesson.sentence_item(st.session_state[teach.PRESENT_SENTENCE_KEY])  # a pool or own sentence
+elif st.session_state.get(present.SENTENCE_KEY):
+    one = lesson.sentence_item(st.session_state[present.SENTENCE_KEY])  # a pool or own sentence
     items = [one] if one is not None else []
     st.sidebar.button("Present a sample instead", key="present_sample", icon=":material/shuffle:",
-                      on_click=st.session_state.pop, args=(teach.PRESENT_SENTENCE_KEY, None))
+                      on_click=st.session_state.pop, args=(present.SENTENCE_KEY, None))
 else:
-    items = [PollItem.from_pair(p) for p in teach.guard_sample(type_, int(n), int(seed))]
+    items = [PollItem.from_pair(p) for p in guard_sample(type_, int(n), int(seed))]
 if not items:
     halt()
 
-pos = min(st.session_state.get(POS, 0), len(items) - 1)
+pos = min(st.session_state.get(present.POS_KEY, 0), len(items) - 1)
 item = items[pos]
 
 
 def _move(step: int) -> None:
-    st.session_state[POS] = max(0, min(len(items) - 1, pos + step))
+    st.session_state[present.POS_KEY] = max(0, min(len(items) - 1, pos + step))
 
 
 nav.button("Previous", key="present_prev", icon=":material/arrow_back:", disabled=pos == 0,
@@ -67,10 +70,10 @@ reveal = nav.button("Reveal the model's choice", key=f"present_reveal_{pos}", ty
 st.markdown(f"<div class='present-s'>“{html.escape(item.surface)}”</div>", unsafe_allow_html=True)
 for idx in (0, 1):
     label = item.reading_name(idx)
-    color = teach.COLORS[idx]
+    color = readings.COLORS[idx]
     st.markdown(f"<div class='present-r'><b style='color:{html.escape(color)}'>LF{idx} · {html.escape(label)}</b>: "
                 f"{html.escape(item.paraphrase(idx))}</div>", unsafe_allow_html=True)
-if not teach.logic_hidden():
+if not readings.logic_hidden():
     with st.expander("The logic behind the two readings"):
         st.code(f"LF0: {item.lf0}\nLF1: {item.lf1}", language=None, wrap_lines=True)
 
@@ -78,10 +81,10 @@ shown = st.session_state.setdefault("present_revealed", set())
 if reveal:
     shown.add(item.surface)
 if item.surface in shown:  # issue #26 point 5: what the model wrote, then what it scores
-    did = teach.model_reveal(item.surface) if not item.model_match or item.model_p_lf0 is None else None
+    did = model_reveal(item.surface) if not item.model_match or item.model_p_lf0 is None else None
     p = item.model_p_lf0 if item.model_p_lf0 is not None else (did.p_lf0 if did else None)
     match = item.model_match or (did.match if did else None)
-    teach.show_verdict(lesson.reveal_verdict(item, match, p), large=True)
+    readings.show_verdict(lesson.reveal_verdict(item, match, p), large=True)
 left, right = st.columns(2)
 if item.surface in shown:
     left.metric("Model P(LF0)", fmt_prob(p, 2), help=MODEL_P_LF0_HOW)
@@ -91,11 +94,11 @@ def class_votes() -> None:
     """The class's votes on this sentence (refreshed every 2 s while the poll is open)."""
     assert poll is not None
     try:
-        res = teach.store().results(poll.code).items[pos]
+        res = class_poll.store().results(poll.code).items[pos]
     except AmpError as exc:
         st.error(f"Cannot read the poll results: {describe_error(exc)}", icon=":material/error:")
         return
-    teach.item_chart(item, res, key=f"present_chart_{pos}", height=None)  # as high as the window allows
+    class_poll.item_chart(item, res, key=f"present_chart_{pos}", height=None)  # as high as the window allows
     st.caption(f"Class: {res.n_voters} vote(s) · P(LF0) = {fmt_prob(res.human_p_lf0, 2)}")
     st.caption(CLASS_P_LF0_HOW)
 

@@ -11,13 +11,14 @@ from amp.teaching.poll import (
     PollClosedError,
     PollNotFoundError,
 )
-from ui.classroom import teach
-from ui.shared.common import describe_error, halt, plain
+from ui.classroom import class_poll
+from ui.shared.common import describe_error, plain
+from ui.shared.halt import halt
 
 raw = st.query_params.get("poll", "")
 st.title("Class poll")
 try:
-    poll = teach.store().get_poll(raw)
+    poll = class_poll.store().get_poll(raw)
 except PollNotFoundError:
     st.error(f"There is no poll with the code **{plain(raw) or '(empty)'}**. Check the link or ask your teacher for "
              "the code.", icon=":material/error:")
@@ -30,7 +31,7 @@ if poll.closed:
     st.error("This poll is closed: it takes no more answers. Thank you!", icon=":material/lock:")
     halt()
 
-voter = teach.student_id(poll.code)  # this browser's id for this poll (a cookie: reloads and new tabs keep it)
+voter = class_poll.voter_id(poll.code)  # this browser's id for this poll (a cookie: reloads and new tabs keep it)
 POS = f"stu_pos_{poll.code}"
 DONE = f"stu_done_{poll.code}"
 pos = st.session_state.setdefault(POS, 0)
@@ -59,7 +60,7 @@ if st.button("Submit", type="primary", key=f"stu_submit_{poll.code}_{pos}", icon
         st.warning("Pick one of the two meanings first.", icon=":material/warning:")
     else:
         try:
-            teach.store().submit_vote(poll.code, pos, voter, int(choice), int(confidence))
+            class_poll.store().submit_vote(poll.code, pos, voter, int(choice), int(confidence))
             done.add(pos)
         except DuplicateVoteError:
             done.add(pos)

@@ -8,8 +8,8 @@ import streamlit as st
 from amp.data import generate as gen
 from amp.data.types import get_type, type_ids
 from amp.teaching import lesson
-from ui.classroom import teach
-from ui.shared import settings_widgets
+from ui.classroom import present
+from ui.shared import readings, settings_widgets
 from ui.shared.common import csv_download, guarded, plain, type_label
 from ui.shared.prompt_state import SENTENCE_PROMPT_MODES, use_sentence
 
@@ -37,14 +37,14 @@ def sentence_actions(surface: str, type_: str, fmt: str) -> None:
         if use_sentence(surface, type_, str(how), fmt):
             st.switch_page("views/parse_inspect.py")
     if a3.button("Present this sentence", key="tpl_present", icon=":material/slideshow:"):
-        teach.present_sentence(surface)
+        present.present_sentence(surface)
         st.switch_page("views/teach_present.py")
 
 
 st.title("Templates & examples")
 st.caption("Every AmP sentence is generated from a small template; each has exactly two logical forms, "
            "LF0 and LF1.")
-teach.logic_toggle()
+readings.logic_toggle()
 
 c1, c2 = st.columns([1, 2])
 type_ = c1.selectbox("Ambiguity type", type_ids(), format_func=type_label,
@@ -65,7 +65,7 @@ with st.expander(f"{get_type(type_).name}: {len(shown)} template(s) — surface,
         for idx, text in enumerate((lf0_text, lf1_text)):
             words = lesson.readings_in_words(example) if example else None
             st.markdown(f"**LF{idx}** — {text}" + (f" · e.g. “{words[idx]}”" if words else ""))
-            if not teach.logic_hidden():
+            if not readings.logic_hidden():
                 st.code(t.lfs[idx], language=None, wrap_lines=True)
         slots = [(s.tag, s.words, ", ".join(w)) for s, w in zip(t.slots, t.choices(), strict=True) if s.tag]
         st.dataframe(pd.DataFrame(slots, columns=["slot", "word list", "words"]), hide_index=True)
@@ -102,7 +102,7 @@ if result is not None:
         row = table.iloc[rows[0] if rows and rows[0] < len(table) else 0]
         with detail:
             st.markdown(f"#### *{plain(row['sentence'])}*")
-            teach.show_readings(row["sentence"], type_, (row["LF0"], row["LF1"]))
+            readings.show_readings(row["sentence"], type_, (row["LF0"], row["LF1"]))
             sentence_actions(row["sentence"], type_, fmt)
     d1, d2, _ = st.columns([1, 1, 4])
     with d1:

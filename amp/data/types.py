@@ -3,23 +3,23 @@
 An :class:`AmbiguityType` holds everything the library, the figures and the pages know about a
 type: its id (the pool name of its templates), the record spelling of its ``type`` field and
 other aliases, its display name, the names and one-line notes of its two readings (LF0, LF1),
-its colour, its zero-shot ingredient recipe (§10) and its paraphrase templates (Table 1).
+its colour and its zero-shot ingredient recipe (§10).  Its paraphrase templates (Table 1) are
+teaching text: they live beside the paraphraser, :mod:`amp.teaching.paraphrase_templates`
+(``register_paraphrases``).
 
 The five built-in types — pp, scope, revscope, bound, conj, in the paper's order — are
 registered when this module is imported; :func:`register_type` adds more (with templates of the
 same pool, see :func:`amp.data.templates.register_template`).  Every other module reads this
-registry: generation and record I/O (aliases), prompts (ingredients), paraphrases (labels and
-templates), plots and pages (names and colours), metrics and sweeps (grouping and validation).
+registry: generation and record I/O (aliases), prompts (ingredients), paraphrases (labels),
+plots and pages (names and colours), metrics and sweeps (grouping and validation).
 
-This module imports nothing above the data layer: recipes and paraphrases are plain data and
-pure functions.
+This module imports nothing above the data layer: recipes are plain data and pure functions.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from amp.data.errors import AmbiguityTypeError, UnknownTypeError
@@ -67,9 +67,10 @@ class AmbiguityType:
     * ``record_type`` — the ``type`` string of its records (``scope_reverse``; default: ``id``);
     * ``aliases`` — further spellings accepted for ``id`` (the record type is always one);
     * ``color`` — its colour in figures (``""``: a stable extra colour, :func:`type_color`);
-    * ``ingredients`` — its zero-shot recipe (:data:`Ingredients`), ``None`` if it has none;
-    * ``paraphrases`` — template id → (LF0, LF1) paraphrase templates
-      (:mod:`amp.teaching.paraphrase` fills them; a template's own ``paraphrases`` wins).
+    * ``ingredients`` — its zero-shot recipe (:data:`Ingredients`), ``None`` if it has none.
+
+    Its paraphrase templates are registered in the teaching layer
+    (:func:`amp.teaching.paraphrase_templates.register_paraphrases`).
     """
 
     id: str
@@ -80,7 +81,6 @@ class AmbiguityType:
     aliases: tuple[str, ...] = ()
     color: str = ""
     ingredients: Ingredients | None = field(default=None, compare=False)
-    paraphrases: Mapping[str, tuple[str, str]] = field(default_factory=dict, compare=False, hash=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.id, str) or not self.id.strip() or self.id != self.id.strip():
@@ -89,7 +89,6 @@ class AmbiguityType:
             if len(value) != 2 or not all(isinstance(v, str) and v for v in value):
                 raise AmbiguityTypeError(f"type {self.id!r}: {what} must be two non-empty strings, got {value!r}")
         object.__setattr__(self, "record_type", self.record_type or self.id)
-        object.__setattr__(self, "paraphrases", MappingProxyType(dict(self.paraphrases)))
 
     @property
     def spellings(self) -> tuple[str, ...]:
@@ -241,57 +240,6 @@ def _conj_ingredients(s: str, b: Mapping[str, str], rng: np.random.Generator) ->
     return [s.replace(" and ", " or "), s.replace(" or ", " and ")]
 
 
-# --- the built-in paraphrase templates (paper Table 1, §3.2) -----------------------------------
-
-_PP_ROLES = {  # shape → (subject, object), written as the surface writes them (§4.1)
-    "a": ("the {np1:noun}", "the {np2:noun}"),
-    "b": ("the {np1:noun}", "{np2}"),
-    "c": ("{np1}", "the {np2:noun}"),
-    "d": ("{np1}", "{np2}"),
-}
-_BOUND_ROLES = {  # shape → (subject, object) of B-a … B-d (§4.4)
-    "a": ("{np1}", "{np2}"),
-    "b": ("the {np1:noun}", "{np2}"),
-    "c": ("{np1}", "the {np2:noun}"),
-    "d": ("the {np1:noun}", "the {np2:noun}"),
-}
-
-
-def _pp_paraphrases(shape: str) -> tuple[str, str]:
-    subj, obj = _PP_ROLES[shape]
-    return (
-        f"{subj} {{vp1}} {obj}, who had the {{np3}}",  # LF0: have(e), agent(e, object)
-        f"{subj} used the {{np3}} to {{vp1:base}} {obj}",  # LF1: instrument(a, z)
-    )
-
-
-def _bound_paraphrases(shape: str) -> tuple[str, str]:
-    subj, obj = _BOUND_ROLES[shape]
-    return (
-        f"{subj} {{vp1}} {obj} and {subj} {{vp2}}",  # LF0: agent(e, subject)
-        f"{subj} {{vp1}} {obj} and {obj} {{vp2}}",  # LF1: agent(e, object)
-    )
-
-
-_SCOPE_PARAPHRASES = (
-    "there is one {np2:noun} that every {np1:noun} {vp1}",  # LF0: exists x . forall y
-    "each {np1:noun} {vp1} a possibly different {np2:noun}",  # LF1: forall x . exists y
-)
-_REVSCOPE_PARAPHRASES = (
-    "there is one {np1:noun} that {vp1} every {np2:noun}",  # LF0: one subject
-    "each {np2:noun} was {vp1:part} by a possibly different {np1:noun}",  # LF1: forall object
-)
-_CONJ_PARAPHRASES = {  # in both templates LF0 has AND as the main connective, LF1 OR
-    "conj/and_first": (  # A and B or C
-        "the {np1:noun} {vp1}, and {np1:pron} also either {vp2} or {vp3}",  # A ∧ (B ∨ C)
-        "either the {np1:noun} {vp1} and {vp2}, or {np1:pron} {vp3}",  # (A ∧ B) ∨ C
-    ),
-    "conj/or_first": (  # A or B and C
-        "the {np1:noun} either {vp1} or {vp2}, and {np1:pron} also {vp3}",  # (A ∨ B) ∧ C
-        "either the {np1:noun} {vp1}, or {np1:pron} {vp2} and {vp3}",  # A ∨ (B ∧ C)
-    ),
-}
-
 # --- the built-in types (docs/paper-notes.md §0, §4.1–§4.5) ----------------------------------------------
 
 #: The five types of the paper, in its order.  Colours: ColorBrewer Dark2 without its orange,
@@ -301,31 +249,26 @@ BUILTIN_TYPES: tuple[AmbiguityType, ...] = (
         "pp", "PP attachment", ("possessive", "instrument"),
         ("possessive: the object *has* the instrument", "instrument: the instrument is used to act"),
         color="#1B9E77", ingredients=_pp_ingredients,
-        paraphrases={**{f"pp/visual/{s}": _pp_paraphrases(s) for s in "abcd"},
-                     **{f"pp/tactile/{s}": _pp_paraphrases(s) for s in "ac"}},
     ),
     AmbiguityType(
         "scope", "quantifier scope", ("one object for all", "possibly different objects"),
         ("one object for all (∃ over ∀)", "one object each (∀ over ∃)"),
         color="#7570B3", ingredients=_scope_ingredients,
-        paraphrases={f"scope/{q}": _SCOPE_PARAPHRASES for q in ("every", "each")},
     ),
     AmbiguityType(  # the data's record type is "scope_reverse" (docs/paper-notes.md §4.3, §14 item 1)
         "revscope", "inverse scope", ("one subject for all", "possibly different subjects"),
         ("one subject for all (∃ over ∀)", "a subject for each (∀ over ∃)"),
         record_type="scope_reverse", color="#E7298A", ingredients=_revscope_ingredients,
-        paraphrases={f"revscope/{q}": _REVSCOPE_PARAPHRASES for q in ("every", "each")},
     ),
     AmbiguityType(
         "bound", "bound pronoun", ("pronoun = subject", "pronoun = object"),
         ("the pronoun is the subject", "the pronoun is the object"),
         color="#66A61E", ingredients=_bound_ingredients,
-        paraphrases={f"bound/{g}/{s}": _bound_paraphrases(s) for g in ("female", "male") for s in "abcd"},
     ),
     AmbiguityType(
         "conj", "conjunction scope", ("AND outermost", "OR outermost"),
         ("AND is the main connective", "OR is the main connective"),
-        color="#A6761D", ingredients=_conj_ingredients, paraphrases=_CONJ_PARAPHRASES,
+        color="#A6761D", ingredients=_conj_ingredients,
     ),
 )
 

@@ -34,11 +34,11 @@ class PollClosedError(PollError):
 
 
 class DuplicateVoteError(PollError):
-    """This session already voted on this item (a second or replayed submission)."""
+    """This voter already voted on this item (a second or replayed submission)."""
 
 
 class InvalidVoteError(PollError, ValueError):
-    """A vote with a malformed field (type, range, session id)."""
+    """A vote with a malformed field (type, range, voter id: :mod:`amp.teaching.voter`)."""
 
 
 class InvalidPollError(PollError, ValueError):

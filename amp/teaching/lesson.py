@@ -1,11 +1,12 @@
 """What the teaching pages say about one ambiguous sentence, without any widget.
 
-A sentence's two readings in words (paper Table 1 labels and paraphrases, read from the
-ambiguity-type registry through :mod:`amp.teaching.paraphrase`), the model's P(LF0) for it under
+A sentence's two readings in words (paper Table 1 labels, read from the ambiguity-type registry,
+and paraphrases, through :mod:`amp.teaching.paraphrase`), the model's P(LF0) for it under
 the zero-shot prompt (paper §2 and docs/paper-notes.md §10: the probability of LF0 between the two forced
-decodes), which reading the model prefers, the cache keys a demo pack of chosen sentences
-exports, and the URL a student opens.  Pure functions: the Streamlit glue (session memo,
-spinners, error boxes) lives in ``ui/classroom/teach.py``.
+decodes), which reading the model prefers, and the cache keys a demo pack of chosen sentences
+exports.  Pure functions: the Streamlit glue (session memo,
+spinners, error boxes) lives in ``ui/shared/readings.py``, ``ui/classroom/model_reveal.py`` and
+``ui/classroom/demo_pack.py``.
 """
 
 from __future__ import annotations

@@ -7,9 +7,10 @@ may be more than one dog"; bound: who smiled; conj: the two bracketings.  Human 
 between such paraphrases (Appendix A.5), and so do students in the classroom poll
 (:mod:`amp.teaching.poll`).
 
-Paraphrases are *data*: one pair of templates per template id (:data:`PARAPHRASES`, or the
-optional ``paraphrases`` field of :class:`~amp.data.templates.engine.Template`, which wins), written
-with holes filled from the pair's ``var_bindings``:
+Paraphrases are *data*: one pair of templates per template id (registered per type in
+:mod:`amp.teaching.paraphrase_templates`, or the optional ``paraphrases`` field of
+:class:`~amp.data.templates.engine.Template`, which wins), written with holes filled from the
+pair's ``var_bindings``:
 
 * ``{np1}`` — the surface word of the binding (``picked_up`` → "picked up", bare plurals);
 * ``{np2:noun}`` — a singular noun phrase ("pair of binoculars"), for after the/every/each;
@@ -33,7 +34,7 @@ from collections.abc import Mapping
 from amp.data.errors import TemplateError
 from amp.data.generate import AmbiguousPair, find_pair
 from amp.data.templates import registry as _registry
-from amp.data.types import BUILTIN_TYPES, find_type
+from amp.data.types import find_type
 from amp.errors import AmpError
 from amp.logic import lexicon
 from amp.logic.ast import Atom, Formula, Junction, Quantified, atoms, quantifier_prefix
@@ -41,9 +42,9 @@ from amp.logic.lexicon import surface_word
 from amp.logic.reader import parse_lf
 from amp.logic.vocabulary import DEFAULT_FORMAT
 from amp.teaching.errors import ParaphraseError
+from amp.teaching.paraphrase_templates import template_paraphrases
 
 __all__ = [
-    "PARAPHRASES",
     "ParaphraseError",
     "base_form",
     "fill_paraphrase",
@@ -189,13 +190,7 @@ _FORMS = {
 }
 
 
-# --- paraphrase templates (per template id) --------------------------------------------------
-
-#: Template id → (LF0 paraphrase, LF1 paraphrase) for every built-in ambiguous template
-#: (docs/paper-notes.md §4.1–§4.5), as declared with the types (``AmbiguityType.paraphrases``).
-PARAPHRASES: dict[str, tuple[str, str]] = {
-    tid: texts for kind in BUILTIN_TYPES for tid, texts in kind.paraphrases.items()
-}
+# --- filling paraphrase templates --------------------------------------------------------------
 
 
 def fill_paraphrase(text: str, bindings: Mapping[str, str], *, template_id: str = "?") -> str:
@@ -221,13 +216,14 @@ def fill_paraphrase(text: str, bindings: Mapping[str, str], *, template_id: str 
 
 
 def _paraphrase_templates(pair: AmbiguousPair) -> tuple[str, ...] | None:
-    """The template's own paraphrases, else those its type declares for it, else ``None``."""
+    """The template's own paraphrases, else those registered for it with its type
+    (:func:`amp.teaching.paraphrase_templates.register_paraphrases`), else ``None``."""
     try:
         own = _registry.get_template(pair.template).paraphrases
     except TemplateError:
         own = None
     kind = find_type(pair.type)
-    return own if own is not None or kind is None else kind.paraphrases.get(pair.template)
+    return own if own is not None or kind is None else template_paraphrases(kind.id, pair.template)
 
 
 def _as_pair(pair_or_surface: AmbiguousPair | str) -> AmbiguousPair:

@@ -1,14 +1,15 @@
 """Classroom polls: students choose a reading of each ambiguous sentence and say how sure they are.
 
 This repeats the paper's human annotation (Appendix A.5; docs/paper-notes.md §13.7) with a class: each
-student (one browser *session*) picks the interpretation they prefer for every item and sets a
-confidence of 1 = not, 2 = somewhat or 3 = very confident.  :func:`confidence_to_p_lf0` turns
+student (one *voter*: one browser on one poll, with its voter id) picks the interpretation they
+prefer for every item and sets a confidence of 1 = not, 2 = somewhat or 3 = very confident.  :func:`confidence_to_p_lf0` turns
 those answers into a probability of LF0 exactly as the paper did, so the class's P(LF0) can be
 set beside the model's (FIM-style, docs/paper-notes.md §13.5).
 
 The public names of the three modules that hold it, in one place:
 
 * :mod:`amp.teaching.poll_records` — items, polls, votes, results, errors, bounds, code rules;
+* :mod:`amp.teaching.voter` — the voter id: minted and checked in one place, one format;
 * :mod:`amp.teaching.poll_results` — the A.5 conversion, the tallies, their table and CSV (pure);
 * :mod:`amp.teaching.poll_store` — the SQLite :class:`PollStore` and its schema.
 """
@@ -41,8 +42,9 @@ from amp.teaching.poll_records import (
     normalise_code,
     tidy_code,
 )
-from amp.teaching.poll_results import confidence_to_p_lf0, results_frame, summarise, votes_csv
+from amp.teaching.poll_results import VOTES_CSV_COLUMNS, confidence_to_p_lf0, results_frame, summarise, votes_csv
 from amp.teaching.poll_store import SCHEMA_VERSION, PollStore, default_poll_path
+from amp.teaching.voter import check_voter_id, is_voter_id, new_voter_id
 
 __all__ = [
     "CODE_ALPHABET",
@@ -52,6 +54,7 @@ __all__ = [
     "MAX_TEXT",
     "MAX_TITLE",
     "SCHEMA_VERSION",
+    "VOTES_CSV_COLUMNS",
     "DuplicateVoteError",
     "InvalidPollError",
     "InvalidVoteError",
@@ -67,8 +70,11 @@ __all__ = [
     "Vote",
     "check_answer",
     "check_vote_fields",
+    "check_voter_id",
     "confidence_to_p_lf0",
     "default_poll_path",
+    "is_voter_id",
+    "new_voter_id",
     "normalise_code",
     "results_frame",
     "summarise",

@@ -16,6 +16,7 @@ from amp.errors import AmpError
 from amp.evaluation.matching import MATCHES
 from amp.teaching.errors import InvalidPollError, InvalidVoteError, PollNotFoundError
 from amp.teaching.paraphrase import interpretation_label, paraphrases
+from amp.teaching.voter import check_voter_id
 
 if TYPE_CHECKING:
     from amp.data.generate import AmbiguousPair
@@ -25,9 +26,6 @@ CODE_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
 CODE_LENGTH = 6
 _CODE_RE = re.compile(f"[{CODE_ALPHABET}]{{{CODE_LENGTH}}}")
 
-#: Session ids are opaque tokens (e.g. a UUID): 1–128 characters of ``[A-Za-z0-9._:@-]``.
-_SESSION_RE = re.compile(r"[A-Za-z0-9._:@-]{1,128}")
-
 MAX_ITEMS = 200
 MAX_TEXT = 2000
 #: At most this many characters in a reading's short name.
@@ -36,9 +34,6 @@ MAX_TITLE = 200
 
 #: The confidence slider of Appendix A.5, as three steps.
 CONFIDENCE_LABELS: dict[int, str] = {1: "not confident", 2: "somewhat confident", 3: "very confident"}
-
-
-# --- errors ------------------------------------------------------------------------------------
 
 
 # --- records -----------------------------------------------------------------------------------
@@ -135,11 +130,12 @@ class Poll:
 
 @dataclass(frozen=True)
 class Vote:
-    """One answer: ``choice`` 0 = LF0, 1 = LF1; ``confidence`` 1–3 (not/somewhat/very)."""
+    """One answer of voter ``voter_id`` (:mod:`amp.teaching.voter`): ``choice`` 0 = LF0, 1 = LF1;
+    ``confidence`` 1–3 (not/somewhat/very)."""
 
     code: str
     item_index: int
-    session_id: str
+    voter_id: str
     choice: int
     confidence: int
     created: str = ""
@@ -168,7 +164,7 @@ class ItemResult:
 
 @dataclass(frozen=True)
 class PollResults:
-    """All items' results; ``n_voters`` counts distinct sessions over the whole poll."""
+    """All items' results; ``n_voters`` counts distinct voters over the whole poll."""
 
     code: str
     title: str
@@ -204,15 +200,11 @@ def check_answer(choice: object, confidence: object) -> None:
         raise InvalidVoteError(f"confidence must be 1, 2 or 3 (not/somewhat/very), got {confidence!r}")
 
 
-def check_vote_fields(item_index: object, session_id: object, choice: object, confidence: object) -> None:
+def check_vote_fields(item_index: object, voter_id: object, choice: object, confidence: object) -> None:
     """:class:`InvalidVoteError` unless ``item_index`` is an int, the answer passes
-    :func:`check_answer` and ``session_id`` is an opaque token of 1–128 ``[A-Za-z0-9._:@-]``
+    :func:`check_answer` and ``voter_id`` is a voter id (:func:`amp.teaching.voter.check_voter_id`)
     (whether the index is in range is the store's to check: it knows the poll)."""
     if not is_int(item_index):
         raise InvalidVoteError(f"item_index must be an int, got {item_index!r}")
     check_answer(choice, confidence)
-    if not isinstance(session_id, str) or not _SESSION_RE.fullmatch(session_id):
-        raise InvalidVoteError(
-            "session_id must be 1–128 characters of letters, digits and ._:@- "
-            f"(got {session_id!r:.60})"
-        )
+    check_voter_id(voter_id)

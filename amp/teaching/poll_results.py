@@ -25,12 +25,21 @@ if TYPE_CHECKING:
     import pandas as pd
 
 
+#: The columns of :func:`votes_csv`, one row per vote (``voter_id``: :mod:`amp.teaching.voter`;
+#: files exported before the one voter id call that column ``session_id``).
+VOTES_CSV_COLUMNS: tuple[str, ...] = (
+    "poll", "item", "surface", "type", "voter_id", "choice", "reading",
+    "paraphrase", "confidence", "confidence_label", "p_lf0", "model_p_lf0", "created",
+)
+
+
 def confidence_to_p_lf0(votes: Iterable[Vote]) -> tuple[float, ...]:
     """P(LF0) of each vote, in input order (paper Appendix A.5; docs/paper-notes.md §13.7).
 
-    Per annotator (``session_id``) the confidences are min–max normalised over the items they
-    voted on, then mapped linearly so that their lowest confidence gives P(chosen reading) = 0.5
-    and their highest 1.0; P(LF0) is that value if they chose LF0, else one minus it.
+    Per annotator (a ``voter_id``, :mod:`amp.teaching.voter`) the confidences are min–max
+    normalised over the items they voted on, then mapped linearly so that their lowest confidence
+    gives P(chosen reading) = 0.5 and their highest 1.0; P(LF0) is that value if they chose LF0,
+    else one minus it.
 
     Degenerate case (decided here): an annotator with a single vote, or with the same
     confidence everywhere, has no range to normalise over; their raw slider position is used
@@ -41,11 +50,11 @@ def confidence_to_p_lf0(votes: Iterable[Vote]) -> tuple[float, ...]:
     ranges: dict[str, tuple[int, int]] = {}
     for vote in votes:
         check_answer(vote.choice, vote.confidence)
-        lo, hi = ranges.get(vote.session_id, (vote.confidence, vote.confidence))
-        ranges[vote.session_id] = (min(lo, vote.confidence), max(hi, vote.confidence))
+        lo, hi = ranges.get(vote.voter_id, (vote.confidence, vote.confidence))
+        ranges[vote.voter_id] = (min(lo, vote.confidence), max(hi, vote.confidence))
     out: list[float] = []
     for vote in votes:
-        lo, hi = ranges[vote.session_id]
+        lo, hi = ranges[vote.voter_id]
         scaled = (vote.confidence - lo) / (hi - lo) if hi > lo else (vote.confidence - 1) / 2
         p_chosen = 0.5 + 0.5 * scaled
         out.append(p_chosen if vote.choice == 0 else 1.0 - p_chosen)
@@ -82,7 +91,7 @@ def summarise(poll: Poll, votes: Sequence[Vote]) -> PollResults:
         code=poll.code,
         title=poll.title,
         closed=poll.closed,
-        n_voters=len({v.session_id for v in votes}),
+        n_voters=len({v.voter_id for v in votes}),
         n_votes=len(votes),
         items=tuple(items),
     )
@@ -118,18 +127,16 @@ def results_frame(results: PollResults) -> pd.DataFrame:
 
 def votes_csv(poll: Poll, votes: Sequence[Vote]) -> str:
     """CSV text, one row per vote, with the chosen reading's label and paraphrase and the
-    vote's A.5 P(LF0) (what :meth:`amp.teaching.poll_store.PollStore.export_csv` returns)."""
+    vote's A.5 P(LF0) (what :meth:`amp.teaching.poll_store.PollStore.export_csv` returns).
+    Its columns are :data:`VOTES_CSV_COLUMNS`."""
 
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow([
-        "poll", "item", "surface", "type", "session_id", "choice", "reading",
-        "paraphrase", "confidence", "confidence_label", "p_lf0", "model_p_lf0", "created",
-    ])
+    writer.writerow(VOTES_CSV_COLUMNS)
     for vote, p in zip(votes, confidence_to_p_lf0(votes), strict=True):
         item = poll.items[vote.item_index]
         writer.writerow([
-            poll.code, vote.item_index, item.surface, item.type, vote.session_id, vote.choice,
+            poll.code, vote.item_index, item.surface, item.type, vote.voter_id, vote.choice,
             interpretation_label(item.type, vote.choice), item.paraphrase(vote.choice),
             vote.confidence, CONFIDENCE_LABELS[vote.confidence], f"{p:.6g}",
             "" if item.model_p_lf0 is None else f"{item.model_p_lf0:.6g}", vote.created,

@@ -1,11 +1,13 @@
 """The classroom-poll store: polls and votes in one SQLite file (stdlib :mod:`sqlite3`).
 
 The file is in WAL mode; every write runs in a ``BEGIN IMMEDIATE`` transaction and "one vote
-per session per item" is a ``UNIQUE`` constraint, so several app processes and threads can
+per voter per item" is a ``UNIQUE`` constraint, so several app processes and threads can
 write at once without losing or doubling votes.  Only JSON and plain columns are stored —
 nothing is pickled.  The default file is ``<cache root>/polls.sqlite`` (``cache/`` or
-``$AMP_CACHE_DIR``, see :mod:`amp.settings`).  Records and rules: :mod:`amp.teaching.poll_records`;
-tallies: :mod:`amp.teaching.poll_results`.
+``$AMP_CACHE_DIR``, see :mod:`amp.settings`).  A file of an older schema is upgraded when a store
+opens it (schema 1 called the voter column ``session_id``; its votes keep counting).  Records and
+rules: :mod:`amp.teaching.poll_records`; voter ids: :mod:`amp.teaching.voter`; tallies:
+:mod:`amp.teaching.poll_results`.
 """
 
 from __future__ import annotations
@@ -48,7 +50,7 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -64,19 +66,47 @@ CREATE TABLE IF NOT EXISTS votes (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
     code TEXT NOT NULL REFERENCES polls(code),
     item_index INTEGER NOT NULL,
-    session_id TEXT NOT NULL,
+    voter_id TEXT NOT NULL,         -- amp.teaching.voter (schema 1 called it session_id)
     choice INTEGER NOT NULL CHECK (choice IN (0, 1)),
     confidence INTEGER NOT NULL CHECK (confidence IN (1, 2, 3)),
     created TEXT NOT NULL,
-    UNIQUE (code, item_index, session_id)
+    UNIQUE (code, item_index, voter_id)
 );
 CREATE INDEX IF NOT EXISTS votes_by_code ON votes (code, id);
 """
 
 
+#: How a file of an older schema is brought up to date: schema → (its next schema, the SQL that
+#: gets there).  Each step runs in one ``BEGIN IMMEDIATE`` transaction, so processes that open an
+#: old file at once upgrade it once.
+_UPGRADES: dict[str, tuple[str, str]] = {
+    "1": ("2", "ALTER TABLE votes RENAME COLUMN session_id TO voter_id"),  # the one voter id (amp.teaching.voter)
+}
+
+
 def default_poll_path() -> Path:
     """``<cache root>/polls.sqlite`` (``cache/`` or ``$AMP_CACHE_DIR``)."""
     return cache_root() / "polls.sqlite"
+
+
+def _upgrade(con: sqlite3.Connection) -> tuple[str] | None:
+    """Bring the file's schema up to :data:`SCHEMA_VERSION` through :data:`_UPGRADES`, one step
+    per transaction; returns the ``meta`` row of the schema as it then is (``None``: no row)."""
+    while True:
+        con.execute("BEGIN IMMEDIATE")
+        try:
+            row = con.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
+            step = _UPGRADES.get(row[0]) if row is not None else None
+            if step is not None:
+                con.execute(step[1])
+                con.execute("UPDATE meta SET value = ? WHERE key = 'schema'", (step[0],))
+            con.execute("COMMIT")
+        except BaseException:
+            if con.in_transaction:
+                con.execute("ROLLBACK")
+            raise
+        if step is None:
+            return row
 
 
 def _now() -> str:
@@ -103,7 +133,7 @@ class PollStore:
                     f"BEGIN IMMEDIATE; {_SCHEMA} INSERT OR IGNORE INTO meta VALUES "
                     f"('schema', '{SCHEMA_VERSION}'); COMMIT;"
                 )
-                row = con.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
+                row = _upgrade(con)
             finally:
                 con.close()  # rolls back a half-run script
         except (OSError, sqlite3.Error) as exc:
@@ -236,17 +266,18 @@ class PollStore:
     # -- votes ------------------------------------------------------------------------------
 
     def submit_vote(
-        self, code: str, item_index: int, session_id: str, choice: int, confidence: int
+        self, code: str, item_index: int, voter_id: str, choice: int, confidence: int
     ) -> Vote:
-        """Record one answer; one per session per item.
+        """Record one answer; one per voter per item.
 
         Raises :class:`PollNotFoundError` (unknown code), :class:`PollClosedError`,
         :class:`InvalidVoteError` (index out of range, choice not 0/1, confidence not 1–3,
-        non-int values, empty/oversized/odd session id) and :class:`DuplicateVoteError` (this
-        session already answered this item — also when two submissions race).
+        non-int values, a ``voter_id`` that is not one, :func:`amp.teaching.voter.check_voter_id`)
+        and :class:`DuplicateVoteError` (this voter already answered this item — also when two
+        submissions race).
         """
         code = normalise_code(code)
-        check_vote_fields(item_index, session_id, choice, confidence)
+        check_vote_fields(item_index, voter_id, choice, confidence)
         created = _now()
 
         def insert(con: sqlite3.Connection) -> None:
@@ -259,18 +290,18 @@ class PollStore:
             if not 0 <= item_index < n_items:
                 raise InvalidVoteError(f"item_index {item_index} is out of range: poll {code} has {n_items} items")
             con.execute(
-                "INSERT INTO votes (code, item_index, session_id, choice, confidence, created) "
+                "INSERT INTO votes (code, item_index, voter_id, choice, confidence, created) "
                 "VALUES (?, ?, ?, ?, ?, ?)",
-                (code, item_index, session_id, choice, confidence, created),
+                (code, item_index, voter_id, choice, confidence, created),
             )
 
         try:
             self._run("record a vote", insert)
         except sqlite3.IntegrityError:
             raise DuplicateVoteError(
-                f"session {session_id!r} already voted on item {item_index} of poll {code}"
+                f"voter {voter_id!r} already voted on item {item_index} of poll {code}"
             ) from None
-        return Vote(code, item_index, session_id, choice, confidence, created)
+        return Vote(code, item_index, voter_id, choice, confidence, created)
 
     def votes(self, code: str) -> tuple[Vote, ...]:
         """All votes of a poll in submission order (open or closed)."""
@@ -278,7 +309,7 @@ class PollStore:
         rows = self._run(
             "read votes",
             lambda con: con.execute(
-                "SELECT code, item_index, session_id, choice, confidence, created FROM votes "
+                "SELECT code, item_index, voter_id, choice, confidence, created FROM votes "
                 "WHERE code = ? ORDER BY id",
                 (code,),
             ).fetchall(),

@@ -4,6 +4,7 @@ student), presentation reveal, demo-pack export/import."""
 from __future__ import annotations
 
 import io
+import re
 import zipfile
 
 import pytest
@@ -139,7 +140,7 @@ def test_student_votes_once(app_env):
 
 
 def test_the_voter_id_is_a_cookie_not_part_of_the_url(app_env):
-    """The voter id is this browser's cookie for the poll (``ui.classroom.teach.student_id``; a reload and a
+    """The voter id is this browser's cookie for the poll (``ui.classroom.class_poll.voter_id``; a reload and a
     new tab are covered by the browser test, AppTest sends no cookies): nothing goes into the URL,
     so a link forwarded to another phone carries no identity; a ``&voter=`` in a link is ignored;
     a session without the cookie is another browser with its own vote."""
@@ -149,8 +150,8 @@ def test_the_voter_id_is_a_cookie_not_part_of_the_url(app_env):
     first.radio[0].set_value(0)
     first.button[0].click().run()
     assert len(store.votes(poll.code)) == 1
-    voter = store.votes(poll.code)[0].session_id
-    assert len(voter) == 32
+    voter = store.votes(poll.code)[0].voter_id
+    assert re.fullmatch(r"[0-9a-f]{32}", voter)  # minted by amp.teaching.voter.new_voter_id
 
     from streamlit.testing.v1 import AppTest
 
@@ -163,8 +164,70 @@ def test_the_voter_id_is_a_cookie_not_part_of_the_url(app_env):
     forwarded.button[0].click().run()
     assert_ok(forwarded)
     votes = store.votes(poll.code)
-    assert len(votes) == 2 and len({v.session_id for v in votes}) == 2
+    assert len(votes) == 2 and len({v.voter_id for v in votes}) == 2
     assert not any("already answered" in s for s in texts(forwarded, "info"))
+
+
+def _cookies(monkeypatch: pytest.MonkeyPatch, sent: dict[str, str]) -> dict[str, str]:
+    """Stand in for the browser's cookie jar (AppTest sends none): the student page reads ``sent``
+    and what it writes is returned."""
+    from ui.shared import browser_store
+
+    written: dict[str, str] = {}
+    monkeypatch.setattr(browser_store, "read_cookie", lambda name: sent.get(name))
+    real_write = browser_store.write_cookie
+
+    def write(name: str, value: str, max_age_s: int, *, key: str | None = None) -> None:
+        real_write(name, value, max_age_s, key=key)  # its checks still run
+        written[name] = value
+
+    monkeypatch.setattr(browser_store, "write_cookie", write)
+    return written
+
+
+def test_a_phone_that_voted_yesterday_keeps_its_voter_id(app_env, monkeypatch: pytest.MonkeyPatch):
+    """A cookie minted before the one voter id (``uuid4().hex``) is still this phone's voter id: its
+    earlier vote counts and it cannot vote on that item again."""
+    import uuid
+
+    store, poll = _poll(1)
+    yesterday = uuid.uuid4().hex
+    store.submit_vote(poll.code, 0, yesterday, 0, 3)
+    written = _cookies(monkeypatch, {f"amp_voter_{poll.code}": yesterday})
+    phone = _student(poll.code)
+    phone.radio[0].set_value(1)
+    phone.button[0].click().run()
+    assert_ok(phone)
+    assert any("already answered" in s for s in texts(phone, "info"))
+    assert [(v.voter_id, v.choice) for v in store.votes(poll.code)] == [(yesterday, 0)]
+    assert written == {f"amp_voter_{poll.code}": yesterday}
+
+
+@pytest.mark.parametrize("cookie", ["not a voter id", "-1", "x" * 300, ""])
+def test_a_cookie_that_is_no_voter_id_gets_a_fresh_one(app_env, monkeypatch: pytest.MonkeyPatch, cookie: str):
+    store, poll = _poll(1)
+    written = _cookies(monkeypatch, {f"amp_voter_{poll.code}": cookie})
+    phone = _student(poll.code)
+    phone.radio[0].set_value(0)
+    phone.button[0].click().run()
+    assert_ok(phone)
+    (vote,) = store.votes(poll.code)
+    assert re.fullmatch(r"[0-9a-f]{32}", vote.voter_id)
+    assert written == {f"amp_voter_{poll.code}": vote.voter_id}
+
+
+def test_every_voter_id_can_be_written_as_a_cookie():
+    """The one voter format is inside the cookie writer's own rule (ui.shared.browser_store): an id
+    read back from a cookie is written again unchanged, never refused."""
+    from amp.teaching.voter import MAX_VOTER_ID, is_voter_id
+    from ui.shared import browser_store
+
+    chars = [chr(c) for c in range(0x250)]
+    ids = [c + "a" for c in chars] + ["a" + c for c in chars] + ["7" * MAX_VOTER_ID]
+    voter_ids = [v for v in ids if is_voter_id(v)]
+    assert len(voter_ids) > 60
+    for voter in voter_ids:
+        assert f"amp_voter_K7QX2M={voter};" in browser_store._script("amp_voter_K7QX2M", voter, 60)
 
 
 @pytest.mark.parametrize("code", ["NOPE", "ZZZZZZ"])
@@ -314,3 +377,17 @@ def test_demo_pack_for_chosen_sentences(at):
     assert_ok(at)
     assert any("nothing is cached for these sentences" in e for e in texts(at, "error"))
     assert at.session_state["teach_pack_bytes"][1] == count
+
+
+def test_a_reveal_belongs_to_the_model_that_computed_it(at):
+    """A reveal computed in one precision is not shown after a switch to another: the model is
+    asked again (a memo entry per model choice, not per spec)."""
+    goto(at, "teach_present")
+    at.button(key="present_reveal_0").click().run()
+    assert_ok(at)
+    assert len(at.session_state["teach_model_reveal"]) == 1
+    at.selectbox(key="precision_choice").set_value("int8").run()
+    assert_ok(at)
+    at.button(key="present_reveal_0").click().run()
+    assert_ok(at)
+    assert len(at.session_state["teach_model_reveal"]) == 2

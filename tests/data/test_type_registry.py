@@ -1,8 +1,9 @@
 """An ambiguity type is declared once (amp.data.types) and every layer reads that declaration.
 
 A small extra type — "toy": *the boy saw the cat while waved*-style depictives, LF0 the watcher
-acts, LF1 the watched one acts — is registered with one template (cleaned up after each test)
-and goes through generation, prompts, a parse on the tiny model, the metrics and two pages.
+acts, LF1 the watched one acts — is registered with one template and its paraphrase templates
+(the teaching layer's, amp.teaching.paraphrase_templates; cleaned up after each test) and goes
+through generation, prompts, a parse on the tiny model, the metrics and two pages.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from amp.evaluation import metrics
 from amp.prompts import mixed_prompt, zero_shot_prompt
 from amp.reporting import plots
 from amp.teaching.paraphrase import interpretation_label, paraphrases
+from amp.teaching.paraphrase_templates import register_paraphrases, unregister_paraphrases
 from ui.shared.common import type_label
 
 REPO = Path(__file__).resolve().parents[2]
@@ -45,8 +47,8 @@ TOY = AmbiguityType(
     "toy", "toy depictive", ("the watcher acts", "the watched one acts"),
     ("the subject did the second verb", "the object did the second verb"),
     record_type="toy_depictive", aliases=("depictive",), color="#123456", ingredients=toy_ingredients,
-    paraphrases={"toy/while": ("the {np1:noun} {vp2} while watching", "the {np2:noun} {vp2} while watched")},
 )
+TOY_PARAPHRASES = {"toy/while": ("the {np1:noun} {vp2} while watching", "the {np2:noun} {vp2} while watched")}
 TOY_TEMPLATE = Template(
     id="toy/while", pool="toy", ambiguity="toy", type="toy_depictive",
     slots="the {np1:INDEFINITE_HUMAN_NPS} {vp1:VISUAL_VPS} the {np2:INDEFINITE_NONHUMAN_SENTIENT_NPS} "
@@ -60,9 +62,11 @@ TOY_TEMPLATE = Template(
 def toy() -> Iterator[AmbiguityType]:
     register_type(TOY)
     register_template(TOY_TEMPLATE)
+    register_paraphrases(TOY.id, TOY_PARAPHRASES)
     try:
         yield TOY
     finally:
+        unregister_paraphrases(TOY.id)
         unregister_template(TOY_TEMPLATE.id)
         types.unregister_type(TOY.id)
 
@@ -158,15 +162,17 @@ def test_parse_and_metrics_on_the_tiny_model(toy: AmbiguityType, saved_tiny_mode
                                              monkeypatch: pytest.MonkeyPatch) -> None:
     from amp.cache import ResultCache
     from amp.parser.parser import Parser
+    from amp.parser.search.settings import SearchSettings
 
     monkeypatch.setenv("AMP_CACHE_DIR", str(tmp_path / "amp-cache"))
     parser = Parser(str(saved_tiny_model), device="cpu", cache=ResultCache(tmp_path / "results"))
-    zs = ex.ZeroShotConfig(types=("depictive",), n=2, seed=0, beams=2)  # an alias names the type
-    few = ex.FewShotConfig(types=("toy",), ratios=(0.0, 1.0), n_per_ratio=1, seed=0, k=2, beams=2)
+    search = SearchSettings(beams=2)
+    zs = ex.ZeroShotConfig(types=("depictive",), n=2, seed=0, search=search)  # an alias names the type
+    few = ex.FewShotConfig(types=("toy",), ratios=(0.0, 1.0), n_per_ratio=1, seed=0, k=2, search=search)
     assert zs.types == few.types == ("toy",)
     items = ex.plan_zeroshot(zs) + ex.plan_fewshot(few)
     assert {i.type for i in items} == {"toy"} and len(items) == 4
-    records = list(ex.run_items(parser, items, beams=2))
+    records = list(ex.run_items(parser, items, search))
     assert len(records) == 4 and all(r.type == "toy" and not r.error for r in records)
     # the LF grammar covers the type's predicates: beams were searched and both gold LFs scored
     assert all(r.beams and r.match != "missing" for r in records)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import re
 
 import pytest
@@ -16,7 +17,6 @@ from amp.data.templates import (
 from amp.data.templates.engine import fill
 from amp.teaching.errors import ParaphraseError
 from amp.teaching.paraphrase import (
-    PARAPHRASES,
     base_form,
     fill_paraphrase,
     indefinite,
@@ -26,6 +26,12 @@ from amp.teaching.paraphrase import (
     past_participle,
     pronoun,
     verbalise_lf,
+)
+from amp.teaching.paraphrase_templates import (
+    BUILTIN_PARAPHRASES,
+    register_paraphrases,
+    template_paraphrases,
+    unregister_paraphrases,
 )
 
 _BAD_ARTICLE = re.compile(r"(?<![A-Za-z])a [aeiou]|(?<![A-Za-z])an [^aeiou]")
@@ -44,7 +50,43 @@ def test_every_pair_of_every_type_has_two_distinct_fluent_paraphrases() -> None:
                 assert "  " not in text and text == text.strip(), text
     ambiguous_ids = {t.id for t in all_templates() if t.is_ambiguous}
     assert seen_templates == ambiguous_ids
-    assert ambiguous_ids <= set(PARAPHRASES)
+    assert ambiguous_ids <= {tid for templates in BUILTIN_PARAPHRASES.values() for tid in templates}
+
+
+#: sha256 of every built-in template's (LF0, LF1) paraphrase templates, and of every pool pair's
+#: filled paraphrases, as they were while the templates lived in amp/data/types.py (issue #39
+#: item 4): moving them beside the paraphraser changed no word.
+_TEMPLATES_DIGEST = "465a888a9ecb2dce375a05afc733a2968f73dfee3f9f05e5549048f851f94eec"
+_FILLED_DIGEST = "027b0430fdd3409428e8bbe70ebc06db6dbd82bee89d23ebb7ac8232f399f69b"
+
+
+def test_every_pool_template_keeps_its_paraphrases_word_for_word() -> None:
+    import hashlib
+
+    flat = {tid: texts for templates in BUILTIN_PARAPHRASES.values() for tid, texts in templates.items()}
+    assert len(flat) == 20
+    templates = hashlib.sha256()
+    for tid in sorted(flat):
+        templates.update(f"{tid}\t{flat[tid][0]}\t{flat[tid][1]}\n".encode())
+    assert templates.hexdigest() == _TEMPLATES_DIGEST
+    filled, n = hashlib.sha256(), 0
+    for type_ in AMBIGUOUS_TYPES:
+        for pair in pairs(type_):
+            p0, p1 = paraphrases(pair)
+            filled.update(f"{pair.template}\t{pair.surface}\t{p0}\t{p1}\n".encode())
+            n += 1
+    assert (n, filled.hexdigest()) == (23296, _FILLED_DIGEST)
+
+
+def test_the_type_registry_holds_no_teaching_text() -> None:
+    """The data layer declares a type; its paraphrases are the teaching layer's."""
+    import dataclasses
+
+    from amp.data.types import AmbiguityType
+
+    assert "paraphrases" not in {f.name for f in dataclasses.fields(AmbiguityType)}
+    assert template_paraphrases("pp", "pp/visual/a") == BUILTIN_PARAPHRASES["pp"]["pp/visual/a"]
+    assert template_paraphrases("scope_reverse", "revscope/every") is None  # ids, not aliases
 
 
 @pytest.mark.parametrize(
@@ -192,6 +234,69 @@ def test_user_template_paraphrase_field_wins() -> None:
         assert paraphrases(_user_pair(t)) == ("Galileo did the seeing", "Marie did the seeing")
     finally:
         unregister_template(t.id)
+
+
+def test_a_registered_type_gives_paraphrases_and_a_templates_own_still_win() -> None:
+    """register_paraphrases(type, {template id: (LF0, LF1)}) for a type added at run time (by id or
+    alias); a template's own ``paraphrases`` field wins over them."""
+    from amp.data.types import AmbiguityType, register_type, unregister_type
+
+    register_type(AmbiguityType("paratest", "paraphrase test", ("first", "second"), ("a", "b"),
+                                aliases=("paratest_alias",)))
+    plain_t = Template(id="test/para/registered", pool="paratest", type="paratest", ambiguity="paratest",
+                       slots=_USER_SLOTS, lfs=_USER_LFS)
+    own_t = Template(id="test/para/both", pool="paratest", type="paratest", ambiguity="paratest",
+                     slots=_USER_SLOTS, lfs=_USER_LFS, paraphrases=("{np1} looked", "{np2} looked"))
+    register_template(plain_t)
+    register_template(own_t)
+    try:
+        assert paraphrases(_user_pair(plain_t))[0].startswith("reading 0: ")  # nothing registered yet
+        register_paraphrases("paratest_alias", {
+            "test/para/registered": ("{np1} {vp1} {np2}", "{np2} {vp1} {np1}"),
+            "test/para/both": ("registered 0", "registered 1"),
+        })
+        assert paraphrases(_user_pair(plain_t)) == ("Galileo saw Marie", "Marie saw Galileo")
+        assert paraphrases(_user_pair(own_t)) == ("Galileo looked", "Marie looked")
+        with pytest.raises(ParaphraseError, match="already has paraphrase templates"):
+            register_paraphrases("paratest", {"test/para/registered": ("x", "y")})
+        register_paraphrases("paratest", {"test/para/registered": ("{np1} only", "{np2} only")}, replace=True)
+        assert paraphrases(_user_pair(plain_t)) == ("Galileo only", "Marie only")
+    finally:
+        with contextlib.suppress(ParaphraseError):  # not reached if the test failed before registering
+            unregister_paraphrases("paratest")
+        unregister_template(plain_t.id)
+        unregister_template(own_t.id)
+        unregister_type("paratest")
+    assert template_paraphrases("paratest", "test/para/registered") is None
+
+
+@pytest.mark.parametrize(
+    ("templates", "match"),
+    [
+        ({}, "non-empty mapping"),
+        ([("t", ("a", "b"))], "non-empty mapping"),
+        ({"": ("a", "b")}, "template id"),
+        ({"t": "a b"}, "two non-empty strings"),
+        ({"t": ("only one",)}, "two non-empty strings"),
+        ({"t": ("a", "b", "c")}, "two non-empty strings"),
+        ({"t": ("a", " ")}, "two non-empty strings"),
+        ({"t": ("a", None)}, "two non-empty strings"),
+        ({"t": ("the {np1", "b")}, "malformed"),
+    ],
+)
+def test_bad_paraphrase_registrations_are_typed_errors(templates: object, match: str) -> None:
+    with pytest.raises(ParaphraseError, match=match):
+        register_paraphrases("pp", templates, replace=True)  # type: ignore[arg-type]
+    assert template_paraphrases("pp", "pp/visual/a") == BUILTIN_PARAPHRASES["pp"]["pp/visual/a"]  # untouched
+
+
+def test_paraphrases_of_an_unknown_type_cannot_be_registered_or_removed() -> None:
+    from amp.data.errors import UnknownTypeError
+
+    with pytest.raises(UnknownTypeError, match="unknown ambiguity type 'nope'"):
+        register_paraphrases("nope", {"t": ("a", "b")})
+    with pytest.raises(ParaphraseError, match="no paraphrase templates"):
+        unregister_paraphrases("nope")
 
 
 def test_unparseable_lf_gets_the_last_resort_label() -> None:

@@ -60,13 +60,120 @@ def test_create_get_and_persist_across_stores(store: PollStore) -> None:
     again = PollStore(store.path)  # a fresh store = a restarted process
     got = again.get_poll(f"  {poll.code.lower()} ")
     assert got == poll
-    assert [v.session_id for v in again.votes(poll.code)] == ["s1"]
+    assert [v.voter_id for v in again.votes(poll.code)] == ["s1"]
     assert [p.code for p in again.list_polls()] == [poll.code]
     con = sqlite3.connect(store.path)
     try:
         assert con.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     finally:
         con.close()
+
+
+#: The poll database as schema 1 wrote it (before the one voter id): the voter was ``session_id``.
+_SCHEMA_1 = """
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE polls (code TEXT PRIMARY KEY, title TEXT NOT NULL, items TEXT NOT NULL, n_items INTEGER NOT NULL,
+                    created TEXT NOT NULL, closed_at TEXT);
+CREATE TABLE votes (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    code TEXT NOT NULL REFERENCES polls(code),
+    item_index INTEGER NOT NULL,
+    session_id TEXT NOT NULL,
+    choice INTEGER NOT NULL CHECK (choice IN (0, 1)),
+    confidence INTEGER NOT NULL CHECK (confidence IN (1, 2, 3)),
+    created TEXT NOT NULL,
+    UNIQUE (code, item_index, session_id)
+);
+CREATE INDEX votes_by_code ON votes (code, id);
+INSERT INTO meta VALUES ('schema', '1');
+"""
+#: A phone's cookie from before (``uuid4().hex``), and an id a script gave the store.
+_OLD_PHONE, _OLD_SCRIPT = "0f" * 16, "s1"
+
+
+def _schema_1_database(path: Path) -> str:
+    """A schema-1 file with one open poll of two items and three votes; returns the poll code."""
+    import json
+    from dataclasses import asdict
+
+    con = sqlite3.connect(path)
+    try:
+        con.executescript(_SCHEMA_1)
+        items = json.dumps([asdict(_item(0, 0.9)), asdict(_item(1))])
+        con.execute("INSERT INTO polls VALUES ('K7QX2M', 'old poll', ?, 2, '2024-01-01T00:00:00.000+00:00', NULL)",
+                    (items,))
+        con.executemany("INSERT INTO votes (code, item_index, session_id, choice, confidence, created) "
+                        "VALUES ('K7QX2M', ?, ?, ?, ?, '2024-01-01T00:00:01.000+00:00')",
+                        [(0, _OLD_PHONE, 1, 3), (1, _OLD_PHONE, 0, 1), (0, _OLD_SCRIPT, 0, 2)])
+        con.commit()
+    finally:
+        con.close()
+    return "K7QX2M"
+
+
+def test_a_schema_1_database_is_upgraded_and_keeps_its_votes(tmp_path: Path) -> None:
+    """A polls.sqlite written before the one voter id opens: its votes still count, a voter who
+    voted cannot vote again on that item, new votes come in, and the CSV says ``voter_id``."""
+    path = tmp_path / "polls.sqlite"
+    code = _schema_1_database(path)
+    store = PollStore(path)
+    assert [(v.item_index, v.voter_id) for v in store.votes(code)] == [(0, _OLD_PHONE), (1, _OLD_PHONE),
+                                                                       (0, _OLD_SCRIPT)]
+    results = store.results(code)
+    assert (results.n_votes, results.n_voters, results.items[0].counts) == (3, 2, (1, 1))
+    for voter in (_OLD_PHONE, _OLD_SCRIPT):
+        with pytest.raises(DuplicateVoteError):
+            store.submit_vote(code, 0, voter, 0, 1)
+    store.submit_vote(code, 1, _OLD_SCRIPT, 1, 2)  # an item it had not answered
+    store.submit_vote(code, 0, "ab" * 16, 1, 1)  # a new phone
+    assert len(store.votes(code)) == 5
+    rows = list(csv.DictReader(io.StringIO(store.export_csv(code))))
+    assert [r["voter_id"] for r in rows[:3]] == [_OLD_PHONE, _OLD_PHONE, _OLD_SCRIPT] and "session_id" not in rows[0]
+    con = sqlite3.connect(path)
+    try:
+        assert con.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone() == ("2",)
+        assert "voter_id" in {row[1] for row in con.execute("PRAGMA table_info(votes)")}
+    finally:
+        con.close()
+    again = PollStore(path)  # opening an upgraded file again changes nothing
+    assert again.votes(code) == store.votes(code)
+
+
+def test_many_openers_of_a_schema_1_database_upgrade_it_once(tmp_path: Path) -> None:
+    """Threads that open the same old file at once (app sessions after a restart): each gets a
+    working store and the votes are there once."""
+    path = tmp_path / "polls.sqlite"
+    code = _schema_1_database(path)
+    barrier = threading.Barrier(6)
+    errors: list[BaseException] = []
+
+    def opener() -> None:
+        barrier.wait()
+        try:
+            PollStore(path).votes(code)
+        except BaseException as exc:  # noqa: BLE001 - surfaced below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=opener) for _ in range(6)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert errors == []
+    assert len(PollStore(path).votes(code)) == 3
+
+
+def test_a_database_of_a_newer_schema_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "polls.sqlite"
+    PollStore(path)
+    con = sqlite3.connect(path)
+    try:
+        con.execute("UPDATE meta SET value = '99' WHERE key = 'schema'")
+        con.commit()
+    finally:
+        con.close()
+    with pytest.raises(PollStoreError, match="schema '99'"):
+        PollStore(path)
 
 
 def test_codes_are_unique(store: PollStore) -> None:
@@ -116,13 +223,13 @@ def test_unreadable_database_is_a_typed_error(tmp_path: Path) -> None:
 def test_vote_then_duplicate_and_replay_are_rejected(store: PollStore) -> None:
     code = store.create_poll([_item(0), _item(1)]).code
     vote = store.submit_vote(code, 0, "sess-1", 1, 2)
-    assert (vote.code, vote.item_index, vote.session_id, vote.choice, vote.confidence) == (code, 0, "sess-1", 1, 2)
+    assert (vote.code, vote.item_index, vote.voter_id, vote.choice, vote.confidence) == (code, 0, "sess-1", 1, 2)
     with pytest.raises(DuplicateVoteError, match="already voted"):
         store.submit_vote(code, 0, "sess-1", 0, 3)  # changed mind: still one vote per item
     with pytest.raises(DuplicateVoteError):
         store.submit_vote(code, 0, "sess-1", 1, 2)  # exact replay
     store.submit_vote(code, 1, "sess-1", 0, 1)  # other item: fine
-    store.submit_vote(code, 0, "sess-2", 0, 1)  # other session: fine
+    store.submit_vote(code, 0, "sess-2", 0, 1)  # other voter: fine
     assert len(store.votes(code)) == 3
 
 
@@ -143,16 +250,18 @@ def test_vote_then_duplicate_and_replay_are_rejected(store: PollStore) -> None:
         ({"confidence": 0}, InvalidVoteError),
         ({"confidence": 4}, InvalidVoteError),
         ({"confidence": 2.0}, InvalidVoteError),
-        ({"session_id": ""}, InvalidVoteError),
-        ({"session_id": "x" * 129}, InvalidVoteError),
-        ({"session_id": "has space"}, InvalidVoteError),
-        ({"session_id": "=cmd()"}, InvalidVoteError),
-        ({"session_id": None}, InvalidVoteError),
+        ({"voter_id": ""}, InvalidVoteError),
+        ({"voter_id": "x" * 129}, InvalidVoteError),
+        ({"voter_id": "has space"}, InvalidVoteError),
+        ({"voter_id": "=cmd()"}, InvalidVoteError),
+        ({"voter_id": "-2"}, InvalidVoteError),  # a spreadsheet would read it as a formula
+        ({"voter_id": "@sum"}, InvalidVoteError),
+        ({"voter_id": None}, InvalidVoteError),
     ],
 )
 def test_malformed_votes_are_rejected(store: PollStore, kwargs: dict, error: type[PollError]) -> None:
     code = store.create_poll([_item(0), _item(1)]).code
-    args = {"code": code, "item_index": 0, "session_id": "ok-session", "choice": 0, "confidence": 2} | kwargs
+    args = {"code": code, "item_index": 0, "voter_id": "ok-voter", "choice": 0, "confidence": 2} | kwargs
     with pytest.raises(error):
         store.submit_vote(**args)
     assert store.votes(code) == ()
@@ -197,7 +306,7 @@ def test_concurrent_threads_lose_nothing(store: PollStore) -> None:
     assert all(r.n_voters == 8 and sum(r.counts) == 8 for r in results.items)
 
 
-def test_threads_racing_one_session_item_have_one_winner(store: PollStore) -> None:
+def test_threads_racing_one_voter_item_have_one_winner(store: PollStore) -> None:
     code = store.create_poll([_item()]).code
     barrier = threading.Barrier(6)
     outcomes: list[str] = []
@@ -230,7 +339,7 @@ def _process_racer(path: str, code: str, n_items: int, barrier: Any, queue: Any)
     wins = []
     for i in range(n_items):
         try:
-            store.submit_vote(code, i, "shared-session", 1, 3)
+            store.submit_vote(code, i, "shared-voter", 1, 3)
             wins.append(i)
         except DuplicateVoteError:
             pass
@@ -248,13 +357,13 @@ def test_concurrent_processes_lose_nothing(store: PollStore) -> None:
     assert [p.exitcode for p in procs] == [0, 0, 0, 0]
     votes = store.votes(code)
     assert len(votes) == 100
-    assert Counter(v.session_id for v in votes) == {f"proc-{w}": 25 for w in range(4)}
+    assert Counter(v.voter_id for v in votes) == {f"proc-{w}": 25 for w in range(4)}
     results = store.results(code)
     assert all(r.n_voters == 4 for r in results.items)
     assert [r.counts for r in results.items] == [(4, 0) if i % 2 == 0 else (0, 4) for i in range(25)]
 
 
-def test_processes_racing_one_session_have_exactly_one_winner_per_item(store: PollStore) -> None:
+def test_processes_racing_one_voter_have_exactly_one_winner_per_item(store: PollStore) -> None:
     n_items = 20
     code = store.create_poll([_item(i) for i in range(n_items)]).code
     ctx = mp.get_context("spawn")
@@ -273,8 +382,8 @@ def test_processes_racing_one_session_have_exactly_one_winner_per_item(store: Po
 # --- the Appendix A.5 conversion -------------------------------------------------------------
 
 
-def _v(session: str, item: int, choice: int, confidence: int) -> Vote:
-    return Vote("CODE22", item, session, choice, confidence)
+def _v(voter: str, item: int, choice: int, confidence: int) -> Vote:
+    return Vote("CODE22", item, voter, choice, confidence)
 
 
 def test_confidence_conversion_hand_computed() -> None:
@@ -321,7 +430,7 @@ def test_export_csv(store: PollStore) -> None:
     rows = list(csv.DictReader(io.StringIO(store.export_csv(code))))
     assert len(rows) == 2
     first = rows[0]
-    assert first["poll"] == code and first["item"] == "0" and first["session_id"] == "a"
+    assert first["poll"] == code and first["item"] == "0" and first["voter_id"] == "a"
     assert first["choice"] == "1" and first["reading"] == "instrument"
     assert first["paraphrase"] == "the boy used the telescope to see the man"
     assert first["confidence"] == "3" and first["confidence_label"] == "very confident"
@@ -330,6 +439,10 @@ def test_export_csv(store: PollStore) -> None:
     assert rows[1]["model_p_lf0"] == "0.7"
     header_only = store.export_csv(store.create_poll([_item()]).code)
     assert header_only.count("\n") == 1
+    assert header_only.strip().split(",") == [
+        "poll", "item", "surface", "type", "voter_id", "choice", "reading", "paraphrase", "confidence",
+        "confidence_label", "p_lf0", "model_p_lf0", "created",
+    ]
 
 
 def test_typed_codes_are_tidied_before_they_are_checked() -> None:

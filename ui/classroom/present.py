@@ -1,4 +1,8 @@
-"""Widget helpers of the Presentation page: its layout CSS and its full-screen mode (issue #11 point 3).
+"""Widget helpers of the Presentation page: what it shows, its layout CSS and its full-screen mode
+(issue #11 point 3).
+
+What it shows is session state other pages set: a poll and a position in it (:func:`present_poll_item`),
+or one sentence alone (:func:`present_sentence`); without either, a seeded sample of a type.
 
 Full screen is two things.  The *layout* (Streamlit's header, toolbar and sidebar hidden, no top
 padding, larger type, the control row pinned at the top with an "Exit full screen" button) is
@@ -31,8 +35,29 @@ SCRIPT_KEY = "present_fullscreen_js"
 NAV_KEY = "present_nav"
 F11_HINT = "If the browser did not switch to full screen, press F11 for the browser's full screen."
 
-#: Key prefix of the box the vote chart fills (:func:`ui.classroom.teach.item_chart` with ``height=None``).
+#: Key prefix of the box the vote chart fills (:func:`ui.classroom.class_poll.item_chart` with ``height=None``).
 CHART_BOX = "projector_"
+
+#: session_state keys of what the page shows: the poll code (its sidebar box), the position in
+#: the poll or sample, and the one sentence set by "Present this sentence" (no poll needed).
+CODE_KEY = "present_code"
+POS_KEY = "present_pos"
+SENTENCE_KEY = "present_sentence"
+
+
+def present_sentence(surface: str) -> None:
+    """Make the Presentation page show ``surface`` alone (no poll needed)."""
+    st.session_state[SENTENCE_KEY] = surface
+    st.session_state[CODE_KEY] = ""
+    st.session_state[POS_KEY] = 0
+
+
+def present_poll_item(code: str, index: int) -> None:
+    """Make the Presentation page show item ``index`` of poll ``code``, with the class's votes on
+    it (Previous/Next go on through the poll)."""
+    st.session_state.pop(SENTENCE_KEY, None)
+    st.session_state[CODE_KEY] = code
+    st.session_state[POS_KEY] = index
 
 #: The page's own styles: the sentence and its readings in large type, controls below the header.
 #: Type and the vote chart scale with the window (``vw``/``vh`` inside ``clamp``), from a laptop's

@@ -28,8 +28,9 @@ from amp.teaching.own_sentences import (
     examples_from_text,
 )
 from amp.teaching.paraphrase import paraphrases
-from ui.classroom import teach
+from ui.classroom import class_poll, present
 from ui.own import examples as own_examples
+from ui.shared import readings
 from ui.shared.common import describe_error, lf_error_text, plain, type_label
 from ui.shared.prompt_state import PROMPT_KEY, RECIPE_KEY
 
@@ -196,8 +197,8 @@ def sentence_card(sentence: OwnSentence, sentences: tuple[OwnSentence, ...] = ()
         top[1].checkbox("In the poll", key=f"own_pick_{sid}")
         for i in (0, 1):
             name = getattr(sentence, f"name{i}") or lesson.reading_name(sentence.type, i)
-            st.markdown(f"{teach.BADGES[i]} **{plain(name)}**: {plain(getattr(sentence, f'paraphrase{i}'))}")
-            if not teach.logic_hidden():
+            st.markdown(f"{readings.BADGES[i]} **{plain(name)}**: {plain(getattr(sentence, f'paraphrase{i}'))}")
+            if not readings.logic_hidden():
                 typed, scored = sentence.typed_readings[i], sentence.readings[i]
                 st.code(typed, language=None, wrap_lines=True)
                 if scored != typed:  # scored in the prompt convention (docs/paper-notes.md §16)
@@ -209,7 +210,7 @@ def sentence_card(sentence: OwnSentence, sentences: tuple[OwnSentence, ...] = ()
             if use_own(sentence, sentences):
                 st.switch_page("views/parse_inspect.py")
         if a3.button("Present this sentence", key=f"own_present_{sid}", icon=":material/slideshow:"):
-            teach.present_sentence(sentence.surface)
+            present.present_sentence(sentence.surface)
             st.switch_page("views/teach_present.py")
         a4.button("Delete", key=f"own_delete_{sid}", icon=":material/delete:", on_click=_delete,
                   args=(sentence.surface,))
@@ -226,11 +227,11 @@ def poll_section(sentences: tuple[OwnSentence, ...]) -> None:
     if c2.button(f"Create a class poll ({len(chosen)} sentences)", key="own_poll_create", disabled=not chosen,
                  icon=":material/how_to_vote:"):
         try:
-            poll = teach.store().create_poll([s.poll_item() for s in chosen], title.strip())
+            poll = class_poll.store().create_poll([s.poll_item() for s in chosen], title.strip())
         except AmpError as exc:
             st.error(f"The poll was not created: {describe_error(exc)}", icon=":material/error:")
             return
-        st.session_state[teach.POLL_CODE_KEY] = poll.code
+        st.session_state[class_poll.POLL_CODE_KEY] = poll.code
         st.switch_page("views/teach_poll.py")
 
 

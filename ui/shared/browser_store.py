@@ -17,7 +17,8 @@ import re
 
 import streamlit as st
 
-#: What a cookie name or value made by this app may contain.
+#: What a cookie name or value made by this app may contain: a safety rule of the writer, for every
+#: cookie (what a poll's voter id is, is :mod:`amp.teaching.voter`'s to say; its ids fit inside this).
 _SAFE = re.compile(r"[A-Za-z0-9_.\-]{1,200}")
 #: Key prefix of the hidden containers the scripts go into (hidden by :data:`_HIDE_CSS`).
 CONTAINER_KEY = "amp_cookie_js"
