@@ -16,7 +16,8 @@ from amp.evaluation import runs as saved_runs
 from amp.parser.search.settings import DEFAULT_SEARCH
 from amp.reporting import report
 from ui.shared import settings_widgets
-from ui.shared.common import chart, halt
+from ui.shared.common import chart
+from ui.shared.halt import halt
 
 st.title("Research: reproduced tables and figures")
 st.caption("Runs saved by `python -m amp reproduce` and sweeps finished on the Zero-shot and Ratio sweep pages "

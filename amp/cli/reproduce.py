@@ -42,8 +42,7 @@ from amp.evaluation import runs
 from amp.evaluation.interpretations import METHODS
 from amp.evaluation.run_context import run_context
 from amp.parser.core import limits
-from amp.parser.models.spec import Engine
-from amp.parser.search.settings import DEFAULT_SEARCH
+from amp.parser.search.settings import DEFAULT_SEARCH, SearchSettings
 from amp.prompts import EXAMPLES_PER_PROMPT
 
 
@@ -81,9 +80,9 @@ def _check_writable(out: str) -> None:
 
 
 def _engine_tag(parser: Any) -> str:
-    """The llama.cpp engine's precision label (its build), for run names; "" for transformers."""
-    dtype = str(parser.dtype)
-    return dtype if dtype.startswith(Engine.LLAMA_CPP.value) else ""
+    """The precision label of an engine that computes in the model file's own precision (its
+    capabilities' ``own_precision``: llama.cpp's ``llama.cpp-<build>``), for run names; "" otherwise."""
+    return str(parser.dtype) if parser.backend.capabilities().own_precision else ""
 
 
 def run(args: argparse.Namespace) -> int:
@@ -93,28 +92,29 @@ def run(args: argparse.Namespace) -> int:
     try:
         if args.n_zero < 0 or args.n_few < 0 or not (args.n_zero or args.n_few):
             raise ex.ExperimentError("--n-zero and --n-few must be 0 (skip) or more, and not both 0")
+        # One search record for both sweeps: beams (the k kept, for distinct and sampling) and budget.
+        search = SearchSettings(beams=args.beams, max_new_tokens=args.max_new_tokens)
         # A skipped part (0) is planned with n = 1 only to name its settings; nothing of it runs.
-        zero_cfg = ex.ZeroShotConfig(types=tuple(args.types or type_ids()), n=args.n_zero or 1, seed=args.seed, beams=args.beams,
-                                     mode=args.mode)
-        few_cfg = ex.FewShotConfig(types=tuple(args.types or type_ids()), n_per_ratio=args.n_few or 1, seed=args.seed, k=args.k,
-                                   beams=args.beams, mode=args.mode, independent_draws=args.independent_draws)
+        zero_cfg = ex.ZeroShotConfig(types=tuple(args.types or type_ids()), n=args.n_zero or 1, seed=args.seed,
+                                     search=search, mode=args.mode)
+        few_cfg = ex.FewShotConfig(types=tuple(args.types or type_ids()), n_per_ratio=args.n_few or 1, seed=args.seed,
+                                   k=args.k, search=search, mode=args.mode, independent_draws=args.independent_draws)
         parser = make_parser(args)
         name = args.name or (f"{re.sub(r'[^A-Za-z0-9._-]+', '_', parser.identity)}-{args.method}-{args.mode}"
                              f"-z{args.n_zero}-f{args.n_few}{runs.precision_suffix(args.dtype or _engine_tag(parser))}")
         out = args.out or f"reproduce-{name}"
         _check_writable(out)  # before the run, not after hours of it
-        common = {"method": args.method, "beams": args.beams, "mode": args.mode, "width": args.width,
-                  "n_samples": args.samples, "temperature": args.temperature, "seed": args.seed,
-                  "max_new_tokens": args.max_new_tokens, "batch_size": args.batch_size}
-        zero = list(runs.run_method(parser, ex.plan_zeroshot(zero_cfg), **common,
-                                        on_progress=_progress("zero-shot"))) if args.n_zero else []
-        few = list(runs.run_method(parser, ex.plan_fewshot(few_cfg), **common,
-                                       on_progress=_progress("few-shot"))) if args.n_few else []
+        common = {"method": args.method, "width": args.width, "n_samples": args.samples,
+                  "temperature": args.temperature, "seed": args.seed, "batch_size": args.batch_size}
+        zero = list(runs.run_method(parser, ex.plan_zeroshot(zero_cfg), zero_cfg.search, mode=zero_cfg.mode, **common,
+                                    on_progress=_progress("zero-shot"))) if args.n_zero else []
+        few = list(runs.run_method(parser, ex.plan_fewshot(few_cfg), few_cfg.search, mode=few_cfg.mode, **common,
+                                   on_progress=_progress("few-shot"))) if args.n_few else []
     except AmpError as exc:
         return fail(exc)
     settings = {"model": args.model, "identity": parser.identity, "method": args.method, "mode": args.mode,
                 "types": ",".join(zero_cfg.types), "n_zero": args.n_zero, "n_few": args.n_few,
-                "examples_per_prompt": args.k, "ratios": len(few_cfg.ratios), "beams": args.beams,
+                "examples_per_prompt": args.k, "ratios": len(few_cfg.ratios), "beams": search.beams,
                 "seed": args.seed}
     try:  # where it ran: server (no token), engine, device, dtype, model identity, code digest
         settings.update(run_context(parser).as_settings())

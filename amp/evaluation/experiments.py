@@ -28,6 +28,7 @@ from amp.evaluation.errors import ExperimentError
 from amp.evaluation.sweep_plan import (
     DEFAULT_RATIOS,
     FewShotConfig,
+    SweepConfig,
     SweepItem,
     SweepSentence,
     ZeroShotConfig,
@@ -67,6 +68,7 @@ __all__ = [
     "RECORD_COLUMNS",
     "ExperimentError",
     "FewShotConfig",
+    "SweepConfig",
     "SweepItem",
     "SweepMatch",
     "SweepRecord",

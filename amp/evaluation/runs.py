@@ -24,7 +24,7 @@ import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
 from amp.evaluation.errors import ReportError
 from amp.evaluation.interpretations import (
@@ -42,7 +42,7 @@ from amp.parser.core import limits
 from amp.parser.core.errors import EndpointUnreachable
 from amp.parser.core.results import BatchItemResult, Beam, ParseResult
 from amp.parser.models.loading import EXACT_DTYPE
-from amp.parser.search.settings import DEFAULT_SEARCH
+from amp.parser.search.settings import DEFAULT_SEARCH, SearchKeywords, SearchSettings
 from amp.settings import cache_root
 
 if TYPE_CHECKING:
@@ -69,76 +69,81 @@ __all__ = [
 @dataclass(frozen=True)
 class _Method:
     """One method's settings (see :func:`run_method`), checked against :mod:`amp.parser.core.limits`
-    on construction (SettingError / RequestTooLarge): a bad setting would fail every item."""
+    on construction (SettingError / RequestTooLarge): a bad setting would fail every item.  The
+    search record bounds its own beams and budget; a ``distinct`` method's wider search is built
+    (and so bounded) here."""
 
     name: str
-    beams: int
+    search: SearchSettings
     mode: str
     width: int
     n_samples: int
     temperature: float
     seed: int
-    max_new_tokens: int | None
 
     def __post_init__(self) -> None:
 
         if self.name not in METHODS:
             raise ReportError(f"method must be one of {METHODS}, not {self.name!r}")
-        limits.check_beams(self.beams)
-        limits.check_max_new_tokens(self.max_new_tokens)
         limits.check_seed(self.seed)
         if self.name == "distinct":
             limits.check_count(self.width, "width", limits.MAX_WIDTH)
+            self.widest()
         if self.name == "sampling":
             limits.check_samples(self.n_samples)
             limits.check_temperature(self.temperature)
 
+    def widest(self) -> SearchSettings:
+        """The search ``distinct`` runs: a beam of ``width`` (at least the ``search.beams`` kept)."""
+        return SearchSettings.of(self.search, beams=max(self.width, self.search.beams), constrained=True)
+
     def ranked(self, parser: Parser, item: SweepItem) -> tuple[ParseResult, bool]:
         """The item's ranked LFs as a parse, and whether they came from the cache."""
-        prompt, fmt, budget = item.prompt_text, item.fmt, self.max_new_tokens
+        prompt, fmt, search = item.prompt_text, item.fmt, self.search
         if self.name == "beam":  # with a generation budget: one cached parse per item
-            was = parser.cached_parse(prompt, fmt=fmt, beams=self.beams, max_new_tokens=budget) is not None
-            return parser.parse(prompt, fmt=fmt, beams=self.beams, max_new_tokens=budget), was
+            was = parser.cached_parse(prompt, search, fmt=fmt) is not None
+            return parser.parse(prompt, search, fmt=fmt), was
         if self.name == "distinct":
-            was = parser.cached_parse(prompt, fmt=fmt, beams=max(self.width, self.beams),
-                                      max_new_tokens=budget) is not None
-            found = distinct_topk(parser, prompt, k=self.beams, width=self.width, mode=self.mode, fmt=fmt,
-                                  max_new_tokens=budget)
+            was = parser.cached_parse(prompt, self.widest(), fmt=fmt) is not None
+            found = distinct_topk(parser, prompt, k=search.beams, width=self.width, mode=self.mode, fmt=fmt,
+                                  alpha=search.alpha, max_new_tokens=search.max_new_tokens)
             return _interpretations_result(found.interpretations, fmt), was
-        was = samples_cached(parser, prompt, self.n_samples, self.temperature, self.seed, fmt, budget)
+        was = samples_cached(parser, prompt, self.n_samples, self.temperature, self.seed, fmt, search.max_new_tokens)
         sampled = sample_interpretations(parser, prompt, n=self.n_samples, temperature=self.temperature,
                                          seed=self.seed, fmt=fmt, lf0=item.lf0, lf1=item.lf1, mode=self.mode,
-                                         max_new_tokens=budget)
-        return _interpretations_result(sampled.interpretations[: self.beams], fmt), was
+                                         max_new_tokens=search.max_new_tokens)
+        return _interpretations_result(sampled.interpretations[: search.beams], fmt), was
 
 
 def run_method(
     parser: Parser,
     items: Iterable[SweepItem],
+    search: SearchSettings | None = None,
     *,
     method: str = "beam",
-    beams: int = DEFAULT_SEARCH.beams,
     mode: str = DEFAULT_MODE,
     width: int = 20,
     n_samples: int = 20,
     temperature: float = 1.0,
     seed: int = 0,
-    max_new_tokens: int | None = None,
     on_progress: Callable[[int, int, SweepRecord], None] | None = None,
     batch_size: int | None = None,
+    **settings: Unpack[SearchKeywords],
 ) -> Iterator[SweepRecord]:
     """Records for ``items`` with ``method`` (see the module docstring); P(LF0) by forced decoding.
 
-    ``max_new_tokens`` bounds generation (None: from the prompt, as in the paper; ``beam`` then
-    runs batched through :func:`amp.evaluation.sweep_run.run_items`, ``batch_size`` items per model
-    call).  ``beams`` is the beam size (``beam``) or the number of distinct interpretations
-    kept (``distinct``, from a beam of ``width``; ``sampling``, from ``n_samples`` samples).
+    ``search``: the search settings record (a sweep's ``config.search``; the defaults when None,
+    keywords override its fields).  Its ``max_new_tokens`` bounds generation (None: from the
+    prompt, as in the paper; ``beam`` then runs batched through
+    :func:`amp.evaluation.sweep_run.run_items`, ``batch_size`` items per model call).  Its
+    ``beams`` is the beam size (``beam``) or the number of distinct interpretations kept
+    (``distinct``, from a beam of ``width``; ``sampling``, from ``n_samples`` samples).
     """
-    chosen = _Method(method, beams, mode, width, n_samples, temperature, seed, max_new_tokens)  # checked now
+    search = SearchSettings.of(search, **settings)
+    chosen = _Method(method, search, mode, width, n_samples, temperature, seed)  # checked now
     planned = list(items)
-    if method == "beam" and max_new_tokens is None:  # the paper's path: batched, cached run_items
-        yield from run_items(parser, planned, beams=beams, mode=mode, on_progress=on_progress,
-                             batch_size=batch_size)
+    if method == "beam" and search.max_new_tokens is None:  # the paper's path: batched, cached run_items
+        yield from run_items(parser, planned, search, mode=mode, on_progress=on_progress, batch_size=batch_size)
         return
     total = len(planned)
     for done, item in enumerate(planned, 1):
@@ -254,12 +259,23 @@ def precision_suffix(dtype: str | None) -> str:
     return f"-{dtype}" if dtype and dtype != EXACT_DTYPE else ""
 
 
+def _named_config(config: ZeroShotConfig | FewShotConfig) -> dict[str, Any]:
+    """:func:`config_to_dict` as older code wrote it where that says it all: a flat ``beams`` for a
+    search that differs from the default in its beams alone (every search a sweep page builds), so
+    a sweep saved before the config held its search record keeps its run name."""
+    data = config_to_dict(config)
+    if SearchSettings.of(config.search, beams=DEFAULT_SEARCH.beams) == DEFAULT_SEARCH:
+        del data["search"]
+        data["beams"] = config.search.beams
+    return data
+
+
 def sweep_run_name(config: ZeroShotConfig | FewShotConfig, *, model: str, identity: str, dtype: str = "") -> str:
     """``app-zero-shot-pp-<model>-<digest>``: one name per model identity, sweep configuration and
     precision other than float32 (``-int8``, ``-bfloat16``), so a rerun of the same sweep replaces
     its run instead of adding a copy, and an approximate sweep never replaces the exact one."""
     kind = "few-shot" if isinstance(config, FewShotConfig) else "zero-shot"
-    parts: dict[str, Any] = {"config": config_to_dict(config), "identity": identity}
+    parts: dict[str, Any] = {"config": _named_config(config), "identity": identity}
     tail = precision_suffix(dtype)
     if tail:
         parts["dtype"] = dtype
@@ -279,7 +295,7 @@ def sweep_settings(config: ZeroShotConfig | FewShotConfig, records: Sequence[Swe
                         ratios=len(config.ratios), fmt=config.fmt)
     else:
         settings.update(n_zero=config.n, n_few=0)
-    settings.update(beams=config.beams, seed=config.seed,
+    settings.update(beams=config.search.beams, seed=config.seed,
                     cached=f"{sum(r.cached for r in records)}/{len(records)}",
                     source=f"app ({page})" if page else "app")
     if context is not None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import numbers
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from amp.data.generate import sample_pairs
@@ -22,13 +22,14 @@ from amp.data.types import find_type, get_type, type_ids
 from amp.errors import RatioError
 from amp.evaluation.errors import ExperimentError
 from amp.logic.vocabulary import DEFAULT_FORMAT, DEFAULT_MODE, Format, check_format, check_mode
-from amp.parser.search.settings import DEFAULT_SEARCH
+from amp.parser.search.settings import DEFAULT_SEARCH, SearchSettings
 from amp.prompts import EXAMPLES_PER_PROMPT, Prompt, check_ratio, mixed_prompt, zero_shot_prompt
 
 __all__ = [
     "DEFAULT_RATIOS",
     "ExperimentError",
     "FewShotConfig",
+    "SweepConfig",
     "SweepItem",
     "SweepSentence",
     "ZeroShotConfig",
@@ -55,7 +56,7 @@ def _whole(name: str, value: Any, minimum: int | None = 1) -> int:
     return int(value)
 
 
-def _check_common(types: Sequence[str], beams: int, fmt: str, mode: str) -> tuple[str, ...]:
+def _check_common(types: Sequence[str], search: Any, fmt: str, mode: str) -> tuple[str, ...]:
     if isinstance(types, str):
         types = (types,)
     if not types:
@@ -66,7 +67,8 @@ def _check_common(types: Sequence[str], beams: int, fmt: str, mode: str) -> tupl
     normalised = tuple(get_type(str(t)).id for t in types)
     if len(set(normalised)) != len(normalised):
         raise ExperimentError(f"types {list(normalised)} lists a type twice")
-    _whole("beams", beams)
+    if not isinstance(search, SearchSettings):  # its own construction bounds it (beams, cost of one prompt)
+        raise ExperimentError(f"search must be a SearchSettings, not {type(search).__name__}")
     check_format(fmt, ExperimentError)
     check_mode(mode, ExperimentError)
     return normalised
@@ -80,8 +82,9 @@ class FewShotConfig:
     seed)``) and each is parsed under one prompt per ratio r in ``ratios``: ``k`` random
     same-type examples, int(k·r) of them shown with LF0 and the rest with LF1
     (:func:`amp.prompts.lf0_count`, robust to float error).  So the test set
-    is the same for all ratios, as in the paper.  ``beams`` is the beam size, ``mode`` the
-    canonicaliser used for matching (``"logical"`` or the faithful ``"paper"``).
+    is the same for all ratios, as in the paper.  ``search`` is the search every prompt is parsed
+    with (:class:`~amp.parser.search.settings.SearchSettings`: beams, …; validated by its own
+    construction), ``mode`` the canonicaliser used for matching (``"logical"`` or the faithful ``"paper"``).
 
     Paired design (the default, as in the original, docs/paper-notes.md §11): a test sentence sees the
     *same* ``k`` example sentences in the same positions at every ratio; only which of them
@@ -95,12 +98,12 @@ class FewShotConfig:
     seed: int = 0
     k: int = EXAMPLES_PER_PROMPT
     fmt: str = DEFAULT_FORMAT
-    beams: int = DEFAULT_SEARCH.beams
+    search: SearchSettings = DEFAULT_SEARCH
     mode: str = DEFAULT_MODE
     independent_draws: bool = False
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "types", _check_common(self.types, self.beams, self.fmt, self.mode))
+        object.__setattr__(self, "types", _check_common(self.types, self.search, self.fmt, self.mode))
         if not isinstance(self.independent_draws, bool) and type(self.independent_draws).__name__ != "bool_":
             raise ExperimentError(f"independent_draws must be True or False, not {self.independent_draws!r}")
         object.__setattr__(self, "independent_draws", bool(self.independent_draws))
@@ -120,7 +123,6 @@ class FewShotConfig:
         object.__setattr__(self, "n_per_ratio", _whole("n_per_ratio", self.n_per_ratio))
         object.__setattr__(self, "k", _whole("k (examples per prompt)", self.k))
         object.__setattr__(self, "seed", _whole("seed", self.seed, None))
-        object.__setattr__(self, "beams", int(self.beams))
 
     @property
     def n_items(self) -> int:
@@ -133,30 +135,34 @@ class ZeroShotConfig:
     """A zero-shot sweep, paper §3 / Fig. 2–3 / Table 2 (docs/paper-notes.md §10).
 
     ``n`` test sentences per type (the paper: 200), each under its zero-shot prompt of
-    unambiguous "ingredient" examples.  ``beams`` bounds the ZM_k that can be computed (k ≤ beams).
+    unambiguous "ingredient" examples, parsed with ``search``; its beams bound the ZM_k that can
+    be computed (k ≤ ``search.beams``).
     """
 
     types: tuple[str, ...] = field(default_factory=type_ids)  # every registered type, read when made
     n: int = 20
     seed: int = 0
-    beams: int = DEFAULT_SEARCH.beams
+    search: SearchSettings = DEFAULT_SEARCH
     fmt: str = DEFAULT_FORMAT
     mode: str = DEFAULT_MODE
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "types", _check_common(self.types, self.beams, self.fmt, self.mode))
+        object.__setattr__(self, "types", _check_common(self.types, self.search, self.fmt, self.mode))
         if self.fmt != Format.FOL:
             raise ExperimentError(
                 f"zero-shot prompts are FOL only (paper §3; docs/paper-notes.md §10), so fmt must be 'fol', not {self.fmt!r}"
             )
         object.__setattr__(self, "n", _whole("n (test sentences per type)", self.n))
         object.__setattr__(self, "seed", _whole("seed", self.seed, None))
-        object.__setattr__(self, "beams", int(self.beams))
 
     @property
     def n_items(self) -> int:
         """How many prompts the sweep parses: types × n."""
         return len(self.types) * self.n
+
+
+#: A sweep's one settings record: its plan (types, ratios, n, seed, k, fmt, mode) and its ``search``.
+SweepConfig = FewShotConfig | ZeroShotConfig
 
 
 # --------------------------------------------------------------------------- planning
@@ -273,23 +279,34 @@ def plan_zeroshot(config: ZeroShotConfig) -> list[SweepItem]:
     return items
 
 
-def config_to_dict(config: FewShotConfig | ZeroShotConfig) -> dict[str, Any]:
-    """A sweep config as JSON data (kept with a server job so a page can rebuild its plan)."""
+def config_to_dict(config: SweepConfig) -> dict[str, Any]:
+    """A sweep config as JSON data (kept with a server job so a page can rebuild its plan): its
+    fields, tuples as lists and ``search`` as :meth:`~amp.parser.search.settings.SearchSettings.as_dict`."""
     kind = "fewshot" if isinstance(config, FewShotConfig) else "zeroshot"
-    return {"kind": kind, **{k: list(v) if isinstance(v, tuple) else v for k, v in config.__dict__.items()}}
+    data: dict[str, Any] = {"kind": kind}
+    for f in fields(config):
+        value = getattr(config, f.name)
+        data[f.name] = value.as_dict() if isinstance(value, SearchSettings) else \
+            list(value) if isinstance(value, tuple) else value
+    return data
 
 
-def config_from_dict(d: dict[str, Any]) -> FewShotConfig | ZeroShotConfig:
-    """Inverse of :func:`config_to_dict` (raises :class:`ExperimentError` for anything else)."""
+def config_from_dict(d: dict[str, Any]) -> SweepConfig:
+    """Inverse of :func:`config_to_dict`, and of what older code saved (a flat ``beams`` where
+    ``search`` is now); raises :class:`ExperimentError` for anything else (a bad search setting:
+    the :class:`~amp.errors.SettingError` of its record)."""
     try:
-        fields = {k: tuple(v) if isinstance(v, list) else v for k, v in d.items() if k != "kind"}
+        given = {k: tuple(v) if isinstance(v, list) else v for k, v in d.items() if k not in ("kind", "search")}
+        search: Any = d.get("search")
+        if search is None and "beams" in given:  # saved before the config held its search record
+            search = {"beams": given.pop("beams")}
         cls = {"fewshot": FewShotConfig, "zeroshot": ZeroShotConfig}[d["kind"]]
-        return cls(**fields)
-    except (KeyError, TypeError) as exc:
+        return cls(**given, search=SearchSettings(**({} if search is None else search)))
+    except (KeyError, TypeError, AttributeError) as exc:
         raise ExperimentError(f"not a sweep configuration: {exc}") from None
 
 
-def plan(config: FewShotConfig | ZeroShotConfig) -> list[SweepItem]:
+def plan(config: SweepConfig) -> list[SweepItem]:
     """:func:`plan_fewshot` or :func:`plan_zeroshot`, by the config's class."""
     if isinstance(config, FewShotConfig):
         return plan_fewshot(config)

@@ -13,7 +13,7 @@ import math
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, fields, replace
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Unpack
 
 from amp.evaluation.errors import ExperimentError
 from amp.evaluation.matching import MATCHES, Match, is_lf0_like, is_lf1_like, match_lf
@@ -22,7 +22,7 @@ from amp.evaluation.sweep_plan import FewShotConfig, SweepItem, SweepSentence, Z
 from amp.logic.vocabulary import DEFAULT_FORMAT, DEFAULT_MODE, check_mode
 from amp.parser.batch import run_batch
 from amp.parser.core.results import BatchItem
-from amp.parser.search.settings import DEFAULT_SEARCH
+from amp.parser.search.settings import SearchKeywords, SearchSettings
 
 if TYPE_CHECKING:
     from amp.parser.core.results import BatchItemResult
@@ -155,8 +155,8 @@ def _cancelled(cancel: Cancel) -> bool:
 def run_items(
     parser: Parser,
     items: Iterable[SweepItem],
+    search: SearchSettings | None = None,
     *,
-    beams: int = DEFAULT_SEARCH.beams,
     mode: str = DEFAULT_MODE,
     parse: bool = True,
     score: bool | None = None,
@@ -165,11 +165,14 @@ def run_items(
     batch_size: int | None = None,
     label: str = "",
     meta: dict[str, Any] | None = None,
+    **settings: Unpack[SearchKeywords],
 ) -> Iterator[SweepRecord]:
     """Run planned items through the parser, yielding one :class:`SweepRecord` per item as it ends.
 
+    ``search``: the search settings record (a sweep's ``config.search``; the defaults when None,
+    keywords override its fields, as in :func:`~amp.parser.batch.run_batch`).
     Uses :func:`amp.parser.batch.run_batch` (cached results first, then the rest, batched on a
-    GPU): each item is beam-decoded with ``beams`` beams (``parse``) and its two gold LFs are
+    GPU): each item is beam-decoded with ``search`` (``parse``) and its two gold LFs are
     forced-decoded under the *same* prompt (``score``; by default whenever the model can score,
     :attr:`amp.parser.Parser.scores`: not a model behind an API without log-probs).  Records may
     come in a different order than ``items`` (cached ones first); match them by ``id``.  Matching uses the canonicaliser
@@ -181,6 +184,7 @@ def run_items(
     :class:`ExperimentError` at call time, not at the first ``next``.
     """
     check_mode(mode, ExperimentError)
+    search = SearchSettings.of(search, **settings)
     planned = list(items)
     by_id: dict[str, SweepItem] = {}
     for item in planned:
@@ -191,9 +195,9 @@ def run_items(
         by_id[item.id] = item
     if batch_size is not None and (isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1):
         raise ExperimentError(f"batch_size must be a whole number of at least 1, not {batch_size!r}")
-    if score is None:  # (a stand-in parser without ``scores`` scores, as every model with weights does)
-        score = bool(getattr(parser, "scores", True))
-    return _stream(parser, planned, by_id, beams=beams, mode=mode, parse=parse, score=score,
+    if score is None:  # the backend's capability (a model behind an API without log-probs: no P(LF0))
+        score = parser.scores
+    return _stream(parser, planned, by_id, search, mode=mode, parse=parse, score=score,
                    on_progress=on_progress, cancel=cancel, batch_size=batch_size, label=label, meta=meta)
 
 
@@ -201,8 +205,8 @@ def _stream(
     parser: Parser,
     planned: list[SweepItem],
     by_id: dict[str, SweepItem],
+    search: SearchSettings,
     *,
-    beams: int,
     mode: str,
     parse: bool,
     score: bool,
@@ -220,7 +224,7 @@ def _stream(
         for it in planned
     )
     done = 0
-    stream = run_batch(parser, batch, beams=beams, cancel=cancel, batch_size=batch_size, label=label, meta=meta)
+    stream = run_batch(parser, batch, search, cancel=cancel, batch_size=batch_size, label=label, meta=meta)
     try:
         for result in stream:
             item = by_id.get(result.id)
@@ -246,10 +250,8 @@ def run_sweep(
     on_progress: Progress | None = None,
     cancel: Cancel = None,
 ) -> Iterator[SweepRecord]:
-    """Plan ``config`` and run it with the config's beams and mode (see :func:`run_items`)."""
-    return run_items(
-        parser, plan(config), beams=config.beams, mode=config.mode, on_progress=on_progress, cancel=cancel
-    )
+    """Plan ``config`` and run it with the config's search and mode (see :func:`run_items`)."""
+    return run_items(parser, plan(config), config.search, mode=config.mode, on_progress=on_progress, cancel=cancel)
 
 
 def rematch(records: Iterable[SweepRecord], mode: str) -> list[SweepRecord]:

@@ -109,3 +109,16 @@ def test_zero_shot_sweep(at) -> None:
     at.radio(key="zs_pcol").set_value("p_lf0_total").run()
     dist = next(s for s in _specs(at) if "Distribution" in s["layout"]["title"]["text"])
     assert "total sequence" in dist["layout"]["title"]["text"]
+
+
+def test_a_jobs_settings_are_read_from_either_config_layout() -> None:
+    """The jobs panel describes a job's sweep from its meta, saved by this code or by older code (a flat beams)."""
+    from ui.sweeps.job_runs import settings_of
+
+    old = {"kind": "fewshot", "types": ["pp"], "ratios": [0.0, 1.0], "n_per_ratio": 1, "seed": 7, "k": 2,
+           "fmt": "fol", "beams": 2, "mode": "logical", "independent_draws": False}
+    new = ex.config_to_dict(ex.config_from_dict(old))
+    assert "beams" not in new and new["search"]["beams"] == 2
+    words = "types pp · ratios 0.0, 1.0 · n_per_ratio 1 · k 2 · beams 2 · seed 7 · mode logical · fmt fol"
+    assert settings_of({"config": old}) == settings_of({"config": new}) == words
+    assert settings_of({"config": {"kind": "sweep"}}) == settings_of({}) == ""

@@ -19,6 +19,7 @@ import pandas as pd
 import pytest
 
 from amp.data.generate import AMBIGUOUS_TYPES, find_pair, sample_pairs
+from amp.errors import SettingError
 from amp.evaluation.experiments import (
     DEFAULT_RATIOS,
     FEWSHOT_PER_RATIO_COLUMNS,
@@ -41,6 +42,9 @@ from amp.evaluation.experiments import (
     zeroshot_summary,
 )
 from amp.evaluation.inspection import inspect
+from amp.parser.core.capabilities import Capabilities
+from amp.parser.core.errors import RequestTooLarge
+from amp.parser.search.settings import DEFAULT_SEARCH, SearchSettings
 from amp.prompts import Prompt, lf0_count
 
 # --------------------------------------------------------------------------- planning
@@ -50,7 +54,8 @@ def test_default_config_is_the_papers_sweep():
     cfg = FewShotConfig()
     assert cfg.types == AMBIGUOUS_TYPES
     assert cfg.ratios == DEFAULT_RATIOS and len(cfg.ratios) == 11 and cfg.ratios[3] == 0.3
-    assert (cfg.k, cfg.beams, cfg.fmt, cfg.mode) == (10, 5, "fol", "logical")
+    assert (cfg.k, cfg.search.beams, cfg.fmt, cfg.mode) == (10, 5, "fol", "logical")
+    assert cfg.search == DEFAULT_SEARCH
     assert cfg.n_items == 5 * 11 * 5
 
 
@@ -68,7 +73,7 @@ def test_default_config_is_the_papers_sweep():
         ({"types": ("pp", "metaphor")}, "metaphor"),
         ({"types": ()}, "empty"),
         ({"types": ("pp", "pp")}, "twice"),
-        ({"beams": 0}, "beams"),
+        ({"search": {"beams": 3}}, "search must be a SearchSettings"),
         ({"fmt": "sql"}, "fmt"),
         ({"mode": "fuzzy"}, "mode"),
     ],
@@ -81,11 +86,24 @@ def test_fewshot_config_validation(kwargs, message):
 
 @pytest.mark.parametrize(
     ("kwargs", "message"),
-    [({"n": 0}, "n "), ({"types": ("bogus",)}, "bogus"), ({"fmt": "lisp"}, "FOL"), ({"beams": -1}, "beams")],
+    [({"n": 0}, "n "), ({"types": ("bogus",)}, "bogus"), ({"fmt": "lisp"}, "FOL"), ({"search": 5}, "search")],
 )
 def test_zeroshot_config_validation(kwargs, message):
     with pytest.raises(ExperimentError, match=message):
         ZeroShotConfig(**kwargs)
+
+
+@pytest.mark.parametrize("config", [FewShotConfig, ZeroShotConfig])
+@pytest.mark.parametrize(("search", "error", "message"), [
+    ({"beams": 0}, SettingError, "beams"), ({"beams": -1}, SettingError, "beams"),
+    ({"beams": 65}, RequestTooLarge, "beams"), ({"beams": 64, "max_new_tokens": 1024}, RequestTooLarge, "MAX_SEARCH_COST"),
+])
+def test_a_sweeps_search_is_bounded_by_its_record(config, search, error, message):
+    """A sweep's beams are its search record's: bounded once, when the record is made (no second check)."""
+    with pytest.raises(error, match=message) as info:
+        config(search=SearchSettings(**search))
+    assert isinstance(info.value, ValueError)
+    assert config(search=SearchSettings(beams=2)).search.beams == 2
 
 
 def test_config_normalises_aliases_and_sequences():
@@ -240,7 +258,8 @@ class FakeParser:
     table: dict[str, tuple[list[str], tuple[float, float]]]
     calls: list[str] = field(default_factory=list)
     device: str = "cpu"
-    backend: Any = field(default_factory=lambda: SimpleNamespace(jobs=None))  # runs in this process
+    scores: bool = True  # it can score LFs (Parser.scores: its backend's capability)
+    backend: Any = field(default_factory=lambda: SimpleNamespace(jobs=None, capabilities=Capabilities))  # in this process
     cache: Any = None  # no result cache: every item is computed
 
     def cached(self, kind: str, **parts: Any) -> bool:
@@ -296,7 +315,7 @@ class FResult:
     error: str | None = None
 
 
-def fake_run_batch(parser, items, *, beams, on_progress=None, cancel=None, batch_size=None, label="", meta=None):
+def fake_run_batch(parser, items, search, *, on_progress=None, cancel=None, batch_size=None, label="", meta=None):
     """Sequential stand-in for amp.parser.batch.run_batch; items with an empty prompt fail."""
     for item in items:
         if cancel is not None and (cancel.is_set() if isinstance(cancel, threading.Event) else cancel()):
@@ -304,7 +323,7 @@ def fake_run_batch(parser, items, *, beams, on_progress=None, cancel=None, batch
         if not item.prompt:
             yield FResult(item.id, None, None, error="DecodingError: no prompt")
             continue
-        parse = parser.parse(item.prompt, fmt=item.fmt, beams=beams) if item.parse else None
+        parse = parser.parse(item.prompt, fmt=item.fmt, beams=search.beams) if item.parse else None
         pair = parser.score_pair(item.prompt, item.lf0, item.lf1, fmt=item.fmt) if item.score else None
         yield FResult(item.id, parse, pair, cached=item.id.endswith("000"))
 
@@ -336,7 +355,7 @@ def scope_sweep():
       r=0.5: s0 LF0 (LF1 3rd)  0.5      s1 neither, LF1 2nd 0.7
       r=1  : s0 LF0            1.0      s1 unparseable      0.6
     """
-    cfg = FewShotConfig(types=("scope",), ratios=(0.0, 0.5, 1.0), n_per_ratio=2, seed=3, beams=3)
+    cfg = FewShotConfig(types=("scope",), ratios=(0.0, 0.5, 1.0), n_per_ratio=2, seed=3, search=SearchSettings(beams=3))
     items = plan_fewshot(cfg)
     s0, s1 = sample_pairs("scope", 2, 3)
     table = by_prompt(items, {
@@ -363,7 +382,7 @@ def test_run_items_records(fake_batch, scope_sweep):
     cfg, items, table = scope_sweep
     seen: list[tuple[int, int, str]] = []
     records = list(
-        run_items(FakeParser(table), items, beams=cfg.beams, mode=cfg.mode,
+        run_items(FakeParser(table), items, cfg.search, mode=cfg.mode,
                   on_progress=lambda done, total, rec: seen.append((done, total, rec.id)))
     )
     assert [r.id for r in records] == [i.id for i in items]
@@ -417,9 +436,8 @@ def test_run_items_cancel_stops_the_stream(fake_batch, scope_sweep):
 
 def test_run_items_stops_even_if_run_batch_ignores_cancel(monkeypatch, scope_sweep):
     _, items, table = scope_sweep
-    _use_batch(monkeypatch, lambda parser, items, *, beams, on_progress=None, cancel=None, batch_size=None, **_: fake_run_batch(
-        parser, items, beams=beams
-    ))
+    _use_batch(monkeypatch, lambda parser, items, search, *, on_progress=None, cancel=None, batch_size=None, **_:
+               fake_run_batch(parser, items, search))
     flag = {"stop": False}
     got = []
     for record in run_items(FakeParser(table), items, beams=3, cancel=lambda: flag["stop"]):
@@ -438,7 +456,7 @@ def test_run_items_rejects_duplicate_ids_and_bad_mode(fake_batch, scope_sweep):
 
 
 def test_run_sweep_uses_config(fake_batch):
-    cfg = ZeroShotConfig(types=("scope",), n=2, seed=5, beams=1)
+    cfg = ZeroShotConfig(types=("scope",), n=2, seed=5, search=SearchSettings(beams=1))
     pairs = sample_pairs("scope", 2, 5)
     table = by_prompt(plan(cfg), {(p.surface, None): ([p.lf1.lf, p.lf0.lf], (0.4, 0.6)) for p in pairs})
     records = list(run_sweep(FakeParser(table), cfg))
@@ -452,7 +470,7 @@ def test_run_sweep_uses_config(fake_batch):
 @pytest.fixture
 def scope_records(fake_batch, scope_sweep):
     cfg, items, table = scope_sweep
-    return list(run_items(FakeParser(table), items, beams=cfg.beams))
+    return list(run_items(FakeParser(table), items, cfg.search))
 
 
 def test_fewshot_summary_hand_computed(scope_records):
@@ -481,12 +499,12 @@ def test_real_run_batch_with_fake_parser(scope_sweep):
     cfg, items, table = scope_sweep
     stop = threading.Event()
     got = []
-    for record in run_items(FakeParser(table), items, beams=cfg.beams, cancel=stop):
+    for record in run_items(FakeParser(table), items, cfg.search, cancel=stop):
         got.append(record)
         if len(got) == 4:
             stop.set()
     assert len(got) == 4
-    records = list(run_items(FakeParser(table), items, beams=cfg.beams))
+    records = list(run_items(FakeParser(table), items, cfg.search))
     assert sorted(r.id for r in records) == sorted(i.id for i in items)
     _, per_type = fewshot_summary(records)
     assert per_type.loc[0, "FDM"] == pytest.approx(1 / 3)
@@ -528,7 +546,7 @@ def test_summaries_accept_frames(scope_records):
 
 
 def test_zeroshot_summary_hand_computed(fake_batch):
-    cfg = ZeroShotConfig(types=("pp", "scope"), n=2, seed=2, beams=5)
+    cfg = ZeroShotConfig(types=("pp", "scope"), n=2, seed=2, search=SearchSettings(beams=5))
     pp0, pp1 = sample_pairs("pp", 2, 2)
     sc0, sc1 = sample_pairs("scope", 2, 2)
     items = plan_zeroshot(cfg)
@@ -538,7 +556,7 @@ def test_zeroshot_summary_hand_computed(fake_batch):
         (sc0.surface, None): ([NEITHER, sc0.lf0.lf], (0.5, 0.5)),  # only LF0 (rank 2)
         (sc1.surface, None): ([BROKEN], (0.0, 1.0)),  # unparseable, nothing
     })
-    records = list(run_items(FakeParser(table), items, beams=5))
+    records = list(run_items(FakeParser(table), items, cfg.search))
     for k, zm_pp in ((1, 0.0), (2, 50.0), (3, 100.0), (5, 100.0)):
         df = zeroshot_summary(records, k)
         assert list(df.columns) == list(zeroshot_columns(k))
@@ -586,7 +604,7 @@ def test_end_to_end_with_tiny_model(saved_tiny_model, tmp_path):
     from amp.reporting import plots
 
     parser = Parser(str(saved_tiny_model), device="cpu", cache=ResultCache(tmp_path / "results"))
-    cfg = FewShotConfig(types=("scope",), ratios=(0.0, 1.0), n_per_ratio=1, beams=2)
+    cfg = FewShotConfig(types=("scope",), ratios=(0.0, 1.0), n_per_ratio=1, search=SearchSettings(beams=2))
     items = plan_fewshot(cfg)
     records = list(run_sweep(parser, cfg))
     assert sorted(r.id for r in records) == sorted(i.id for i in items)
@@ -624,13 +642,16 @@ def test_run_items_passes_the_batch_size_on(monkeypatch, scope_sweep) -> None:
     _, items, table = scope_sweep
     seen = []
 
-    def spy(parser, items, *, beams, on_progress=None, cancel=None, batch_size=None, label="", meta=None):
-        seen.append(batch_size)
-        return fake_run_batch(parser, items, beams=beams, cancel=cancel)
+    def spy(parser, items, search, *, on_progress=None, cancel=None, batch_size=None, label="", meta=None):
+        seen.append((batch_size, search))
+        return fake_run_batch(parser, items, search, cancel=cancel)
 
     _use_batch(monkeypatch, spy)
-    assert len(list(run_items(FakeParser(table), items, beams=3, batch_size=4))) == len(items)
-    assert seen == [4]
+    search = SearchSettings(beams=3, max_new_tokens=40)
+    assert len(list(run_items(FakeParser(table), items, search, batch_size=4))) == len(items)
+    assert seen == [(4, search)]  # the record itself, whole: no setting of it dropped on the way
+    assert len(list(run_items(FakeParser(table), items, search, beams=2))) == len(items)
+    assert seen[-1] == (None, SearchSettings(beams=2, max_new_tokens=40))  # keywords change the record's fields
 
 
 def test_summaries_when_every_item_of_a_group_failed():

@@ -184,6 +184,22 @@ def test_run_method_alternatives_give_records(saved_tiny_model, tmp_path, method
     ex.zeroshot_summary(recs, k=5)
 
 
+def test_run_method_takes_the_sweeps_search_record_and_bounds_distincts_wider_search_up_front():
+    """The method runs with the sweep's own search (``config.search``); the wider beam of ``distinct``
+    (its ``width``) is a search too, bounded before any item, not refused item by item."""
+    from amp.parser.core.errors import RequestTooLarge
+    from amp.parser.search.settings import SearchSettings
+
+    class NoModel:
+        def __getattr__(self, name: str) -> object:
+            raise AssertionError(f"the model was used ({name})")
+
+    search = SearchSettings(beams=4, max_new_tokens=1024)  # 4 kept × 1,024 tokens: within the bound
+    with pytest.raises(RequestTooLarge, match="1 prompt\\(s\\) × 40 beams × 1024 tokens"):
+        list(runs.run_method(NoModel(), [object()], search, method="distinct", width=40))
+    assert list(runs.run_method(NoModel(), [], search, method="distinct", width=32)) == []  # 32 × 1,024 fits
+
+
 def test_char_heatmap_aligns_two_tokenizations():
     fig = token_plots.char_heatmap({"A": (["exi", "sts"], [0.5, 0.9]), "B": (["e", "xists"], [0.1, 0.2])})
     z = fig.data[0].z

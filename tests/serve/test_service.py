@@ -487,10 +487,12 @@ def test_a_job_reports_its_progress_as_items_finish_with_the_service_s_clock(ser
 def test_a_sweep_job_that_finished_with_no_tab_open_is_in_the_research_list(service, tmp_path, monkeypatch):
     from amp.evaluation import experiments as ex
     from amp.evaluation import runs as saved_runs
+    from amp.parser.search.settings import SearchSettings
 
-    config = ex.FewShotConfig(types=("pp",), ratios=(0.0, 1.0), n_per_ratio=1, k=2, seed=7, beams=2)
+    config = ex.FewShotConfig(types=("pp",), ratios=(0.0, 1.0), n_per_ratio=1, k=2, seed=7,
+                              search=SearchSettings(beams=2))
     meta = {"page": "fewshot_sweep", "config": ex.config_to_dict(config)}
-    stream = ex.run_items(remote(service, tmp_path, "tab"), ex.plan(config), beams=config.beams, mode=config.mode,
+    stream = ex.run_items(remote(service, tmp_path, "tab"), ex.plan(config), config.search, mode=config.mode,
                           label="fewshot_sweep", meta=meta)
     next(stream)
     stream.close()  # the tab closed after the first result; the job goes on

@@ -18,9 +18,9 @@ from typing import Any
 import streamlit as st
 
 from amp.errors import AmpError
-from amp.evaluation.experiments import config_from_dict, plan, record_from_result
 from amp.evaluation.runs import save_sweep
-from amp.evaluation.sweep_run import run_items
+from amp.evaluation.sweep_plan import config_from_dict, config_to_dict, plan
+from amp.evaluation.sweep_run import record_from_result, run_items
 from amp.parser.batch import attach
 from amp.parser.jobs import search_of
 from amp.settings import cache_root
@@ -28,7 +28,8 @@ from ui.model import actions, parsers
 
 #: Seconds between two looks at the service's finished jobs (per browser session).
 CHECK_EVERY_S = 10.0
-#: The pages whose jobs are sweeps (meta["page"]), with their names (as the page saves them).
+#: The sweep pages: the key of a page's sweep (its ``st.session_state`` key and its jobs'
+#: ``meta["page"]``) → the page's name (in a saved run's settings and the model's busy notice).
 SWEEP_PAGES = {"zeroshot_sweep": "Zero-shot page", "fewshot_sweep": "Ratio sweep page"}
 _LAST = "job_runs_checked_at"
 
@@ -98,7 +99,7 @@ def _save_job(parser: Any, job: Any) -> str | None:
             continue
         if parser.cached_parse(it.prompt_text, search, fmt=it.fmt) is None:
             return None
-        (record,) = list(run_items(parser, [it], beams=search.beams, mode=config.mode))  # from the cache
+        (record,) = list(run_items(parser, [it], search, mode=config.mode))  # from the cache
         got[it.id] = record
     records = [got[it.id] for it in items]
     path = save_sweep(config, records, model=str(parser.spec), identity=actions.identity(parser),
@@ -107,14 +108,17 @@ def _save_job(parser: Any, job: Any) -> str | None:
 
 
 def settings_of(meta: dict[str, Any]) -> str:
-    """A job's sweep settings in words (types, ratios, n, k, seed …) from its ``meta``."""
-    config = meta.get("config")
-    if not isinstance(config, dict):
+    """A job's sweep settings in words (types, ratios, n, k, beams, seed …) from its ``meta``
+    ("" for a config this code cannot read)."""
+    try:
+        config = config_from_dict(meta["config"])
+    except (AmpError, KeyError):
         return ""
+    data = {**config_to_dict(config), "beams": config.search.beams}
     parts = []
     for key in ("types", "ratios", "n_per_ratio", "n", "k", "beams", "seed", "mode", "fmt"):
-        if key in config:
-            value = config[key]
+        if key in data:
+            value = data[key]
             shown = ", ".join(str(v) for v in value) if isinstance(value, list) else str(value)
             parts.append(f"{key} {shown}")
     return " · ".join(parts)

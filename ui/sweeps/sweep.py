@@ -26,6 +26,8 @@ import streamlit as st
 from amp.errors import AmpError
 from amp.evaluation.run_context import run_context
 from amp.evaluation.runs import save_sweep
+from amp.evaluation.sweep_plan import SweepConfig, config_from_dict, config_to_dict, plan
+from amp.evaluation.sweep_run import record_from_result, run_items
 from amp.parser.batch import attach
 from amp.parser.search.cancel import progress_scope
 from ui.model import actions, parsers
@@ -37,6 +39,7 @@ if TYPE_CHECKING:
     from amp.evaluation.sweep_plan import SweepItem
     from amp.evaluation.sweep_run import SweepRecord
     from amp.parser import Parser
+    from amp.parser.search.settings import SearchSettings
 
 #: Guessed seconds per uncached item = BASE + PER_EXAMPLE × (examples in the prompt), per device kind,
 #: until this process has measured the model's speed.  CPU: fitted to the exact fast search on the
@@ -52,7 +55,7 @@ _SPEED: dict[tuple[str, str], float] = {}
 class SweepState:
     """One page's sweep: its config, the records so far, and how it ended."""
 
-    config: Any
+    config: SweepConfig
     total: int
     records: list[SweepRecord] = field(default_factory=list)
     status: str = "running"  # running | done | cancelled | failed
@@ -67,15 +70,15 @@ def _units(k: float) -> float:
     return base + per * k
 
 
-def cached_count(parser: Parser | None, items: Sequence[SweepItem], beams: int) -> int:
-    """How many planned items are already in the result cache (parse and both scores)."""
+def cached_count(parser: Parser | None, items: Sequence[SweepItem], search: SearchSettings) -> int:
+    """How many planned items are already in the result cache (parse with ``search`` and both scores)."""
     if parser is None:
         return 0
     n = 0
     scores = parser.scores  # a model behind an API without log-probs has no pairs to look for
     for it in items:
         try:
-            if parser.cached_parse(it.prompt_text, fmt=it.fmt, beams=beams) is not None and \
+            if parser.cached_parse(it.prompt_text, search, fmt=it.fmt) is not None and \
                     (not scores or parser.cached_pair(it.prompt_text, it.lf0, it.lf1, fmt=it.fmt) is not None):
                 n += 1
         except Exception:  # noqa: BLE001
@@ -85,8 +88,6 @@ def cached_count(parser: Parser | None, items: Sequence[SweepItem], beams: int) 
 
 #: A sweep estimated at this many seconds or more needs a ticked confirmation before it starts.
 CONFIRM_SECONDS = 3600.0
-#: The page a sweep state's key belongs to (named in the saved run's settings).
-PAGES = {"zeroshot_sweep": "Zero-shot page", "fewshot_sweep": "Ratio sweep page"}
 
 
 def duration_text(seconds: float) -> str:
@@ -132,10 +133,11 @@ def _speed_key(parser: Any) -> tuple[str, str]:
     return actions.identity(parser), str(parser.dtype)
 
 
-def estimate_for(items: Sequence[Any], beams: int) -> Estimate:
-    """The :class:`Estimate` of ``items`` for the current model (measured speed if known, else a guess)."""
+def estimate_for(items: Sequence[Any], search: SearchSettings) -> Estimate:
+    """The :class:`Estimate` of ``items`` searched with ``search`` for the current model (measured
+    speed if known, else a guess)."""
     parser = parsers.peek_parser()
-    cached = cached_count(parser, items, beams)
+    cached = cached_count(parser, items, search)
     mean_k = sum(len(it.prompt.examples) for it in items) / len(items) if items else 0.0
     device = parser.device.split(":")[0] if parser is not None else "cpu"
     measured = _SPEED.get(_speed_key(parser)) if parser is not None else None
@@ -147,20 +149,16 @@ def estimate_for(items: Sequence[Any], beams: int) -> Estimate:
     return Estimate(n=len(items), cached=cached, per=per, device=device)
 
 
-def estimate(items: Sequence[Any], beams: int) -> str:
-    """"3 of 6 prompts cached; the other 3 take about 8 min" for the current model."""
-    return estimate_for(items, beams).text()
-
-
-def controls(prefix: str, items: Sequence[Any], beams: int) -> tuple[bool, bool]:
-    """The Run and Cancel buttons and the time estimate; returns (run clicked, cancel clicked).
+def controls(prefix: str, items: Sequence[Any], config: SweepConfig) -> tuple[bool, bool]:
+    """The Run and Cancel buttons and the time estimate of ``items`` (planned from ``config``);
+    returns (run clicked, cancel clicked).
 
     A sweep estimated at :data:`CONFIRM_SECONDS` or more needs its confirmation box ticked first
     (the box is new whenever the estimate's size changes, so a tick never carries over).
     """
     c1, c2, c3 = st.columns([1, 1, 4], vertical_alignment="center")
     below = st.container()
-    est = estimate_for(items, beams)
+    est = estimate_for(items, config.search)
     c3.caption(est.text())
     confirmed = True
     if est.seconds >= CONFIRM_SECONDS:
@@ -175,29 +173,26 @@ def controls(prefix: str, items: Sequence[Any], beams: int) -> tuple[bool, bool]
 
 def run(
     key: str,
-    config: Any,
+    config: SweepConfig,
     items: Sequence[Any],
     *,
-    beams: int,
-    mode: str,
     draw: Callable[[list[Any], bool], None],
 ) -> SweepState | None:
-    """Run ``items`` with the current model, calling ``draw(records, final)`` as records arrive.
+    """Run ``items`` (planned from ``config``) with the current model and ``config.search``,
+    calling ``draw(records, final)`` as records arrive.
 
     Holds the model's lock for one item at a time, so another session can interleave. Returns the
     final state (also stored in ``st.session_state[key]``), or ``None`` if no model could be loaded.
     """
-    from amp.evaluation.experiments import config_to_dict, run_items  # late: start-up cost (pandas)
-
     parser = parsers.get_parser()
     if parser is None:
         return None
     meta = {"page": key, "config": config_to_dict(config)}
-    stream = run_items(parser, items, beams=beams, mode=mode, label=key, meta=meta)
+    stream = run_items(parser, items, config.search, mode=config.mode, label=key, meta=meta)
     return _follow(key, config, items, parser, stream, draw)
 
 
-def _follow(key: str, config: Any, items: Sequence[SweepItem], parser: Parser, stream: Iterator[SweepRecord],
+def _follow(key: str, config: SweepConfig, items: Sequence[SweepItem], parser: Parser, stream: Iterator[SweepRecord],
             draw: Callable[[list[SweepRecord], bool], None]) -> SweepState:
     """Draw a stream of records with a progress bar into a fresh :class:`SweepState`."""
     state = SweepState(config=config, total=len(items))
@@ -221,7 +216,8 @@ def _follow(key: str, config: Any, items: Sequence[SweepItem], parser: Parser, s
     try:
         while True:
             t0 = time.perf_counter()
-            with model_use.using(parser, what=f"a sweep on the {PAGES.get(key, key)}"), progress_scope(on_searched):
+            with model_use.using(parser, what=f"a sweep on the {job_runs.SWEEP_PAGES.get(key, key)}"), \
+                    progress_scope(on_searched):
                 record = next(stream, None)
             if record is None:
                 break
@@ -259,7 +255,7 @@ def _save_run(key: str, state: SweepState, parser: Parser) -> None:
         return
     try:
         path = save_sweep(state.config, state.records, model=str(parser.spec), identity=actions.identity(parser),
-                          page=PAGES.get(key, key), dtype=parser.dtype, context=run_context(parser))
+                          page=job_runs.SWEEP_PAGES.get(key, key), dtype=parser.dtype, context=run_context(parser))
     except Exception as exc:  # noqa: BLE001 - a full disk or an unreachable server: a warning, the page goes on
         state.save_error = str(exc) if isinstance(exc, AmpError | OSError) else f"{type(exc).__name__}: {exc}"
     else:
@@ -326,14 +322,12 @@ def jobs_panel(key: str, draw: Callable[[list, bool], None]) -> bool:
         except AmpError as exc:
             st.error(str(exc))
     if show and chosen:
-        from amp.evaluation.experiments import config_from_dict, plan  # late: start-up cost (pandas)
-
         try:
             status = jobs.status(chosen)
             config = config_from_dict(status.meta["config"])
             items = plan(config)
             by_id = {it.id: it for it in items}
-            stream = _records(attach(parser, chosen), by_id, config.mode)
+            stream = _records(attach(parser, chosen), by_id, config)
         except (AmpError, KeyError) as exc:
             st.error(f"Cannot reattach to job {chosen}: {exc}", icon=":material/error:")
             return False
@@ -346,32 +340,43 @@ def jobs_panel(key: str, draw: Callable[[list, bool], None]) -> bool:
     return False
 
 
-def _records(run: Any, by_id: dict[str, Any], mode: str) -> Any:
-    from amp.evaluation.experiments import record_from_result  # late: start-up cost (pandas)
-
+def _records(run: Any, by_id: dict[str, Any], config: SweepConfig) -> Any:
     for result in run:
         if result.id in by_id:
-            yield record_from_result(by_id[result.id], result, mode=mode)
+            yield record_from_result(by_id[result.id], result, mode=config.mode)
 
 
-def drive(key: str, config: Any, items: list, *, start: bool, cancel: bool, status_slot: Any,
-          draw: Callable[[list, bool], None]) -> None:
-    """The run / cancel / redraw cycle of a sweep page (ratio sweep and zero-shot share it)."""
+def drive(key: str, config: SweepConfig, items: list, *, prefix: str, draw: Callable[[list, bool], None]) -> None:
+    """A sweep page below its settings (ratio sweep and zero-shot share it): the Run and Cancel
+    buttons with the estimate (:func:`controls`, widget keys ``<prefix>_…``), the status of the
+    sweep stored under ``key``, and its results, drawn by ``draw(records, final)`` into one area
+    that each draw replaces (live while the sweep runs, ``final`` once it is over).
+
+    ``config`` is the page's one settings record (its plan and ``config.search``): the page passes
+    it here once, and it travels on whole (:func:`run` → :func:`~amp.evaluation.sweep_run.run_items`).
+    """
+    start, cancel = controls(prefix, items, config)
+    status_slot, live = st.container(), st.empty()
+
+    def shown(records: list, final: bool) -> None:
+        with live.container():
+            draw(records, final)
+
     if not start:
         with status_slot:
-            jobs_panel(key, draw)
+            jobs_panel(key, shown)
     state = st.session_state.get(key)
     if cancel and state is not None and state.status == "running":
         state.status = "cancelled"
     if start and items:
         with status_slot:
-            state = run(key, config, items, beams=config.beams, mode=config.mode, draw=draw)
+            state = run(key, config, items, draw=shown)
     with status_slot:
         show_status(state)
     if state is not None and state.records:
         if state.config != config:
             status_slot.info("Showing the last sweep; its settings differ from those above. Press Run to sweep these.",
                              icon=":material/history:")
-        draw(state.records, True)
+        shown(state.records, True)
     elif state is None:
         st.info("Press **Run sweep** to start. Results appear here as they arrive.", icon=":material/info:")

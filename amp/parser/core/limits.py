@@ -64,6 +64,9 @@ DERIVED_MAX_NEW_TOKENS = 256
 #: The cost of one search call, prompts × beams × token budget ("beam-tokens"), checked before any
 #: work: each bound alone admits 64 beams × 1,024 tokens, a search that holds a CPU replica for
 #: minutes; their product is bounded here (8 prompts × 16 beams × 256 tokens, 1 × 32 × 1,024).
+#: Checked once at each boundary: one prompt's cost by the search's own record
+#: (:class:`~amp.parser.search.settings.SearchSettings`), a call's prompts × that by the
+#: :class:`~amp.parser.Parser` facade (every backend sits behind it) and by the service's request schema.
 MAX_SEARCH_COST = 32_768
 #: Prompt tokens of one search call, all its prompts together (checked after tokenising, before
 #: the first forward pass; each prompt is also bounded by the model's context).

@@ -235,7 +235,12 @@ def parse_and_score_batch(
     One prompt pass for the whole batch (:func:`amp.parser.search.prefix.prefill`); the search starts
     from it, and one forced pass over it scores the top beams' tokens and the LF pairs together.
     The pairs are those :func:`amp.parser.search.scoring.score_pair` returns, to float rounding.  An LF
-    outside the grammar raises :class:`DecodingError` before anything is decoded.
+    outside the grammar raises :class:`DecodingError` before anything is decoded, and prompts over
+    :data:`~amp.parser.core.limits.MAX_CALL_PROMPT_TOKENS` together raise
+    :class:`~amp.parser.core.errors.RequestTooLarge`
+    before the first forward pass.  The search's cost is bounded before this is called: one
+    prompt's by ``settings`` (:class:`SearchSettings`), the call's prompts × that by the caller's
+    boundary (:class:`~amp.parser.Parser`'s ``parse_many``/``parse_and_score_many``).
     """
     settings = SearchSettings.of(settings, **changes)
     if not items:
@@ -249,7 +254,6 @@ def parse_and_score_batch(
     pad_id = masker.vocab.pad_id if masker.vocab.pad_id is not None else (eos[0] if eos else 0)
     width = max(len(p) for p in prompt_ids)
     budget = settings.max_new_tokens or max(default_max_new_tokens(tokenizer, p) for p in prompts)
-    limits.check_search_cost(len(prompts), settings.beams, budget)
     check_context(model, width, budget)
     algorithm = search_algorithm(algorithm)
     beams = settings.beams
