@@ -13,11 +13,13 @@ from amp.errors import AmpError
 from amp.evaluation import experiments as ex
 from amp.evaluation import runs as saved_runs
 from amp.evaluation.matching import match_lf
+from amp.parser.backends.api_protocol import is_api_spec
 from amp.reporting import plots
 from ui.model import actions, parsers
 from ui.model import choice as model_choice
 from ui.shared import settings_widgets
-from ui.shared.common import chart, fmt_prob, guarded, halt, plain, type_label
+from ui.shared.common import chart, fmt_prob, guarded, plain, type_label
+from ui.shared.halt import halt
 
 #: Pixels of a beam table's match column: "unparseable", its longest verdict, in full.
 MATCH_WIDTH = 100
@@ -36,22 +38,26 @@ class ModelRun:
 
 
 st.title("Compare two models")
-st.caption("Model A is the sidebar's model; model B is typed here, with its own precision. Both parse the same "
+st.caption("Model A is the sidebar's model; model B is typed here, with its own engine and precision. Both parse the same "
            "zero-shot prompt; the heatmap draws each model's token probabilities for the gold LFs on a shared "
            "character axis, so different tokenizers line up.")
 
 c1, c2 = st.columns([2, 1])
 type_ = c1.selectbox("Ambiguity type", type_ids(), format_func=type_label, key="cmp_type")
 index = int(c2.number_input("Sentence", 0, 199, 0, key="cmp_index"))
-b1, b2 = st.columns([2, 1])
-choice_b = model_choice.ModelChoice(
-    spec=b1.text_input("Model B (id or path)", value=model_choice.current_spec(), key="cmp_spec_b",
+b1, b2, b3 = st.columns([2, 1, 1])
+spec_b = b1.text_input("Model B (id or path)", value=model_choice.current_spec(), key="cmp_spec_b",
                        help="A Hugging Face id, a folder, a .gguf file, or openai:<name> for a model behind "
-                            "an API (set in the sidebar's 'Model behind an API')").strip()
-    or model_choice.DEFAULT,
-    dtype=settings_widgets.precision_select(b2, "cmp_dtype_b", default=model_choice.current_dtype(),
-                                            label="Model B precision"),
-)
+                            "an API (set in the sidebar's 'Model behind an API')").strip() or model_choice.DEFAULT
+choice_b = model_choice.ModelChoice(spec=spec_b)  # a model behind an API: no engine or precision of its own here
+if not is_api_spec(spec_b):
+    engine_b = settings_widgets.engine_select(b2, "cmp_engine_b", choices=model_choice.engines_of(spec_b),
+                                              default=model_choice.current_engine(), label="Model B engine")
+    precisions_b = model_choice.precisions_of(engine_b)
+    dtype_b = settings_widgets.precision_select(b3, "cmp_dtype_b", choices=precisions_b,
+                                                default=model_choice.current_dtype(),
+                                                label="Model B precision") if precisions_b else ""
+    choice_b = model_choice.ModelChoice(spec=spec_b, engine=engine_b, dtype=dtype_b)
 items = guarded(lambda: ex.plan_zeroshot(ex.ZeroShotConfig(types=(type_,), n=index + 1)), what="Cannot plan")
 if not items:
     halt()
@@ -77,8 +83,9 @@ def _run_a() -> ModelRun:
 
 
 def _run_b(choice: model_choice.ModelChoice) -> ModelRun:
-    """Model B, in its own precision: a failure is B's alone (the sidebar's model stays as it is)."""
-    precision = model_choice.PRECISIONS[choice.dtype]
+    """Model B, on its own engine and in its own precision: a failure is B's alone (the sidebar's model
+    stays as it is)."""
+    precision = choice.how()
     try:
         parser = parsers.parser_for(choice)
     except Exception as exc:  # noqa: BLE001 - a bad spec is a message, not a crash

@@ -13,7 +13,6 @@ from amp.reporting import plots
 from amp.reporting.readings_heatmap import FIG4_CAPTION, readings_heatmap
 from amp.reporting.token_plots import MARKS
 from amp.teaching import lesson
-from ui.classroom import teach
 from ui.inspection.attribution_view import attribution_section
 from ui.inspection.beam_table_view import show_beam_table
 from ui.inspection.beam_tree_view import beam_tree_section
@@ -33,15 +32,16 @@ from ui.inspection.parse_progress import cancelled_note, run_parse
 from ui.model import choice as model_choice
 from ui.model import parsers
 from ui.own import examples as own_examples
-from ui.shared import settings_widgets
-from ui.shared.common import chart, csv_download, fmt_prob, halt, plain
+from ui.shared import readings, settings_widgets
+from ui.shared.common import chart, csv_download, fmt_prob, plain
+from ui.shared.halt import halt
 from ui.shared.meaning_view import beam_meanings
 from ui.shared.prompt_state import current_prompt
 
 KEY = "inspection"
 
 st.title("Parse & inspect")
-teach.logic_toggle()
+readings.logic_toggle()
 prompt, built = current_prompt()
 fmt = prompt.lf_format
 if not built:
@@ -67,7 +67,9 @@ run = c4.button("Parse", type="primary", icon=":material/play_arrow:", key="pi_p
 text = prompt.render()
 has_gold = prompt.gold_lf0 is not None and prompt.gold_lf1 is not None
 own_words = prompt.words  # a teacher's own sentence: its own words extend the decoding grammar
-key = (model_choice.current_spec(), text, beams, fmt, mode, prompt.gold_lf0, prompt.gold_lf1, own_words)
+# the result belongs to the model that computed it: spec, engine and precision (or the parser server)
+key = (model_choice.current_server(), model_choice.current_choice().key, text, beams, fmt, mode,
+       prompt.gold_lf0, prompt.gold_lf1, own_words)
 cancelled_note("pi_parse")  # stage, elapsed time and Cancel while a parse runs: ui/inspection/parse_progress.py
 if run:
     search = SearchSettings(beams=beams)
@@ -107,7 +109,7 @@ m3.metric("P(LF0), total prob.", fmt_prob(pair.p_lf0_total), help="Normalised to
 div = ins.divergence
 m4.metric("p at divergence", fmt_prob(None if div is None else (div.prob_a if prob == "raw" else div.prob_a_grammar)),
           help="Probability of the predicted parse's token where it leaves the other reading.")
-teach.show_verdict(verdict_of(ins, lesson.sentence_item(prompt.test_utterance)))  # issue #26 point 5
+readings.show_verdict(verdict_of(ins, lesson.sentence_item(prompt.test_utterance)))  # issue #26 point 5
 st.markdown(divergence_sentence(ins, prob))
 spoken = lesson.pool_pair(prompt.test_utterance)
 own = lesson.own_sentence(prompt.test_utterance) if spoken is None else None
@@ -153,8 +155,8 @@ kind = gold_pair.type if gold_pair is not None else None
 for i, (col, name, lf, score) in enumerate(((g0, "LF0", ins.lf0, pair.lf0), (g1, "LF1", ins.lf1, pair.lf1))):
     col.markdown(f"**Gold {name}** · min-token p = {fmt_prob(score.min_prob, 4)} · "
                  f"log P = {score.sum_logprob:.2f}")
-    col.markdown(teach.reading_line(kind, i, words[i] if words else None, item.reading_name(i) if item else None))
-    if not teach.logic_hidden():
+    col.markdown(readings.reading_line(kind, i, words[i] if words else None, item.reading_name(i) if item else None))
+    if not readings.logic_hidden():
         col.code(lf, language=None, wrap_lines=True)
 if (note := scored_spelling_note(own)) is not None:  # issue #26: which spelling was scored
     st.caption(note)

@@ -10,18 +10,21 @@ the rendered text).  The target is log p(LF0's token) − log p(LF1's token) at 
 point (``sequence``: log P(LF0) − log P(LF1)); the attribution is per prompt token, summed per
 word of the test sentence and per example (positive: toward LF0).  ``--influence`` also
 computes each example's influence (``python -m amp influence``) and prints it beside the
-example's attribution with Spearman's ρ.  Needs a local model (``--server`` is refused).  See
+example's attribution with Spearman's ρ.  Needs a local model (``--server`` is refused) on an
+engine that gives gradients: without ``--engine`` (or ``$AMP_ENGINE``) the first engine whose
+capabilities have them, where the default rule's has none (llama.cpp).  See
 :mod:`amp.evaluation.attribution`.
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
 
 from amp.cli import common
-from amp.cli.parse import add_model_arguments, run_with_model
+from amp.cli.influence import add_reading_arguments, stderr_progress
+from amp.cli.model_options import needs_gradients
+from amp.cli.parse import run_with_model
 from amp.evaluation.attribution import DEFAULT_STEPS, METHODS, TARGETS, Attribution, attribute, beside_influence
 from amp.evaluation.influence import Influence, example_influence
 from amp.parser.core import limits
@@ -70,14 +73,10 @@ def run(args: argparse.Namespace) -> int:
     if getattr(args, "server", None):
         return common.fail("attribute needs the model's weights in this process: drop --server")
 
-    def say(done: int, total: int) -> None:
-        print(f"[{done}/{total}] gradient passes", file=sys.stderr, flush=True)
-
     def compute(parser: Any, read: PromptRead) -> tuple[Attribution, Influence | None]:
-        prompt = read.prompt
-        attr = attribute(parser, prompt, args.lf0, args.lf1, target=args.target, method=args.method,
-                         steps=args.steps, progress=say)
-        inf = example_influence(parser, prompt, attr.lf0, attr.lf1) if args.influence else None
+        attr = attribute(parser, read.prompt, args.lf0, args.lf1, target=args.target, method=args.method,
+                         steps=args.steps, progress=stderr_progress("gradient passes"))
+        inf = example_influence(parser, read.prompt, attr.lf0, attr.lf1) if args.influence else None
         return attr, inf
 
     return run_with_model(args, compute, _as_json, format_attribution)
@@ -86,9 +85,7 @@ def run(args: argparse.Namespace) -> int:
 def register(subparsers: Any) -> None:
     p = subparsers.add_parser("attribute", help="which prompt words and examples push toward LF0 or LF1 (gradients)",
                               description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    add_model_arguments(p)
-    p.add_argument("--lf0", default=None, help="the test sentence's LF0 (default: the prompt's gold LF0)")
-    p.add_argument("--lf1", default=None, help="the test sentence's LF1 (default: the prompt's gold LF1)")
+    add_reading_arguments(p)
     p.add_argument("--target", choices=TARGETS, default=TARGETS[0],
                    help="log-odds at the divergence point (default) or of the whole sequences")
     p.add_argument("--method", choices=METHODS, default="integrated_gradients", help="attribution method")
@@ -96,4 +93,4 @@ def register(subparsers: Any) -> None:
                    help=f"integrated-gradients steps (default {DEFAULT_STEPS})")
     p.add_argument("--influence", action="store_true",
                    help="also compute each example's influence and show it beside its attribution (Spearman rho)")
-    p.set_defaults(func=run, needs_weights=True)  # gradients: the transformers engine unless one is chosen
+    p.set_defaults(func=run, need=needs_gradients)  # an engine with gradients unless one is chosen

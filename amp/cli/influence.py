@@ -18,12 +18,30 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from typing import Any
 
 from amp.cli.parse import add_model_arguments, run_with_model
 from amp.cli.score import scored_lfs
 from amp.evaluation.influence import Influence, example_influence, influence_golds
 from amp.teaching.prompt_file import PromptRead
+
+
+def stderr_progress(unit: str) -> Callable[[int, int], None]:
+    """A progress callback of a model command: ``[done/total] <unit>`` on stderr, one line a call."""
+
+    def say(done: int, total: int) -> None:
+        print(f"[{done}/{total}] {unit}", file=sys.stderr, flush=True)
+
+    return say
+
+
+def add_reading_arguments(p: argparse.ArgumentParser) -> None:
+    """The model options of a prompt command (:func:`amp.cli.parse.add_model_arguments`) and the test
+    sentence's two readings, ``--lf0``/``--lf1`` (default: the prompt's golds)."""
+    add_model_arguments(p)
+    p.add_argument("--lf0", default=None, help="the test sentence's LF0 (default: the prompt's gold LF0)")
+    p.add_argument("--lf1", default=None, help="the test sentence's LF1 (default: the prompt's gold LF1)")
 
 
 def _signed(x: float | None) -> str:
@@ -50,14 +68,10 @@ def format_influence(inf: Influence) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
-
-    def say(done: int, total: int) -> None:
-        print(f"[{done}/{total}] pair scores", file=sys.stderr, flush=True)
-
     def compute(parser: Any, read: PromptRead) -> Influence:
         lf0, lf1 = (None if lf is None else scored_lfs([lf], read.prompt.lf_format, args.literal)[0]
                     for lf in (args.lf0, args.lf1))
-        return example_influence(parser, read.prompt, lf0, lf1, progress=say)
+        return example_influence(parser, read.prompt, lf0, lf1, progress=stderr_progress("pair scores"))
 
     return run_with_model(args, compute, lambda inf: {"influence": inf.to_dict()}, format_influence,
                           check=lambda read: influence_golds(read.prompt, args.lf0, args.lf1))
@@ -66,9 +80,7 @@ def run(args: argparse.Namespace) -> int:
 def register(subparsers: Any) -> None:
     p = subparsers.add_parser("influence", help="each prompt example's influence on P(LF0) (removed / flipped)",
                               description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    add_model_arguments(p)
-    p.add_argument("--lf0", default=None, help="the test sentence's LF0 (default: the prompt's gold LF0)")
-    p.add_argument("--lf1", default=None, help="the test sentence's LF1 (default: the prompt's gold LF1)")
+    add_reading_arguments(p)
     p.add_argument("--literal", action="store_true",
                    help="keep the file's and --lf0/--lf1's spelling (default: the prompt convention, x, y, z / a, e, i)")
     p.set_defaults(func=run)

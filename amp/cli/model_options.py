@@ -2,22 +2,26 @@
 
 ``--model``, ``--device``, ``--dtype``, ``--engine``, ``--trust-remote-code`` and (for commands that can be a
 client) ``--server``, as one argument group; :func:`make_parser` turns them into a
-:class:`amp.parser.Parser`.  A new way to run a model (an engine, an API) is one more option here
-and one more keyword in :func:`make_parser`, and every command gets it.
+:class:`amp.parser.Parser`.  ``--engine`` takes the engines registered in :mod:`amp.parser.engines`
+when the command line is built (a registered engine is a choice of every command), and the
+registry chooses and checks it (``$AMP_ENGINE``, the default rule).  A new way to run a model that
+is not an engine (an API) is one more option here and one more keyword in :func:`make_parser`.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+from collections.abc import Callable
 from typing import Any
 
 from amp.cli.api_options import add_api_options, api_settings
 from amp.errors import AmpError
 from amp.parser.backends.api import ApiBackend
+from amp.parser.core.capabilities import Capabilities
+from amp.parser.engines import ENGINE_ENV, engine_entry, engine_names, local_backend
 from amp.parser.models.loading import DTYPE_HELP, DTYPES
 from amp.parser.models.names import check_model_name
-from amp.parser.models.spec import ENGINE_ENV, Engine
 from amp.parser.parser import Parser
 
 #: What ``--model`` takes, in the words of every command's help.
@@ -32,10 +36,11 @@ def add_model_options(parser: argparse.ArgumentParser, *, server: bool = True,
     group.add_argument("--model", default="default", help=MODEL_HELP)
     group.add_argument("--device", default=None, help=device_help)
     group.add_argument("--dtype", default=None, choices=DTYPES, help=DTYPE_HELP)
-    group.add_argument("--engine", default=None, choices=[e.value for e in Engine],
-                       help="what runs the model: transformers (any model, exact float32, GPUs) or llama.cpp "
-                            f"(a GGUF as shipped, on the CPU); default ${ENGINE_ENV}, else llama.cpp for a GGUF "
-                            "(the default model included) on the CPU without --dtype, transformers otherwise")
+    names = engine_names()
+    group.add_argument("--engine", default=None, choices=names,
+                       help="what runs the model: " + "; ".join(f"{n} ({engine_entry(n).summary})" for n in names)
+                            + f". Default ${ENGINE_ENV}, else llama.cpp for a GGUF (the default model included) "
+                              "on the CPU without --dtype, transformers otherwise")
     group.add_argument("--trust-remote-code", action="store_true",
                        help="allow a Hub model's own Python code (only for models you trust)")
     if server:
@@ -67,13 +72,29 @@ def make_parser(args: argparse.Namespace, *, cache: bool | None = None) -> Parse
                            "(unset AMP_PARSER_URL or drop --server to run a model here)")
         return Parser.remote(server, cache=use_cache)
     check_model_name(args.model)  # a misspelt or (offline) uncached name: one error line now, with close names
-    engine = getattr(args, "engine", None)
-    if engine is None and not os.environ.get(ENGINE_ENV, "").strip() and (
-            getattr(args, "unconstrained", False) or getattr(args, "needs_weights", False)):
-        # the default rule's llama.cpp runs the constrained search only and gives no gradients
-        engine = Engine.TRANSFORMERS.value
-    return Parser(args.model, device=args.device, dtype=args.dtype, engine=engine,
-                  trust_remote_code=args.trust_remote_code, cache=use_cache)
+    backend = local_backend(args.model, engine=args.engine, device=args.device, dtype=args.dtype,
+                            trust_remote_code=args.trust_remote_code, need=command_need(args))
+    return Parser(backend=backend, cache=use_cache)
+
+
+def needs_gradients(caps: Capabilities) -> bool:
+    """What a command that takes gradients (``amp attribute``) needs of its engine."""
+    return caps.gradients
+
+
+def needs_unconstrained(caps: Capabilities) -> bool:
+    """What ``--unconstrained`` needs of its engine: the search without the grammar."""
+    return caps.unconstrained
+
+
+def command_need(args: argparse.Namespace) -> Callable[[Capabilities], bool] | None:
+    """What the command asks of the engine the default rule would choose (``need`` of
+    :func:`amp.parser.engines.select_engine`): ``--unconstrained``'s search without the grammar, a
+    command's declared ``need`` (``set_defaults(need=needs_gradients)``), or nothing."""
+    if getattr(args, "unconstrained", False):
+        return needs_unconstrained
+    need: Callable[[Capabilities], bool] | None = getattr(args, "need", None)
+    return need
 
 
 def model_payload(args: argparse.Namespace, parser: Any) -> dict[str, Any]:

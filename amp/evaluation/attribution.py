@@ -18,8 +18,9 @@ block's ``Human:``/``Computer:`` belong to neither), so an example's attribution
 its leave-one-out influence (:mod:`amp.evaluation.influence`, :func:`beside_influence`, with
 Spearman's ρ).  Positive values push toward LF0, negative toward LF1.
 
-:func:`attribute` runs on the parser's in-process model only (it needs the weights; a remote or
-API backend is an :class:`AttributionError`), is bounded (:data:`~amp.parser.core.limits.MAX_ATTRIBUTION_STEPS`,
+:func:`attribute` runs on an engine whose capabilities give gradients, in this process (it needs the
+weights: the llama.cpp engine, a remote or an API backend is an :class:`AttributionError` naming an
+engine that gives them), is bounded (:data:`~amp.parser.core.limits.MAX_ATTRIBUTION_STEPS`,
 :data:`~amp.parser.core.limits.MAX_ATTRIBUTION_TOKENS`), cancellable between chunks of the path
 (:func:`amp.parser.search.cancel.cancel_scope`), reports progress, and is cached under the
 parser's keys (model, tokenizer, runtime, grammar, code digest, and every setting).
@@ -27,6 +28,7 @@ parser's keys (model, tokenizer, runtime, grammar, code digest, and every settin
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -36,14 +38,14 @@ from amp.errors import CacheError
 from amp.evaluation.errors import AttributionError
 from amp.evaluation.influence import Change, Influence, Version, _spearman
 from amp.logic.own_words import NO_WORDS, OwnWords
-from amp.parser.backends.llama import LlamaBackend
-from amp.parser.backends.local import InProcessBackend
 from amp.parser.core import limits
 from amp.parser.core.errors import SearchCancelled
+from amp.parser.engines import DEFAULT_ENGINE, engines_with
 from amp.prompts import Prompt
 from amp.records import JsonRecord, OptJsonFloat
 
 if TYPE_CHECKING:
+    from amp.parser.models.loading import LoadedModel
     from amp.parser.parser import Parser
 
 __all__ = [
@@ -231,6 +233,44 @@ def _check_settings(target: str, method: str, steps: Any) -> int:
     return limits.check_count(steps, "steps", limits.MAX_ATTRIBUTION_STEPS)
 
 
+def _check_gradients(parser: Parser) -> None:
+    """:class:`AttributionError` unless the parser's backend gives gradients (its capabilities),
+    naming an engine that does."""
+    backend = parser.backend
+    caps = backend.capabilities()
+    if caps.gradients:
+        return
+    able = (*engines_with(lambda c: c.gradients), DEFAULT_ENGINE)[0]
+    if backend.kind == "in-process":
+        raise AttributionError(f"contrastive attribution takes gradients through the model's weights, which the "
+                               f"{caps.engine} engine does not give: use the {able} engine (--engine {able}; "
+                               f"in the app, Engine: {able})")
+    raise AttributionError(f"contrastive attribution needs the model's weights in this process; the "
+                           f"{backend.kind} backend only returns results (choose a local model)")
+
+
+def _cached(parser: Parser, key: str) -> Attribution | None:
+    """The attribution the parser's cache holds under ``key`` (one that does not rebuild is dropped)."""
+    cache = parser.cache
+    stored = cache.get(key) if cache is not None else None
+    if cache is None or stored is None:
+        return None
+    try:
+        return Attribution.from_dict(stored)
+    except (TypeError, ValueError):
+        cache.discard(key, "does not rebuild into an attribution")
+        return None
+
+
+def _weights(parser: Parser) -> LoadedModel:
+    """The loaded model to take gradients through (loading it now)."""
+    lm = parser.load()
+    if lm is None:  # an engine that claims gradients but keeps no weights here
+        raise AttributionError(f"the {parser.backend.capabilities().engine} engine gives no model weights to "
+                               "take gradients through")
+    return lm
+
+
 def attribute(
     parser: Parser, prompt: Prompt, lf0: str | None = None, lf1: str | None = None, *,
     target: str = "divergence", method: str = "integrated_gradients", steps: int = DEFAULT_STEPS,
@@ -253,26 +293,14 @@ def attribute(
     limits.check_lf(lf0)
     limits.check_lf(lf1)
     prompt_layout(prompt)  # a layout error before any model work
-    backend = parser.backend
-    if isinstance(backend, LlamaBackend):
-        raise AttributionError("contrastive attribution takes gradients through the model's weights, which the "
-                               "llama.cpp engine does not give: use the transformers engine (--engine transformers; "
-                               "in the app, Precision: Exact)")
-    if not isinstance(backend, InProcessBackend):
-        raise AttributionError(f"contrastive attribution needs the model's weights in this process; the "
-                               f"{getattr(backend, 'kind', type(backend).__name__)} backend only returns "
-                               "results (choose a local model)")
+    _check_gradients(parser)
     fmt = prompt.lf_format
     key = parser.cache_key("attribution", prompt=text, lf0=lf0, lf1=lf1, fmt=fmt, target=target, method=method,
                            steps=steps, baseline=BASELINE, words=words or NO_WORDS)
-    if parser.cache is not None:
-        stored = parser.cache.get(key)
-        if stored is not None:
-            try:
-                return Attribution.from_dict(stored)
-            except (TypeError, ValueError):
-                parser.cache.discard(key, "does not rebuild into an attribution")
-    lm = backend.loaded_model()
+    stored = _cached(parser, key)
+    if stored is not None:
+        return stored
+    lm = _weights(parser)
     n_tokens = len(lm.tokenizer(text).input_ids)
     limits.check_count(n_tokens, "the prompt's tokens", limits.MAX_ATTRIBUTION_TOKENS)
     from amp.parser.search.gradients import contrast_gradients  # late: start-up cost (torch)
@@ -299,9 +327,7 @@ def attribute(
         baseline_value=g.baseline_value, completeness_gap=abs(total - (g.value - g.baseline_value)),
         tokens=tokens, words=word_sums, examples=example_sums)
     if parser.cache is not None:
-        try:
+        with contextlib.suppress(CacheError, TypeError, ValueError):  # an uncached result is still a result
             parser.cache.set(key, result.to_dict(), model=parser.identity)
-        except (CacheError, TypeError, ValueError):
-            pass  # an uncached result is still a result
     return result
 

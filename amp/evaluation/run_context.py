@@ -15,13 +15,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from amp import code_digest as code
+from amp.parser.engines import DEFAULT_ENGINE
 from amp.records import JsonRecord
 
 if TYPE_CHECKING:
     from amp.parser.parser import Parser
 
-#: The engine of a backend that does not name its own (the transformers forward pass).
-DEFAULT_ENGINE = "transformers"
+#: The engine of a run whose model answered from an API endpoint (no engine of this process ran it).
+BEHIND_API = "none (a model behind an API)"
 #: What :meth:`RunContext.as_settings` writes for a run without a parser server.
 IN_PROCESS = "none (the model ran in this process)"
 
@@ -64,12 +65,14 @@ def run_context(parser: Parser) -> RunContext:
     backend: Any = parser.backend
     runtime = parser.runtime()
     versions = getattr(runtime, "versions", None) or {}
-    engine = (versions.get("engine") or getattr(parser, "engine", None) or getattr(backend, "engine", None)
-              or DEFAULT_ENGINE)
+    # the runtime names the engine where it computes with one (llama.cpp's build, a service's engine),
+    # else the backend's capabilities do; a model behind an API ran on no engine of ours
+    engine = versions.get("engine") or backend.capabilities().engine or (
+        BEHIND_API if getattr(backend, "kind", "") == "api" else DEFAULT_ENGINE)
     url = getattr(backend, "url", None) if getattr(backend, "kind", "") == "remote" else None
     return RunContext(model=str(parser.spec), identity=str(parser.identity), device=str(parser.device),
                       dtype=str(parser.dtype), engine=str(engine), code=code_identity(),
                       server=public_url(url) if url else None)
 
 
-__all__ = ["DEFAULT_ENGINE", "IN_PROCESS", "RunContext", "code_identity", "public_url", "run_context"]
+__all__ = ["BEHIND_API", "DEFAULT_ENGINE", "IN_PROCESS", "RunContext", "code_identity", "public_url", "run_context"]

@@ -5,18 +5,21 @@ research, teaching, interpretation-level sampling).  Underneath it sits a :class
 which does the actual model work and says what it computes with (:class:`Runtime`, part of
 every result-cache key).  These backends exist:
 
-* :class:`amp.parser.backends.local.InProcessBackend` — a model loaded in this process through
-  transformers (any model, GPUs, the exact float32 path);
-* :class:`amp.parser.backends.llama.LlamaBackend` — a GGUF run by llama.cpp in this process (the
-  default for a GGUF on the CPU, :func:`amp.parser.models.spec.default_engine`);
+* :class:`amp.parser.backends.local.InProcessBackend` — the ``transformers`` engine: a model loaded
+  in this process through transformers (any model, GPUs, the exact float32 path, gradients);
+* :class:`amp.parser.backends.llama.LlamaBackend` — the ``llama.cpp`` engine: a GGUF run by
+  llama.cpp in this process (the default for a GGUF on the CPU, :func:`amp.parser.engines.default_engine`);
 * :class:`amp.parser.backends.remote.RemoteBackend` — a client of the parser service
   (``python -m amp serve``, :mod:`amp.serve`), JSON over HTTP;
 * :class:`amp.parser.backends.api.ApiBackend` — a model behind an OpenAI-compatible endpoint
-  (vLLM, llama.cpp's server, ollama, hosted APIs) asked with the paper's GPT-3.5 protocol; it says
-  with an optional ``scores`` attribute whether it can score LFs (:attr:`amp.parser.Parser.scores`).
+  (vLLM, llama.cpp's server, ollama, hosted APIs) asked with the paper's GPT-3.5 protocol.
 
-A further backend (an engine, …) is one new module implementing :class:`Backend`; the
-facade, its cache and every caller stay as they are.  A backend that can also run whole sweeps
+Each says what it can do with :meth:`Backend.capabilities` (one
+:class:`~amp.parser.core.capabilities.Capabilities` record: gradients, forced scoring, the search
+without the grammar, its batch size, devices, model kinds and precisions), and every caller asks
+that record, never the backend's class.  A further engine is one new module implementing
+:class:`Backend` and one :func:`amp.parser.engines.register_engine` call; the facade, its cache and
+every caller stay as they are.  A backend that can also run whole sweeps
 as server-side jobs exposes them as :attr:`Backend.jobs` (see :mod:`amp.parser.jobs`);
 :func:`amp.parser.batch.run_batch` then submits a job instead of looping in this process.
 
@@ -31,6 +34,7 @@ from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
 
 from amp.logic.own_words import NO_WORDS, OwnWords
+from amp.parser.core.capabilities import Capabilities
 from amp.parser.core.results import (
     BatchItem,
     Beam,
@@ -53,7 +57,8 @@ class Backend(Protocol):
     ``runtime()`` must not load a model.  ``loaded`` says whether a call would start without
     loading first; ``load()`` loads now (raising :class:`~amp.parser.core.errors.ModelLoadError`).
     ``jobs`` is ``None`` unless the backend runs sweeps itself.  ``device``/``dtype`` say where
-    and in what the model runs (or will run).
+    and in what the model runs (or will run).  ``capabilities()`` says what it can do (it loads
+    nothing; a model behind an API may ask its endpoint once whether it gives log-probs).
     """
 
     kind: str
@@ -74,6 +79,8 @@ class Backend(Protocol):
     def dtype(self) -> str: ...
 
     def runtime(self) -> Runtime: ...
+
+    def capabilities(self) -> Capabilities: ...
 
     def describe(self) -> str: ...
 

@@ -46,10 +46,10 @@ def default_batch_size(parser: Parser) -> int:
     On the 2-core CPU with the default model and 10-example prompts, 8 items per call take
     ~0.55× the time per item of one-at-a-time calls (16 is slower again: every item of a batch
     decodes as long as its longest one); ``bench/experiments_bench.py --batch-sizes`` measures it.
-    A backend may say otherwise with a ``batch_size`` attribute (a model behind an API: its
-    requests in flight, so an endpoint that dies mid-sweep loses at most that many items' work).
+    A backend may say otherwise in its capabilities (a model behind an API: its requests in
+    flight, so an endpoint that dies mid-sweep loses at most that many items' work).
     """
-    return int(getattr(parser.backend, "batch_size", 8))
+    return parser.backend.capabilities().batch_size
 
 
 class BatchRun(Iterator[BatchItemResult]):

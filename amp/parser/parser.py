@@ -26,7 +26,6 @@ from amp.logic.grammar import grammar_text
 from amp.logic.own_words import NO_WORDS, OwnWords
 from amp.logic.vocabulary import DEFAULT_FORMAT
 from amp.parser.backend import Backend
-from amp.parser.backends.choose import local_backend
 from amp.parser.backends.local import InProcessBackend
 from amp.parser.backends.remote import RemoteBackend
 from amp.parser.core import limits
@@ -41,6 +40,7 @@ from amp.parser.core.results import (
     StepsValue,
     TokenStep,
 )
+from amp.parser.engines import local_backend
 from amp.parser.models.loading import LoadedModel
 from amp.parser.models.spec import DEFAULT_SPEC
 from amp.parser.search.settings import DEFAULT_TOP_N, MAX_TOP_N, Ask, SearchKeywords, SearchSettings
@@ -50,10 +50,11 @@ T = TypeVar("T")
 class Parser:
     """Cached access to one language model for parsing and scoring, through a :class:`Backend`.
 
-    ``spec``/``device``/``dtype``/``trust_remote_code``/``gguf_file`` build the default
-    :class:`~amp.parser.backends.local.InProcessBackend` (as in :func:`amp.parser.models.registry.load_model`),
-    or with ``engine="llama.cpp"`` (default ``$AMP_ENGINE``) a :class:`~amp.parser.backends.llama.LlamaBackend`
-    (:func:`amp.parser.backends.choose.local_backend`);
+    ``spec``/``device``/``dtype``/``trust_remote_code``/``gguf_file`` build the backend of the engine
+    ``engine`` (a name of :mod:`amp.parser.engines`; default ``$AMP_ENGINE``, else the default rule:
+    :func:`amp.parser.engines.local_backend`) — transformers'
+    :class:`~amp.parser.backends.local.InProcessBackend` (as in :func:`amp.parser.models.registry.load_model`)
+    or llama.cpp's :class:`~amp.parser.backends.llama.LlamaBackend`;
     ``backend`` replaces it (e.g. :class:`~amp.parser.backends.remote.RemoteBackend`, see
     :meth:`Parser.remote`).  ``cache``: ``True`` for the default :class:`ResultCache`
     (``cache/results``), a ``ResultCache`` to share one, or ``None``/``False`` for none.  If the
@@ -135,10 +136,10 @@ class Parser:
 
     @property
     def scores(self) -> bool:
-        """Whether this model can score LFs (P(LF0), forced decoding): every model whose weights run
-        here or in the parser service can; a model behind an API only with log-probs of the prompt
-        (:attr:`amp.parser.backends.api.ApiBackend.scores`)."""
-        return bool(getattr(self.backend, "scores", True))
+        """Whether this model can score LFs (P(LF0), forced decoding): its backend's capability
+        (:class:`~amp.parser.core.capabilities.Capabilities`): every model whose weights run here or in
+        the parser service can; a model behind an API only with log-probs of the prompt."""
+        return self.backend.capabilities().scores
 
     def describe(self) -> str:
         """Where the model runs, for people: ``"cpu · float32"``, ``"server http://… · cuda · bfloat16"``."""
@@ -169,8 +170,7 @@ class Parser:
                    words: OwnWords = NO_WORDS, **settings: Unpack[SearchKeywords]) -> list[ParseResult]:
         """``parse`` for several prompts; the uncached ones go through one batched decode."""
         search = SearchSettings.of(search, **settings)
-        _check_asks([(p, None, None) for p in prompts])
-        limits.check_search_cost(len(prompts), search.beams, search.max_new_tokens)
+        _check_asks([(p, None, None) for p in prompts], search)
         return self._cached_many(
             "parse", ParseResult.from_dict, ParseResult.to_dict,
             lambda todo: self.backend.parse(todo, fmt=fmt, top_n=self.top_n, search=search, words=words),
@@ -190,8 +190,7 @@ class Parser:
         """
         search = SearchSettings.of(search, **settings)
         items = [(p, a, b) if a is not None and b is not None else (p, None, None) for p, a, b in items]
-        _check_asks(items)
-        limits.check_search_cost(len(items), search.beams, search.max_new_tokens)
+        _check_asks(items, search)
         parse_keys = [self.cache_key("parse", **_parse_parts(p, fmt, search, words)) for p, _a, _b in items]
         pair_keys = [self.cache_key("pair", **_pair_parts(p, a, b, fmt, words)) if a else None for p, a, b in items]
         parses = [self._lookup(key, ParseResult.from_dict) for key in parse_keys]
@@ -399,8 +398,16 @@ class Parser:
 # -- helpers ------------------------------------------------------------------------------------------
 
 
-def _check_asks(items: Sequence[tuple[str, str | None, str | None]], *, batch: bool = True) -> None:
-    """The request bounds of :mod:`amp.parser.core.limits`, before any tokenising or model work."""
+def _check_asks(items: Sequence[tuple[str, str | None, str | None]], search: SearchSettings | None = None, *,
+                batch: bool = True) -> None:
+    """The request bounds of :mod:`amp.parser.core.limits`, before any tokenising or model work.
+
+    The asks of one call (at most :data:`~amp.parser.core.limits.MAX_BATCH_ITEMS`), each prompt and
+    LF, and for a search the call's cost: its prompts × the cost of one prompt, which ``search``
+    bounds itself (:class:`SearchSettings`), within :data:`~amp.parser.core.limits.MAX_SEARCH_COST`.
+    The facade's one check of a call's size: every backend (in-process, llama.cpp, service, API)
+    is called behind it, and the service's schema checks the same product for each request.
+    """
     if batch:
         limits.check_items(items)
     for prompt, lf0, lf1 in items:
@@ -408,6 +415,8 @@ def _check_asks(items: Sequence[tuple[str, str | None, str | None]], *, batch: b
         for lf in (lf0, lf1):
             if lf is not None:
                 limits.check_lf(lf)
+    if search is not None:
+        limits.check_search_cost(len(items), search.beams, search.max_new_tokens)
 
 
 def _open_cache(cache: ResultCache | None | bool) -> ResultCache | None:

@@ -12,7 +12,7 @@ import os
 from typing import Any, cast
 
 import amp
-from amp.parser.models.spec import select_engine
+from amp.parser.engines import check_combination, select_engine
 from amp.parser.search.settings import DEFAULT_TOP_N
 from amp.serve.errors import ServeError
 from amp.serve.work import ServeConfig
@@ -60,7 +60,9 @@ def config_from_args(*, spec: str, device: str | None, dtype: str | None, replic
         if not torch.cuda.is_available():
             raise ServeError("--device cuda asked, but this machine has no CUDA device (or torch is a CPU build)")
         n = replicas or torch.cuda.device_count()
-    chosen = select_engine(engine, spec=spec, device="cuda" if gpu else device, dtype=dtype).value  # checked here; the replicas read it from the config, not their env
+    # the engine is named, checked and chosen here, once: the replicas read it from the config, not their env
+    chosen = select_engine(engine, spec=spec, device="cuda" if gpu else device, dtype=dtype)
+    check_combination(chosen, device="cuda" if gpu else device, dtype=dtype)  # refused before Ray starts
     return ServeConfig(spec=spec, device="cuda" if gpu else device, dtype=dtype, engine=chosen,
                        trust_remote_code=trust_remote_code,
                        replicas=n, cpus_per_replica=1.0, gpus_per_replica=1.0 if gpu else 0.0, host=host, port=port,

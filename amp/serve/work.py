@@ -24,12 +24,12 @@ from amp.cache import ResultCache
 from amp.errors import AmpError
 from amp.logic.own_words import NO_WORDS, OwnWords
 from amp.logic.vocabulary import DEFAULT_FORMAT
-from amp.parser.backends.choose import local_backend
 from amp.parser.backends.remote import API_VERSION, code_version
 from amp.parser.batch import run_batch
 from amp.parser.core import limits
 from amp.parser.core.errors import ModelLoadError, RequestTooLarge, SearchCancelled
 from amp.parser.core.results import BatchItem, Beam
+from amp.parser.engines import local_backend
 from amp.parser.parser import Parser
 from amp.parser.search.cancel import current_check, progress_scope
 from amp.parser.search.settings import DEFAULT_TOP_N, SearchSettings
@@ -43,6 +43,8 @@ class ServeConfig(JsonRecord):
     spec: str = "default"
     device: str | None = None
     dtype: str | None = None
+    #: A registered engine (:mod:`amp.parser.engines`), checked and chosen once by
+    #: :func:`amp.serve.launch.config_from_args`; the replicas build its backend, whatever their env says.
     engine: str | None = None
     trust_remote_code: bool = False
     replicas: int = 1
@@ -119,6 +121,7 @@ class Work:
         return {"api": API_VERSION, "code": code_version(), "spec": self.backend.spec,
                 "runtime": self.backend.runtime().to_dict(), "top_n": self.config.top_n,
                 "replicas": self.config.replicas, "loaded": self.backend.loaded, "stats": dict(self.stats),
+                "capabilities": self.backend.capabilities().to_dict(),
                 "limits": {name.lower(): getattr(limits, name) for name in dir(limits) if name.startswith("MAX_")}}
 
     # -- merged calls ----------------------------------------------------------------------------------

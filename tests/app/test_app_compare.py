@@ -1,4 +1,4 @@
-"""Compare models (issue #32): model B with its own precision; a model B that fails to load says why, in
+"""Compare models (issue #32): model B with its own engine and precision; a model B that fails to load says why, in
 plain sight, and model A's result stays; the beam tables put rank, match and score before the beam."""
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ def broken_model(app_model_dir: Path, tmp_path_factory: pytest.TempPathFactory) 
 def _compare(at, spec_b: Path, precision_b: str):  # type: ignore[no-untyped-def]
     goto(at, "compare")
     assert at.text_input(key="cmp_spec_b").value == str(at.session_state["model_spec"])  # B starts as A
+    assert at.selectbox(key="cmp_engine_b").value == "transformers"  # ... on the sidebar's engine
     assert at.selectbox(key="cmp_dtype_b").value == ""  # ... in the sidebar's precision
     at.text_input(key="cmp_spec_b").input(str(spec_b))
     at.selectbox(key="cmp_dtype_b").select(precision_b).run()
@@ -60,7 +61,7 @@ def test_a_model_b_that_fails_to_load_says_why_and_model_a_stays(at, app_env: Pa
     assert any(plain(reason) in e for e in (c.value for c in status.children.values() if c.type == "error"))
     assert _statuses(at)["Model A done · cpu · float32"].state == "complete"
     # the failure is model B's, in its precision: the sidebar's model is fine
-    assert list(at.session_state["model_errors"]) == [(str(broken_model), "int8")]
+    assert list(at.session_state["model_errors"]) == [(str(broken_model), "transformers", "int8")]
     assert not [e for e in texts(at, "error") if e.startswith("This model failed to load")]
     assert not [b for b in at.button if b.key and b.key.startswith(("fallback_", "exact_", "retry_"))]
     # a heatmap row for model A only; both stay on the page at the next rerun
@@ -85,12 +86,14 @@ def test_a_model_b_that_does_not_exist_is_a_message_and_model_a_runs(at, app_env
 def test_model_b_runs_in_its_own_precision(at, app_env: Path) -> None:
     """The same folder as model A, in int8 against A's float32: two parsers, two results."""
     from ui.model import parsers
+    from ui.model.choice import ModelChoice
 
     _compare(at, app_env, "int8")
     assert [s.value for s in at.subheader][:2] == [f"Model A: {plain(app_env)}", f"Model B: {plain(app_env)}"]
     assert {"cpu · float32", "cpu · int8"} <= set(texts(at, "caption"))
     assert set(_statuses(at)) == {"Model A done · cpu · float32", "Model B done · cpu · int8"}
-    assert parsers._load(str(app_env), "int8") is not parsers._load(str(app_env), "")
+    assert (parsers._load(ModelChoice(str(app_env), "transformers", "int8"))
+            is not parsers._load(ModelChoice(str(app_env), "transformers", "")))
     assert [m.label for m in at.metric] == ["P(LF0)", "P(LF0)"]
     tables = at.dataframe
     assert [list(t.value.columns) for t in tables] == [BEAM_COLUMNS, BEAM_COLUMNS]

@@ -138,31 +138,35 @@ def test_the_default_model_on_a_cpu_starts_on_llama_cpp_and_parses(monkeypatch, 
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
     at.run()
     assert not at.exception
-    assert at.selectbox(key="precision_choice").value == "llama.cpp"
+    assert at.selectbox(key="engine_choice").value == "llama.cpp"
+    assert not [s for s in at.selectbox if s.key == "precision_choice"]  # the GGUF's own precision: no choice
     goto(at, "parse_inspect")
     at.button(key="pi_parse").click().run()
     assert_ok(at)
     assert not texts(at, "error")
     assert any("llama.cpp" in s for s in texts(at.sidebar, "success")), texts(at.sidebar, "success")
     assert at.dataframe[0].value.shape[0] == 5
-    # attribution needs gradients: the page says so and offers the exact precision, one click away
+    # attribution needs gradients: the page says so and offers the exact path (transformers), one click away
     assert not [b for b in at.button if b.key == "pi_attribution_run"]
     assert any("llama.cpp engine does not give" in i for i in texts(at, "info"))
     at.button(key="pi_attr_exact").click().run()
     assert_ok(at)
-    assert at.session_state["model_dtype"] == ""
+    assert at.session_state["model_dtype"] == "" and at.session_state["model_engine"] == "transformers"
+    assert at.selectbox(key="engine_choice").value == "transformers"
     assert at.selectbox(key="precision_choice").value == ""
     assert [b for b in at.button if b.key == "pi_attribution_run"]
 
 
-def test_the_precision_follows_the_model_until_the_user_picks_one(monkeypatch, app_env, app_model_dir) -> None:
+def test_the_engine_follows_the_model_until_the_user_picks_one(monkeypatch, app_env, app_model_dir) -> None:
     """The llama.cpp engine runs GGUF models only.  Starting on it for the embedded model, a switch
-    to a transformers folder (the tiny GPT-2) moves the precision to the exact path and says why
-    (no load error box); back on the default model it is llama.cpp again.  A precision the user
-    picked stays, unless it is llama.cpp and the new model is not a GGUF."""
+    to a transformers folder (the tiny GPT-2) moves the engine to transformers in the exact precision
+    (no load error box; llama.cpp is not offered for that model); back on the default model it is
+    llama.cpp again.  An engine and precision the user picked stay, unless the engine is llama.cpp
+    and the new model is not a GGUF: then it moves and the sidebar says why."""
     from streamlit.testing.v1 import AppTest
 
-    from amp.parser.models.spec import llama_cpp_installed
+    from amp.parser.backends.llama import llama_cpp_installed
+    from ui.shared.common import plain
 
     if not llama_cpp_installed():
         pytest.skip("llama-cpp-python is not installed")
@@ -170,8 +174,9 @@ def test_the_precision_follows_the_model_until_the_user_picks_one(monkeypatch, a
     monkeypatch.delenv("AMP_MODEL", raising=False)
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
     at.run()
+    engine = lambda: at.selectbox(key="engine_choice").value  # noqa: E731
     precision = lambda: at.selectbox(key="precision_choice").value  # noqa: E731
-    assert precision() == "llama.cpp"
+    assert engine() == "llama.cpp"
 
     def load(spec: str) -> None:
         at.radio(key="model_choice").set_value("other").run()
@@ -179,22 +184,24 @@ def test_the_precision_follows_the_model_until_the_user_picks_one(monkeypatch, a
         at.button[[b.label for b in at.button].index("Load this model")].click().run()
         assert_ok(at)
 
-    load(str(app_model_dir))  # a transformers folder: the rule's precision there is the exact one
-    assert precision() == "" and at.session_state["model_dtype"] == ""
+    load(str(app_model_dir))  # a transformers folder: the rule's engine there is transformers, exact
+    assert engine() == "transformers" and precision() == "" and at.session_state["model_dtype"] == ""
+    assert at.selectbox(key="engine_choice").options == ["transformers"]  # llama.cpp runs GGUF models only
     assert not texts(at.sidebar, "error"), texts(at.sidebar, "error")
     at.radio(key="model_choice").set_value("default").run()
-    assert precision() == "llama.cpp"  # never picked: it follows the model
+    assert engine() == "llama.cpp"  # never picked: it follows the model
 
-    at.selectbox(key="precision_choice").set_value("int8").run()  # picked: int8 runs on any local model
+    at.selectbox(key="engine_choice").set_value("transformers").run()  # picked: transformers runs any local model
+    at.selectbox(key="precision_choice").set_value("int8").run()
     load(str(app_model_dir))
-    assert precision() == "int8"
+    assert (engine(), precision()) == ("transformers", "int8")
     at.radio(key="model_choice").set_value("default").run()
-    assert precision() == "int8"
+    assert (engine(), precision()) == ("transformers", "int8")
 
-    at.selectbox(key="precision_choice").set_value("llama.cpp").run()  # picked, but GGUF only
+    at.selectbox(key="engine_choice").set_value("llama.cpp").run()  # picked, but GGUF only
     load(str(app_model_dir))
-    assert precision() == ""
+    assert (engine(), precision()) == ("transformers", "")
     notes = texts(at.sidebar, "caption")
-    assert any("llama.cpp runs GGUF models only" in n for n in notes), notes
+    assert any(plain("llama.cpp runs GGUF models only") in n for n in notes), notes
     goto(at, "parse_inspect")
     assert not texts(at, "error")

@@ -231,3 +231,14 @@ def test_a_parse_says_how_long_it_took_and_how_many_decode_steps(app_env) -> Non
     assert not [b for b in at.button if b.key == "pi_parse_cancel"]  # the Cancel button is gone once done
     at.run()  # no cancel was clicked: no "cancelled" note
     assert not any("Parse cancelled" in i for i in texts(at, "info"))
+
+
+def test_a_parse_by_another_precision_is_not_shown_as_this_ones(parsed) -> None:
+    """The page shows what the sidebar's model computed: after a switch of precision (or engine) the
+    last parse, computed in the other one, gives way to a note to parse again."""
+    assert "inspection" in parsed.session_state and not any("press **Parse** to update" in c
+                                                             for c in texts(parsed, "caption"))
+    parsed.selectbox(key="precision_choice").set_value("int8").run()
+    assert_ok(parsed)
+    assert any("press **Parse** to update" in c for c in texts(parsed, "caption"))
+    assert not parsed.get("plotly_chart")  # no heatmap of the float32 parse under the int8 label

@@ -79,3 +79,15 @@ def test_a_llama_cpp_parser_records_its_engine() -> None:
     context = run_context(Parser("default", engine="llama.cpp", cache=False))
     assert context.engine == "llama.cpp"
     assert context.dtype.startswith("llama.cpp-") and context.device == "cpu"
+
+
+def test_a_model_behind_an_api_records_no_local_engine() -> None:
+    """A run whose model answered from an API endpoint does not say an engine of this process ran it."""
+    from amp.evaluation.run_context import BEHIND_API
+    from amp.parser.backends.api import ApiBackend
+    from amp.parser.backends.api_protocol import ApiSettings
+
+    backend = ApiBackend(ApiSettings(base_url="http://127.0.0.1:9/v1", model="m", mode="completions"))
+    context = run_context(Parser(backend=backend, cache=False))
+    assert context.engine == BEHIND_API
+    assert "transformers" not in context.engine and "llama" not in context.engine

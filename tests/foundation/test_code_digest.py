@@ -17,15 +17,16 @@ from amp.cache import ResultCache
 from amp.code_digest import CODE_MODULES, PACKAGE_DIR, code_digest, source_digest
 
 #: amp/parser modules that do not decide what a cached result holds (see CODE_MODULES' comment):
-#: the package, model loading (identified by weight hashes), the backend interface, the remote
-#: client, its job protocol and request bounds.
-NOT_RESULT_CODE = {"parser/__init__.py", "parser/backend.py", "parser/jobs.py",
+#: the package, model loading (identified by weight hashes), the backend interface and its
+#: capabilities record, the engine registry (which backend runs; the backend's runtime is in every
+#: key), the remote client, its job protocol and request bounds.
+NOT_RESULT_CODE = {"parser/__init__.py", "parser/backend.py", "parser/jobs.py", "parser/engines.py",
                    "parser/core/__init__.py", "parser/core/errors.py", "parser/core/limits.py",
+                   "parser/core/capabilities.py",
                    "parser/search/__init__.py", "parser/search/settings.py",
                    "parser/models/__init__.py", "parser/models/spec.py", "parser/models/embedded.py",
                    "parser/models/loading.py", "parser/models/registry.py", "parser/models/names.py",
-                   "parser/backends/__init__.py", "parser/backends/remote.py",
-                   "parser/backends/choose.py"}
+                   "parser/backends/__init__.py", "parser/backends/remote.py"}
 
 
 def _copy_package(dest: Path) -> Path:

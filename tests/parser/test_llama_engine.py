@@ -15,7 +15,7 @@ import torch
 from amp.cache import ResultCache
 from amp.parser import Parser
 from amp.parser.core.errors import ModelLoadError, SearchCancelled
-from amp.parser.models.spec import ENGINE_ENV, Engine, select_engine
+from amp.parser.engines import ENGINE_ENV, LLAMA_CPP, TRANSFORMERS, select_engine
 from amp.parser.search.cancel import cancel_scope
 from amp.parser.search.settings import SearchSettings
 from amp.settings import models_dir
@@ -40,27 +40,31 @@ def _gguf() -> Path:
 @pytest.fixture(scope="module")
 def llama_parser() -> Parser:
     _gguf()
-    return Parser("default", engine=Engine.LLAMA_CPP, cache=False)
+    return Parser("default", engine=LLAMA_CPP, cache=False)
 
 
 def test_engine_is_chosen_once(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(ENGINE_ENV, raising=False)
-    assert select_engine() is Engine.LLAMA_CPP  # the default rule: the embedded GGUF on this CPU machine
+    assert select_engine() == LLAMA_CPP  # the default rule: the embedded GGUF on this CPU machine
     monkeypatch.setenv(ENGINE_ENV, "transformers")
-    assert select_engine() is Engine.TRANSFORMERS
+    assert select_engine() == TRANSFORMERS
     monkeypatch.setenv(ENGINE_ENV, "llama.cpp")
-    assert select_engine() is Engine.LLAMA_CPP
-    assert select_engine("transformers") is Engine.TRANSFORMERS
+    assert select_engine() == LLAMA_CPP
+    assert select_engine("transformers") == TRANSFORMERS
     with pytest.raises(ModelLoadError, match="unknown engine 'vllm'; use one of transformers, llama.cpp"):
         select_engine("vllm")
+    monkeypatch.setenv(ENGINE_ENV, "vllm")  # $AMP_ENGINE is checked where it is read, the same way
+    with pytest.raises(ModelLoadError, match="unknown engine 'vllm'; use one of transformers, llama.cpp"):
+        select_engine()
 
 
 def test_default_rule_gives_a_gguf_on_the_cpu_to_llama_cpp(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """Issue #29 rule 3: llama.cpp for a GGUF model on the CPU in its own precision (the agreement
     bench holds); transformers for other models, GPUs and an asked precision."""
+    from amp.parser import engines
+    from amp.parser.backends import llama as llama_module
     from amp.parser.backends.llama import LlamaBackend
     from amp.parser.backends.local import InProcessBackend
-    from amp.parser.models import spec as spec_module
 
     monkeypatch.delenv(ENGINE_ENV, raising=False)
     gguf = tmp_path / "model.gguf"
@@ -68,30 +72,30 @@ def test_default_rule_gives_a_gguf_on_the_cpu_to_llama_cpp(monkeypatch: pytest.M
     folder = tmp_path / "hf"
     folder.mkdir()
     (folder / "config.json").write_text("{}")
-    assert spec_module.default_engine() is Engine.LLAMA_CPP
-    assert spec_module.default_engine(str(gguf)) is Engine.LLAMA_CPP
-    assert spec_module.default_engine(device="cpu") is Engine.LLAMA_CPP
-    assert spec_module.default_engine(dtype="float32") is Engine.TRANSFORMERS  # the exact path, asked for
-    assert spec_module.default_engine(dtype="int8") is Engine.TRANSFORMERS
-    assert spec_module.default_engine(device="cuda") is Engine.TRANSFORMERS
-    assert spec_module.default_engine(str(folder)) is Engine.TRANSFORMERS
-    assert spec_module.default_engine("gpt2") is Engine.TRANSFORMERS
-    assert spec_module.default_engine(str(tmp_path / "missing.gguf")) is Engine.TRANSFORMERS  # refused later
+    assert engines.default_engine() == LLAMA_CPP
+    assert engines.default_engine(str(gguf)) == LLAMA_CPP
+    assert engines.default_engine(device="cpu") == LLAMA_CPP
+    assert engines.default_engine(dtype="float32") == TRANSFORMERS  # the exact path, asked for
+    assert engines.default_engine(dtype="int8") == TRANSFORMERS
+    assert engines.default_engine(device="cuda") == TRANSFORMERS
+    assert engines.default_engine(str(folder)) == TRANSFORMERS
+    assert engines.default_engine("gpt2") == TRANSFORMERS
+    assert engines.default_engine(str(tmp_path / "missing.gguf")) == TRANSFORMERS  # refused later
     assert isinstance(Parser("default", cache=False).backend, LlamaBackend)
     assert isinstance(Parser("default", dtype="float32", cache=False).backend, InProcessBackend)
-    monkeypatch.setattr(spec_module, "llama_cpp_installed", lambda: False)
-    assert spec_module.default_engine() is Engine.TRANSFORMERS  # without llama-cpp-python, transformers
+    monkeypatch.setattr(llama_module, "llama_cpp_installed", lambda: False)
+    assert engines.default_engine() == TRANSFORMERS  # without llama-cpp-python, transformers
     import torch
 
-    monkeypatch.setattr(spec_module, "llama_cpp_installed", lambda: True)
+    monkeypatch.setattr(llama_module, "llama_cpp_installed", lambda: True)
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
-    assert spec_module.default_engine() is Engine.TRANSFORMERS  # a GPU machine
+    assert engines.default_engine() == TRANSFORMERS  # a GPU machine
 
 
 def test_an_unconstrained_parse_from_the_command_line_keeps_transformers(monkeypatch: pytest.MonkeyPatch) -> None:
     import argparse
 
-    from amp.cli.model_options import add_model_options, make_parser
+    from amp.cli.model_options import add_model_options, make_parser, needs_gradients
     from amp.parser.backends.llama import LlamaBackend
     from amp.parser.backends.local import InProcessBackend
 
@@ -101,7 +105,7 @@ def test_an_unconstrained_parse_from_the_command_line_keeps_transformers(monkeyp
     ap.add_argument("--unconstrained", action="store_true")
     assert isinstance(make_parser(ap.parse_args([]), cache=False).backend, LlamaBackend)
     assert isinstance(make_parser(ap.parse_args(["--unconstrained"]), cache=False).backend, InProcessBackend)
-    ap.set_defaults(needs_weights=True)  # amp attribute: gradients
+    ap.set_defaults(need=needs_gradients)  # amp attribute: gradients
     assert isinstance(make_parser(ap.parse_args([]), cache=False).backend, InProcessBackend)
     assert isinstance(make_parser(ap.parse_args(["--engine", "llama.cpp"]), cache=False).backend, LlamaBackend)
 

@@ -1,4 +1,4 @@
-"""The app's sidebar: which model (spec, precision, parser server, API), the result cache, sign-out.
+"""The app's sidebar: which model (spec, engine, precision, parser server, API), the result cache, sign-out.
 
 :func:`draw` draws it before the page runs and returns the two slots that :func:`fill` writes
 after it (the page may have loaded, or failed to load, the model, or filled the cache).  The
@@ -14,12 +14,14 @@ from typing import Any
 import streamlit as st
 
 from amp.errors import AmpError
+from amp.parser.backends.api_protocol import is_api_spec
 from ui.frame import auth as ui_auth
 from ui.model import actions, notices, parsers
 from ui.model import api as ui_api
 from ui.model import choice as model_choice
 from ui.model import server as server_state
 from ui.shared import settings_widgets
+from ui.shared.common import plain
 
 OTHER = model_choice.OTHER
 
@@ -29,8 +31,31 @@ def _pick_model() -> None:
         model_choice.set_spec(model_choice.default_spec())
 
 
+def _pick_engine() -> None:
+    model_choice.set_engine(str(st.session_state.get(model_choice.ENGINE_CHOICE_KEY, "")))
+
+
 def _pick_precision() -> None:
     model_choice.set_dtype(str(st.session_state.get(model_choice.PRECISION_CHOICE_KEY, "")))
+
+
+def _engine_and_precision(spec: str) -> None:
+    """**Engine** (the engines that run ``spec``) and, where that engine has precisions, **Precision**;
+    the note under them when a switch of model moved the engine (a model behind an API has neither)."""
+    if is_api_spec(spec):
+        return
+    engine = model_choice.current_engine()
+    choices = model_choice.engines_of(spec)
+    if engine not in choices:  # (the choice moves off an engine that cannot run the model; the widget shows it all the same)
+        choices = (*choices, engine)
+    settings_widgets.engine_select(st, model_choice.ENGINE_CHOICE_KEY, choices=choices, default=engine,
+                                   on_change=_pick_engine)
+    precisions = model_choice.precisions_of(engine)
+    if precisions:
+        settings_widgets.precision_select(st, model_choice.PRECISION_CHOICE_KEY, choices=precisions,
+                                          default=model_choice.current_dtype(), on_change=_pick_precision)
+    if note := st.session_state.get(model_choice.ENGINE_NOTE_KEY):
+        st.caption(plain(note))  # the registry's words and an engine name, shown as plain text
 
 
 TYPED_WARNING = "model_typed_warning"
@@ -135,10 +160,7 @@ def draw(icon: str) -> Slots:
             if st.session_state.get(TYPED_WARNING):
                 st.warning(st.session_state[TYPED_WARNING], icon=":material/warning:")
         if not server:
-            settings_widgets.precision_select(st, model_choice.PRECISION_CHOICE_KEY, default=model_choice.current_dtype(),
-                                              on_change=_pick_precision)
-            if note := st.session_state.get(model_choice.PRECISION_NOTE_KEY):
-                st.caption(note)  # a constant of ui.model.choice (no user text)
+            _engine_and_precision(model_choice.current_spec())
         health = server_state.current(server, model_choice.current_token()) if server else None
         with st.expander("Parser server" + (f" · {health.summary()}" if health else ""), expanded=False,
                          icon=":material/cloud:"), st.form("server_form", border=False):

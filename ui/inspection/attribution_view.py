@@ -13,12 +13,11 @@ from typing import Any
 import streamlit as st
 
 from amp.evaluation.attribution import DEFAULT_STEPS, METHODS, TARGETS, Attribution, attribute, beside_influence
+from amp.parser import engines
 from amp.parser.core import limits
-from amp.parser.models.spec import Engine
 from amp.prompts import Prompt
 from amp.reporting import attribution_plots
-from ui.inspection.influence_view import INFLUENCE_KEY, _influence_key
-from ui.model import actions, parsers
+from ui.inspection.influence_view import INFLUENCE_KEY, _influence_key, counted_run
 from ui.model import choice as model_choice
 from ui.shared.common import chart, csv_download, plain
 
@@ -28,25 +27,26 @@ _TARGET_NAMES = {"divergence": "where the readings part", "sequence": "whole seq
 
 
 def _compute(slot: Any, prompt: Prompt, target: str, method: str, steps: int) -> Attribution | None:
-    parser = parsers.get_parser()
-    if parser is None:
-        return None
     passes = 1 if method == "input_x_gradient" else steps
-    with slot.container():
-        bar = st.progress(0.0, text=f"0 of {passes} gradient passes")
-        st.button("Cancel", key="pi_attribution_cancel", icon=":material/stop:",
-                  help="Stops the attribution after the gradient passes it is computing.")
+    return counted_run(slot, total=passes, unit="gradient passes",
+                       cancel=("pi_attribution_cancel", "Stops the attribution after the gradient passes it is computing."),
+                       label=f"Attributing the log-odds to the prompt's tokens ({passes} gradient pass(es))…",
+                       fn=lambda p, progress: attribute(p, prompt, target=target, method=method, steps=steps,
+                                                        progress=progress))
 
-        def progress(done: int, n: int) -> None:
-            bar.progress(done / n if n else 1.0, text=f"{done} of {n} gradient passes")
 
-        result = actions.compute(parser, f"Attributing the log-odds to the prompt's tokens ({passes} gradient "
-                                          "pass(es))…",
-                                  lambda p: attribute(p, prompt, target=target, method=method, steps=steps,
-                                                      progress=progress))
-    if result is not None:
-        slot.empty()
-    return result
+def _no_gradients() -> bool:
+    """Whether the sidebar's engine gives no gradients (its capabilities): then the section says so
+    and offers, one click away, the first engine that does."""
+    engine = model_choice.current_engine()
+    if engines.capabilities(engine).gradients:
+        return False
+    able = (*engines.engines_with(lambda c: c.gradients), engines.DEFAULT_ENGINE)[0]
+    st.info(f"Attribution takes gradients through the model's weights, which the {engine} engine does not give. "
+            f"The {able} engine runs the same model exactly (float32, slower).", icon=":material/info:")
+    st.button(f"Use {able}", key="pi_attr_exact", on_click=model_choice.set_engine, args=(able,),
+              icon=":material/swap_horiz:")
+    return True
 
 
 def attribution_section(prompt: Prompt) -> None:
@@ -58,12 +58,7 @@ def attribution_section(prompt: Prompt) -> None:
         st.caption("Attributes the model's log-odds log p(LF0's token) − log p(LF1's token) where the readings "
                    "part to every prompt token (gradients of the loaded model; needs a local model). Blue pushes "
                    "toward LF0, vermillion toward LF1.")
-        if model_choice.current_dtype() == Engine.LLAMA_CPP:
-            st.info("Attribution takes gradients through the model's weights, which the llama.cpp engine does not "
-                    "give. The exact precision runs the same model on transformers (float32, slower).",
-                    icon=":material/info:")
-            st.button("Use the exact precision", key="pi_attr_exact", on_click=model_choice.set_dtype, args=("",),
-                      icon=":material/swap_horiz:")
+        if _no_gradients():
             return
         c1, c2, c3 = st.columns(3)
         target = c1.selectbox("Target", TARGETS, format_func=_TARGET_NAMES.get, key="pi_attr_target")
@@ -71,8 +66,7 @@ def attribution_section(prompt: Prompt) -> None:
                               format_func=_METHOD_NAMES.get, key="pi_attr_method")
         steps = int(c3.number_input("Steps (integrated gradients)", 1, limits.MAX_ATTRIBUTION_STEPS, DEFAULT_STEPS,
                                     key="pi_attr_steps", disabled=method == "input_x_gradient"))
-        key = (model_choice.current_spec(), prompt.render(), prompt.gold_lf0, prompt.gold_lf1, prompt.words,
-               target, method, steps)
+        key = (*_influence_key(prompt), target, method, steps)
         stored = st.session_state.get(ATTRIBUTION_KEY)
         have = stored is not None and stored["key"] == key
         run = st.button("Attribute", key="pi_attribution_run", icon=":material/gradient:", disabled=have)

@@ -7,7 +7,8 @@ Widget glue only: the numbers come from :mod:`amp.evaluation.contrastive` and
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import streamlit as st
 
@@ -15,6 +16,7 @@ from amp.errors import AmpError
 from amp.evaluation.contrastive import contrast
 from amp.evaluation.influence import Influence, example_influence, influence_variants
 from amp.evaluation.inspection import Inspection
+from amp.parser import Parser
 from amp.prompts import Prompt
 from amp.reporting import influence_plots
 from ui.model import actions, parsers
@@ -22,6 +24,7 @@ from ui.model import choice as model_choice
 from ui.shared.common import chart, csv_download, describe_error, fmt_prob, plain
 
 INFLUENCE_KEY = "pi_influence"
+T = TypeVar("T")
 
 
 def contrast_section(ins: Inspection, prob: str) -> None:
@@ -50,29 +53,39 @@ def contrast_section(ins: Inspection, prob: str) -> None:
 
 
 def _influence_key(prompt: Prompt) -> tuple[Any, ...]:
-    return (model_choice.current_spec(), prompt.render(), prompt.gold_lf0, prompt.gold_lf1, prompt.words)
+    """What a stored result holds for: the sidebar's model (spec, engine, precision) and the prompt."""
+    return (model_choice.current_choice().key, prompt.render(), prompt.gold_lf0, prompt.gold_lf1, prompt.words)
 
 
-def _compute(slot: Any, prompt: Prompt, total: int) -> Influence | None:
-    """Compute in ``slot`` (progress, Cancel, the model's status box), emptied once it worked, so
-    the page's elements keep their places from one run to the next; an error stays in it."""
+def counted_run(slot: Any, *, total: int, unit: str, cancel: tuple[str, str], label: str,
+                fn: Callable[[Parser, Callable[[int, int], None]], T]) -> T | None:
+    """``fn(parser, progress)`` on the sidebar's model, computed in ``slot``: a bar counting ``total``
+    ``unit``, a Cancel button (``cancel``: its key and help) and the model's status box (``label``).
+    ``slot`` is emptied once it worked, so the page's elements keep their places from one run to the
+    next; an error stays in it.  ``None`` when the model is unusable, the run failed or was cancelled."""
     parser = parsers.get_parser()
     if parser is None:
         return None
     with slot.container():
-        bar = st.progress(0.0, text=f"0 of {total} forced pair scores")
-        st.button("Cancel", key="pi_influence_cancel", icon=":material/stop:",
-                  help="Stops the model after the pair score it is computing (the finished ones stay cached).")
+        bar = st.progress(0.0, text=f"0 of {total} {unit}")
+        st.button("Cancel", key=cancel[0], icon=":material/stop:", help=cancel[1])
 
         def progress(done: int, n: int) -> None:
-            bar.progress(done / n if n else 1.0, text=f"{done} of {n} forced pair scores")
+            bar.progress(done / n if n else 1.0, text=f"{done} of {n} {unit}")
 
-        result = actions.compute(parser, f"Scoring both readings under {total} prompts (each example removed "
-                                          "and each ambiguous one flipped)…",
-                                  lambda p: example_influence(p, prompt, progress=progress))
+        result = actions.compute(parser, label, lambda p: fn(p, progress))
     if result is not None:
         slot.empty()
     return result
+
+
+def _compute(slot: Any, prompt: Prompt, total: int) -> Influence | None:
+    return counted_run(slot, total=total, unit="forced pair scores",
+                       cancel=("pi_influence_cancel",
+                               "Stops the model after the pair score it is computing (the finished ones stay cached)."),
+                       label=f"Scoring both readings under {total} prompts (each example removed and each "
+                             "ambiguous one flipped)…",
+                       fn=lambda p, progress: example_influence(p, prompt, progress=progress))
 
 
 def influence_section(prompt: Prompt) -> None:

@@ -20,7 +20,7 @@ from amp.parser import Parser
 from amp.parser.backends.api_protocol import is_api_spec
 from amp.parser.core.errors import BackendError, ModelLoadError, SearchCancelled
 from ui.model import server as server_state
-from ui.model.choice import DEFAULT, ModelChoice, current_dtype, current_server, current_token
+from ui.model.choice import DEFAULT, ModelChoice, current_dtype, current_engine, current_server, current_token
 from ui.model.notices import error_box, server_failure, show_failure
 from ui.model.parsers import fail
 from ui.model.use import using
@@ -54,12 +54,12 @@ def attempt(parser: Parser, label: str, fn: Callable[[Parser], T], *, who: str |
     The status label says when the call may also load the model (the Parser loads on its first
     cache miss).  A wait for the model is shown above the box, in plain sight; a failure opens
     the box, so its reason is never collapsed.  ``model`` is the model ``parser`` is (default: its
-    spec in the sidebar's precision): a :class:`ModelLoadError` marks *that* model as failed for
+    spec on the sidebar's engine in the sidebar's precision): a :class:`ModelLoadError` marks *that* model as failed for
     this session, and offers the sidebar's way back only when it is the sidebar's model.  ``who``
     (e.g. ``"Model A"``) names the box in its final label ("Model A done · …"), for pages that
     show several boxes at once.
     """
-    model = model or ModelChoice(parser.spec, current_dtype())
+    model = model or ModelChoice(parser.spec, current_engine(), current_dtype())
 
     def final(text: str) -> str:
         return f"{who}: {text[0].lower()}{text[1:]}" if who else text

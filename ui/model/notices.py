@@ -1,7 +1,8 @@
 """The model's failure boxes and their ways out: an error box with a button back to what works.
 
-A model that failed to load offers the exact precision or the default model; a parser server that
-did not answer offers a model in this app; a misspelt name offers the close names checked at Load.
+A model that failed to load offers the exact path (transformers in float32) or the default model; a
+parser server that did not answer offers a model in this app; a misspelt name offers the close names
+checked at Load.
 """
 
 from __future__ import annotations
@@ -10,14 +11,15 @@ from typing import Any
 
 import streamlit as st
 
+from amp.parser.engines import DEFAULT_ENGINE
 from ui.model.choice import (
     SUGGEST_KEY,
     ModelChoice,
     current_choice,
     default_spec,
-    set_dtype,
     set_server,
     set_spec,
+    use_exact,
 )
 from ui.shared.common import plain
 
@@ -44,9 +46,8 @@ def show_failure(box: Any, choice: ModelChoice, message: str) -> None:
     if choice != current_choice():  # a page's own model (Compare's B): the sidebar's buttons do not apply
         return
     spec, tag = choice.spec, abs(hash(choice.key))
-    if choice.dtype:
-        box.button("Use the exact precision instead", key=f"exact_{tag}", on_click=set_dtype,
-                   args=("",), icon=":material/undo:")
+    if choice.engine != DEFAULT_ENGINE or choice.dtype:  # not the exact path: one click back to it
+        box.button("Use the exact precision instead", key=f"exact_{tag}", on_click=use_exact, icon=":material/undo:")
         return
     if spec != default_spec():
         box.button("Use the default model instead", key=f"fallback_{tag}",

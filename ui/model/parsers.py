@@ -1,7 +1,7 @@
 """The parsers of this process: one per model, shared by every session and browser tab, and the result cache.
 
 * **Loaded once per process.**  :func:`_load_local` is an ``st.cache_resource``: every session and
-  browser tab shares one :class:`amp.parser.Parser` per spec.  Streamlit computes a resource
+  browser tab shares one :class:`amp.parser.Parser` per (spec, engine, precision).  Streamlit computes a resource
   once even when two sessions ask at the same moment (it holds a per-key lock while loading).
 * :func:`get_parser` is the sidebar's model (:mod:`ui.model.choice`) or the parser service's;
   :func:`parser_for` a page's own model (Compare's model B); :func:`peek_parser` and
@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import contextlib
+from dataclasses import replace
 from typing import Any
 
 import streamlit as st
@@ -23,7 +24,6 @@ from amp.parser import Parser
 from amp.parser.backends.api_protocol import is_api_spec
 from amp.parser.core.errors import ModelNameError
 from amp.parser.models.names import check_model_name
-from amp.parser.models.spec import Engine
 from amp.settings import results_dir
 from ui.model import api as api_model
 from ui.model import server as server_state
@@ -32,7 +32,6 @@ from ui.model.choice import (
     SUGGEST_KEY,
     ModelChoice,
     current_choice,
-    current_dtype,
     current_server,
     current_spec,
     current_token,
@@ -41,8 +40,8 @@ from ui.model.choice import (
 )
 from ui.model.notices import server_failure, show_failure
 
-#: The (spec, precision) of every parser this process created for a session (and that did not fail since).
-_READY: set[tuple[str, str]] = set()
+#: The (spec, engine, precision) of every parser this process created for a session (and that did not fail since).
+_READY: set[tuple[str, str, str]] = set()
 
 
 
@@ -60,18 +59,19 @@ def _remote_or_none() -> Parser | None:
         return None
 
 
-def _load(spec: str, dtype: str = "") -> Parser:
-    """The parser of ``spec``: a model behind an API (``openai:<name>``, :mod:`ui.model.api`) or
+def _load(choice: ModelChoice) -> Parser:
+    """The parser of ``choice``: a model behind an API (``openai:<name>``, :mod:`ui.model.api`) or
     :func:`_load_local`."""
-    if is_api_spec(spec):
-        return api_model.load(spec, result_cache())
-    return _load_local(spec, dtype)
+    if is_api_spec(choice.spec):
+        return api_model.load(choice.spec, result_cache())
+    return _load_local(choice.spec, choice.engine, choice.dtype)
 
 
 
 @st.cache_resource(show_spinner=False, max_entries=3)
-def _load_local(spec: str, dtype: str = "") -> Parser:
-    """The parser of ``spec`` in ``dtype`` ("" = the device's default), shared by all sessions of this process.
+def _load_local(spec: str, engine: str, dtype: str = "") -> Parser:
+    """The parser of ``spec`` on ``engine`` (a name of :mod:`amp.parser.engines`) in ``dtype`` ("" = the
+    device's default, and the only one of an engine that offers none), shared by all sessions of this process.
 
     :class:`amp.parser.Parser` loads its weights lazily, on the first result-cache *miss*, so a
     page whose results are all cached never loads the model.  Here only the spec is checked
@@ -79,10 +79,7 @@ def _load_local(spec: str, dtype: str = "") -> Parser:
     """
 
     check_model_name(spec)  # a misspelt or (offline) uncached name: ModelNameError with close names
-    if dtype == Engine.LLAMA_CPP:
-        parser = Parser(spec, engine=Engine.LLAMA_CPP, cache=result_cache())
-    else:
-        parser = Parser(spec, dtype=dtype or None, engine=Engine.TRANSFORMERS, cache=result_cache())
+    parser = Parser(spec, engine=engine, dtype=dtype or None, cache=result_cache())
     parser.identity  # noqa: B018 - validates the spec (raises ModelLoadError)
     return parser
 
@@ -91,13 +88,14 @@ def check_spec(spec: str) -> str | None:
     """Check now that ``spec`` names a usable model (its identity is computed: a missing path, a
     folder that is not a model or an unreachable Hub id fails; no weights load).  A failure is
     recorded for this session, as a failed load is, and its message returned."""
+    choice = replace(current_choice(), spec=spec)
     try:
-        _load(spec, current_dtype())
+        _load(choice)
     except Exception as exc:  # noqa: BLE001 - ModelLoadError, or any loader crash: a message
         if isinstance(exc, ModelNameError):
             st.session_state.setdefault(SUGGEST_KEY, {})[spec] = exc.suggestions
-        return fail(ModelChoice(spec, current_dtype()), exc)
-    _READY.add((spec, current_dtype()))
+        return fail(choice, exc)
+    _READY.add(choice.key)
     return None
 
 
@@ -106,7 +104,7 @@ def parser_for(choice: ModelChoice) -> Parser:
 
     For a page's own model (Compare's model B); the sidebar's model is :func:`get_parser`'s.
     """
-    parser = _load(choice.spec, choice.dtype)
+    parser = _load(choice)
     _READY.add(choice.key)
     return parser
 
@@ -115,10 +113,10 @@ def loaded_parser(spec: str | None = None) -> Parser | None:
     """The parser of ``spec`` if this process already created it (creating nothing)."""
     if current_server():
         return _remote_or_none()
-    spec = spec or current_spec()
-    if (spec, current_dtype()) in _READY and load_error(spec) is None:
+    choice = replace(current_choice(), spec=spec or current_spec())
+    if choice.key in _READY and load_error(choice.spec) is None:
         with contextlib.suppress(Exception):
-            return _load(spec, current_dtype())
+            return _load(choice)
     return None
 
 
@@ -130,11 +128,10 @@ def peek_parser() -> Parser | None:
     """
     if current_server():
         return _remote_or_none()
-    spec = current_spec()
-    if load_error(spec) is not None:
+    if load_error() is not None:
         return None
     try:
-        return _load(spec, current_dtype())
+        return _load(current_choice())
     except Exception:  # noqa: BLE001 - a peek never fails a page
         return None
 
@@ -160,7 +157,7 @@ def get_parser(*, where: Any = None) -> Parser | None:
         show_failure(box, choice, failed)
         return None
     try:
-        parser = _load(choice.spec, choice.dtype)
+        parser = _load(choice)
     except Exception as exc:  # noqa: BLE001 - ModelLoadError, or any loader crash: never kill the page
         _fail(box, choice, exc)
         return None

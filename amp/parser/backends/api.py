@@ -48,6 +48,7 @@ from amp.logic.gbnf import gbnf_text
 from amp.logic.own_words import NO_WORDS, OwnWords
 from amp.parser.backends import api_protocol as proto
 from amp.parser.backends.api_protocol import ApiMode, ApiSettings
+from amp.parser.core.capabilities import Capabilities
 from amp.parser.core.errors import (
     BackendError,
     EndpointUnreachable,
@@ -109,11 +110,6 @@ class ApiBackend:
         return None
 
     @property
-    def batch_size(self) -> int:
-        """Sweep items per call (:func:`amp.parser.batch.default_batch_size`): the requests in flight."""
-        return self.settings.concurrency
-
-    @property
     def device(self) -> str:
         return "api"
 
@@ -128,6 +124,14 @@ class ApiBackend:
         s = self.settings
         return (f"API {s.base_url} · {s.mode}" + (" · log-probs" if s.logprobs else "")
                 + (" · grammar" if s.grammar else ""))
+
+    def capabilities(self) -> Capabilities:
+        """No engine of this process and no gradients; the search with or without the grammar; P(LF0)
+        where :attr:`scores` (prompt log-probs); a sweep's items per call are the requests in flight
+        (:func:`amp.parser.batch.default_batch_size`), so an endpoint that dies mid-sweep loses at most
+        that many items' work."""
+        return Capabilities(engine="", gradients=False, scores=self.scores, unconstrained=True,
+                            batch_size=self.settings.concurrency)
 
     @property
     def scores(self) -> bool:

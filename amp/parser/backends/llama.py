@@ -1,6 +1,6 @@
 """The llama.cpp backend: a GGUF file run as it is, on the CPU, with the project's constrained search.
 
-Implements :class:`amp.parser.backend.Backend` with :class:`amp.parser.search.cell_search.CellDecoder`
+Implements :class:`amp.parser.backend.Backend` with :class:`amp.parser.search.cell_decoder.CellDecoder`
 over a llama.cpp context (:class:`amp.parser.models.gguf_cells.SeqCells`): the prompt is evaluated
 once and its KV cells shared by every beam, LF and sample of the item (sequence copies), beams
 advance together in one batch per step, finished beams' cells are freed; the grammar automaton,
@@ -10,13 +10,14 @@ the beam bookkeeping, the early exit and the GNMT re-ranking are the fast search
 (:func:`amp.parser.models.embedded.default_gguf`); it loads lazily, and every call holds its lock.
 
 What it computes with (:meth:`LlamaBackend.runtime`, part of every cache key): the GGUF's
-identity, device ``cpu``, dtype ``llama.cpp-<build>`` (:meth:`amp.parser.models.spec.Engine.tag`)
-and the engine's name and build among the versions, so its results are cached apart from the
+identity, device ``cpu``, dtype ``llama.cpp-<build>`` (:func:`engine_tag`) and the engine's name
+and build among the versions, so its results are cached apart from the
 transformers engine's and its sweeps get their own run names.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import threading
 from collections.abc import Callable, Sequence
@@ -26,17 +27,25 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 from amp.logic.own_words import NO_WORDS, OwnWords
+from amp.parser.core.capabilities import Capabilities
 from amp.parser.core.errors import ModelLoadError
 from amp.parser.core.results import Beam, ForcedScore, PairScore, ParseResult, Runtime, TokenStep
 from amp.parser.models.embedded import default_gguf
-from amp.parser.models.spec import DEFAULT_SPEC, Engine, identities, resolve_spec
+from amp.parser.models.spec import DEFAULT_SPEC, identities, resolve_spec
 from amp.parser.search.settings import Ask, SearchSettings
 
 if TYPE_CHECKING:
     from amp.parser.models.gguf_cells import GgufModel
-    from amp.parser.search.cell_search import CellDecoder
+    from amp.parser.search.cell_decoder import CellDecoder
 
 T = TypeVar("T")
+
+#: The engine's name (its key in :mod:`amp.parser.engines`, the ``engine`` of its runtime's versions).
+ENGINE = "llama.cpp"
+#: What it can do: the constrained search and forced scoring of a GGUF (the embedded model's, or a
+#: ``.gguf`` file) on the CPU, in the GGUF's own precision; no gradients, no unconstrained search.
+CAPABILITIES = Capabilities(engine=ENGINE, gradients=False, scores=True, unconstrained=False, batch_size=8,
+                            devices=("cpu",), formats=("default", "gguf"), precisions=(), own_precision=True)
 
 #: Cells of the first context (grown when a request needs more).
 FIRST_CELLS = 4096
@@ -48,6 +57,17 @@ THREADS_ENV = "AMP_LLAMA_THREADS"
 
 _MODELS: dict[Path, GgufModel] = {}
 _MODELS_LOCK = threading.Lock()
+
+
+def llama_cpp_installed() -> bool:
+    """Whether ``llama-cpp-python`` can be imported (without importing it)."""
+    return importlib.util.find_spec("llama_cpp") is not None
+
+
+def engine_tag(build: str) -> str:
+    """The precision label of results this engine computes with ``build``: ``llama.cpp-<build>``
+    (the runtime's dtype, part of every cache key and run name of its results)."""
+    return f"{ENGINE}-{build}"
 
 
 @lru_cache(maxsize=1)
@@ -133,14 +153,17 @@ class LlamaBackend:
 
     @property
     def dtype(self) -> str:
-        return Engine.LLAMA_CPP.tag(llama_version())
+        return engine_tag(llama_version())
 
     def runtime(self) -> Runtime:
         if self._ids is None:
             self._ids = identities(self.spec, self.gguf_file)
         model_id, tok_id = self._ids
         return Runtime(model=model_id, tokenizer=tok_id, device="cpu", dtype=self.dtype,
-                       versions={"engine": Engine.LLAMA_CPP.value, "llama_cpp_python": llama_version()})
+                       versions={"engine": ENGINE, "llama_cpp_python": llama_version()})
+
+    def capabilities(self) -> Capabilities:
+        return CAPABILITIES
 
     def describe(self) -> str:
         return f"cpu · llama.cpp {llama_version()} · GGUF as shipped · {self.threads} threads"
@@ -161,7 +184,7 @@ class LlamaBackend:
     def _run(self, need: int, fn: Callable[[CellDecoder], T]) -> T:
         """``fn`` on this backend's decoder, its context holding at least ``need`` cells."""
         from amp.parser.models.gguf_cells import BATCH_TOKENS  # late: start-up cost (torch)
-        from amp.parser.search.cell_search import CellDecoder  # late: start-up cost (torch, transformers)
+        from amp.parser.search.cell_decoder import CellDecoder  # late: start-up cost (torch, transformers)
 
         gm = self._model()
         with gm.lock:
@@ -228,4 +251,4 @@ class LlamaBackend:
         return f"LlamaBackend({self.spec!r}, {'loaded' if self.loaded else 'not loaded'})"
 
 
-__all__ = ["LlamaBackend", "gguf_path", "shared_gguf"]
+__all__ = ["CAPABILITIES", "ENGINE", "LlamaBackend", "engine_tag", "gguf_path", "llama_cpp_installed", "shared_gguf"]

@@ -17,14 +17,23 @@ from importlib import metadata
 from typing import TypeVar
 
 from amp.logic.own_words import NO_WORDS, OwnWords
+from amp.parser.core.capabilities import MODEL_KINDS, Capabilities
 from amp.parser.core.results import Beam, ForcedScore, PairScore, ParseResult, Runtime, TokenStep
 from amp.parser.models import registry as model_registry
-from amp.parser.models.loading import LoadedModel, select_device, select_dtype
+from amp.parser.models.loading import DTYPES, LoadedModel, select_device, select_dtype
 from amp.parser.models.quantize import INT8, scheme
 from amp.parser.models.spec import DEFAULT_SPEC, identities
 from amp.parser.search.settings import Ask, SearchSettings
 
 T = TypeVar("T")
+
+#: The engine's name (its key in :mod:`amp.parser.engines`).
+ENGINE = "transformers"
+#: What it can do: any model (the embedded one, a folder, a ``.gguf``, a Hub id) on the CPU or a GPU,
+#: in any ``--dtype``, with gradients through the weights and the search with or without the grammar.
+CAPABILITIES = Capabilities(engine=ENGINE, gradients=True, scores=True, unconstrained=True, batch_size=8,
+                            devices=("cpu", "cuda", "mps"), formats=MODEL_KINDS,
+                            precisions=tuple(d for d in DTYPES if d != "auto"))
 
 
 @lru_cache(maxsize=1)
@@ -104,6 +113,9 @@ class InProcessBackend:
     @property
     def dtype(self) -> str:
         return self._lm.dtype if self._lm else self.device_dtype()[1]
+
+    def capabilities(self) -> Capabilities:
+        return CAPABILITIES
 
     def describe(self) -> str:
         return f"{self.device} · {self.dtype}"

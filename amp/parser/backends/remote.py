@@ -25,12 +25,13 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from amp import code_digest as code
 from amp.cache import ResultCache
 from amp.logic.own_words import NO_WORDS, OwnWords
+from amp.parser.core.capabilities import Capabilities
 from amp.parser.core.errors import BackendError
 from amp.parser.core.results import (
     BatchItem,
@@ -66,7 +67,8 @@ def code_version() -> str:
 
 @dataclass(frozen=True)
 class ServerInfo:
-    """What ``/v1/info`` says: versions, model spec, runtime, ``top_n``, replicas and limits."""
+    """What ``/v1/info`` says: versions, model spec, runtime, ``top_n``, replicas, limits and what
+    the service's engine can do (:class:`~amp.parser.core.capabilities.Capabilities`)."""
 
     api: int
     code: str
@@ -75,6 +77,7 @@ class ServerInfo:
     top_n: int
     replicas: int
     limits: dict[str, int]
+    capabilities: Capabilities = field(default_factory=Capabilities)
 
 
 def normalise_url(url: str) -> str:
@@ -179,7 +182,8 @@ class RemoteBackend:
             try:
                 info = ServerInfo(api=int(d["api"]), code=str(d["code"]), spec=str(d["spec"]),
                                   runtime=Runtime.from_dict(d["runtime"]), top_n=int(d["top_n"]),
-                                  replicas=int(d.get("replicas", 1)), limits=dict(d.get("limits") or {}))
+                                  replicas=int(d.get("replicas", 1)), limits=dict(d.get("limits") or {}),
+                                  capabilities=Capabilities.from_dict(d.get("capabilities") or {}))
             except (KeyError, TypeError, ValueError) as exc:
                 raise BackendError(f"the parser server at {self.url} sent an unreadable /v1/info ({exc})",
                                    kind="protocol") from None
@@ -217,6 +221,18 @@ class RemoteBackend:
 
     def runtime(self) -> Runtime:
         return self.info().runtime
+
+    def capabilities(self) -> Capabilities:
+        """The service's engine's (``/v1/info``), without gradients: the weights are not in this process.
+        A server that cannot be reached (and was never seen) counts as one that scores, so cached
+        results are still read; anything uncached then fails with the unreachable error."""
+        try:
+            caps = self.info().capabilities
+        except BackendError as exc:
+            if exc.kind != "unreachable":
+                raise
+            caps = Capabilities()
+        return replace(caps, gradients=False)
 
     def describe(self) -> str:
         rt = self.info().runtime

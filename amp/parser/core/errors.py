@@ -24,6 +24,16 @@ class ModelNameError(ModelLoadError, ValueError):
         self.suggestions = tuple(suggestions)
 
 
+class UnknownEngine(ModelLoadError, ValueError):
+    """An engine name that no engine is registered under (:func:`amp.parser.engines.check_engine`);
+    ``choices`` are the registered names, which the message lists."""
+
+    def __init__(self, name: str, choices: tuple[str, ...]) -> None:
+        super().__init__(f"unknown engine {name!r}; use one of {', '.join(choices)}")
+        self.name = name
+        self.choices = tuple(choices)
+
+
 class DecodingError(AmpError, RuntimeError):
     """Constrained decoding or forced scoring that cannot proceed (e.g. an LF outside the grammar)."""
 

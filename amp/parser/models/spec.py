@@ -12,13 +12,11 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import importlib.util
 import json
 import os
 import re
 import threading
 from dataclasses import dataclass
-from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -36,79 +34,16 @@ from amp.settings import models_dir
 DEFAULT_SPEC = "default"
 
 
-class Engine(StrEnum):
-    """What runs the model: ``transformers`` (PyTorch; any model, the exact float32 reference, GPUs)
-    or ``llama.cpp`` (a GGUF file as shipped, on the CPU, :mod:`amp.parser.backends.llama`).
-
-    Part of every cache key and run name through the backend's runtime: the llama.cpp engine's
-    dtype is :meth:`tag` (``llama.cpp-<build>``), its versions name the engine and its build."""
-
-    TRANSFORMERS = "transformers"
-    LLAMA_CPP = "llama.cpp"
-
-    def tag(self, build: str) -> str:
-        """The precision label of results this engine computes with ``build``."""
-        return f"{self.value}-{build}"
-
-
-#: Environment variable choosing the engine (default: :func:`default_engine`'s rule).
-ENGINE_ENV = "AMP_ENGINE"
-#: The engine of everything :func:`default_engine` does not give to llama.cpp.
-DEFAULT_ENGINE = Engine.TRANSFORMERS
-_AUTO = (None, "", "auto")
-
-
-def llama_cpp_installed() -> bool:
-    """Whether ``llama-cpp-python`` can be imported (without importing it)."""
-    return importlib.util.find_spec("llama_cpp") is not None
-
-
-def default_engine(spec: str = DEFAULT_SPEC, *, device: str | None = None, dtype: str | None = None,
-                   gguf_file: str | None = None) -> Engine:
-    """The engine when none is chosen (issue #29's rule, docs/paper-notes.md §19): **llama.cpp for a
-    GGUF model on the CPU** in the GGUF's own precision — the embedded model or a ``.gguf`` file,
-    no ``dtype`` asked, the device ``cpu`` (or automatic on a machine without CUDA), llama-cpp-python
-    installed; :data:`DEFAULT_ENGINE` (transformers) for everything else: other models, GPUs and an
-    asked precision (``float32``, the exact path).
-
-    llama.cpp earned the default on the agreement bench (``bench/engine_bench.py``, 50 sweep items):
-    the same LF0/LF1/neither match on 48/50, mean |ΔP(LF0)| 0.010, no reading flip.  Nothing loads
-    here; a spec that names nothing usable is left to the backend to refuse."""
-    if dtype not in _AUTO or device not in (*_AUTO, "cpu") or not llama_cpp_installed():
-        return DEFAULT_ENGINE
-    if not is_gguf_model(spec, gguf_file):
-        return DEFAULT_ENGINE
-    if device in _AUTO:
-        import torch  # late: start-up cost (torch, only on a machine that could run llama.cpp)
-
-        if torch.cuda.is_available():
-            return DEFAULT_ENGINE
-    return Engine.LLAMA_CPP
-
-
-def is_gguf_model(spec: str = DEFAULT_SPEC, gguf_file: str | None = None) -> bool:
-    """Whether ``spec`` names a GGUF model — the embedded one, a ``.gguf`` file or a folder holding
-    one — the only kind the llama.cpp engine runs.  Nothing loads; a spec that names nothing usable
-    is not one."""
+def model_kind(spec: str = DEFAULT_SPEC, gguf_file: str | None = None) -> str | None:
+    """What kind of model ``spec`` names (:attr:`ModelSource.kind`: default / folder / gguf / hub),
+    or ``None`` for a spec that names nothing usable; nothing loads.  An engine runs the kinds its
+    capabilities list (:attr:`amp.parser.core.capabilities.Capabilities.formats`)."""
     try:
-        return resolve_spec(spec, gguf_file).kind in ("default", "gguf")
+        return resolve_spec(spec, gguf_file).kind
     except ModelLoadError:
-        return False
+        return None
 
 
-def select_engine(engine: str | None = None, *, spec: str = DEFAULT_SPEC, device: str | None = None,
-                  dtype: str | None = None, gguf_file: str | None = None) -> Engine:
-    """The engine to run: ``engine`` if given, else ``$AMP_ENGINE``, else :func:`default_engine`
-    for the model ``spec`` on ``device`` in ``dtype`` (:class:`ModelLoadError` naming the choices
-    for an unknown engine)."""
-    chosen = (engine or os.environ.get(ENGINE_ENV, "")).strip().lower()
-    if not chosen:
-        return default_engine(spec, device=device, dtype=dtype, gguf_file=gguf_file)
-    try:
-        return Engine(chosen)
-    except ValueError:
-        names = ", ".join(e.value for e in Engine)
-        raise ModelLoadError(f"unknown engine {chosen!r}; use one of {names}") from None
 _WEIGHT_PATTERNS = ("*.safetensors", "*.bin", "*.pt", "*.pth", "*.gguf", "*.h5", "*.msgpack", "*.index.json",
                     "config.json", "generation_config.json", "*.py")
 _TOKENIZER_PATTERNS = ("tokenizer*", "vocab*", "merges*", "special_tokens_map.json", "added_tokens.json",
