@@ -32,16 +32,46 @@ install_build_tools() {
   fi
 }
 
+# llama.cpp is compiled for this machine's CPU (-march=native), but never with AMX: a CPU can list
+# AMX while its kernel or hypervisor does not enable the tile registers, and the first large batch
+# (a prompt pass) then dies with SIGILL, taking the app or the server with it (seen on this
+# project's x86-64 VMs).  CMAKE_ARGS set by the caller wins.
+LLAMA_BUILD="no-amx-1"
+if [ "$(uname -m)" = x86_64 ]; then
+  NO_AMX="-mno-amx-tile -mno-amx-int8 -mno-amx-bf16"
+  export CMAKE_ARGS=${CMAKE_ARGS:-"-DCMAKE_C_FLAGS='$NO_AMX' -DCMAKE_CXX_FLAGS='$NO_AMX'"}
+fi
+
+install_llama_cpp() {
+  # llama-cpp-python ships as source: it is compiled once per machine into a wheel of its own
+  # (keyed by LLAMA_BUILD, so a wheel built with other flags, e.g. by pip's cache, is never taken)
+  # and installed from there; a venv holding an older build gets this one.
+  local ver house mark="$VENV/.amp-llama-build"
+  ver=$(grep -o 'llama-cpp-python==[0-9.]*' pyproject.toml | head -1 | cut -d= -f3)
+  house="${AMP_WHEELS:-${XDG_CACHE_HOME:-$HOME/.cache}/amp-wheels}/$LLAMA_BUILD"
+  if ! ls "$house"/llama_cpp_python-"$ver"-*.whl >/dev/null 2>&1; then
+    install_build_tools
+    echo "run.sh: compiling llama.cpp for llama-cpp-python $ver (a few minutes on 2 cores, once per machine)…"
+    mkdir -p "$house"
+    CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-2} "$VENV/bin/python" -m pip wheel -q --no-deps \
+      --no-cache-dir -w "$house" "llama-cpp-python==$ver" || { echo "run.sh: compiling llama.cpp failed" >&2; exit 1; }
+  fi
+  export PIP_FIND_LINKS="$house"
+  if [ "$(cat "$mark" 2>/dev/null)" != "$LLAMA_BUILD-$ver" ] && "$VENV/bin/python" -c "import llama_cpp" 2>/dev/null; then
+    "$VENV/bin/python" -m pip install -q --force-reinstall --no-deps "$house"/llama_cpp_python-"$ver"-*.whl
+  fi
+  echo "$LLAMA_BUILD-$ver" > "$mark"
+}
+
 install_python() {
   # The project itself, editable, with the extras the command needs (pyproject.toml declares them);
   # skipped when this venv already holds an install from the same pyproject.toml.
   local extras=$1 stamp="$VENV/.amp-install-stamp" want
   [ -x "$VENV/bin/python" ] || python3 -m venv "$VENV"
-  want="$extras $(sha256sum pyproject.toml | cut -c1-64)"
+  want="$extras $(sha256sum pyproject.toml | cut -c1-64) $LLAMA_BUILD"
   if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
     install_build_tools
-    "$VENV/bin/python" -c "import llama_cpp" 2>/dev/null \
-      || echo "run.sh: compiling llama.cpp for llama-cpp-python (a few minutes on 2 cores, once; pip caches it)…"
+    install_llama_cpp
     CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-2} "$VENV/bin/python" -m pip install -q -e ".[$extras]" 2>&1 | grep -v "^WARNING: Location" || true
     "$VENV/bin/python" -c "import torch, transformers, lark, streamlit, ray.serve, llama_cpp" && "$VENV/bin/amp" --version >/dev/null \
       || { echo "run.sh: the Python install failed (see pip's output above)" >&2; exit 1; }
