@@ -54,7 +54,9 @@ install_llama_cpp() {
     echo "run.sh: compiling llama.cpp for llama-cpp-python $ver (a few minutes on 2 cores, once per machine)…"
     mkdir -p "$house"
     CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-2} "$VENV/bin/python" -m pip wheel -q --no-deps \
-      --no-cache-dir -w "$house" "llama-cpp-python==$ver" || { echo "run.sh: compiling llama.cpp failed" >&2; exit 1; }
+      --no-cache-dir -w "$house" "llama-cpp-python==$ver" 2>&1 | grep -v "^WARNING: Location" || true
+    ls "$house"/llama_cpp_python-"$ver"-*.whl >/dev/null 2>&1 \
+      || { echo "run.sh: compiling llama.cpp failed (see pip's output above)" >&2; exit 1; }
   fi
   export PIP_FIND_LINKS="$house"
   if [ "$(cat "$mark" 2>/dev/null)" != "$LLAMA_BUILD-$ver" ] && "$VENV/bin/python" -c "import llama_cpp" 2>/dev/null; then

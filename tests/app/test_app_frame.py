@@ -154,6 +154,11 @@ def test_the_default_model_on_a_cpu_starts_on_llama_cpp_and_parses(monkeypatch, 
     assert at.session_state["model_dtype"] == "" and at.session_state["model_engine"] == "transformers"
     assert at.selectbox(key="engine_choice").value == "transformers"
     assert at.selectbox(key="precision_choice").value == ""
+    # the llama.cpp parse is not shown as the exact path's: parse again, and attribution is there
+    assert any("press **Parse** to update" in c for c in texts(at, "caption"))
+    assert not [b for b in at.button if b.key == "pi_attribution_run"]
+    at.button(key="pi_parse").click().run()
+    assert_ok(at)
     assert [b for b in at.button if b.key == "pi_attribution_run"]
 
 
