@@ -39,3 +39,19 @@ def test_an_unreachable_api_model_b_is_one_message(at, app_env: Path) -> None:
     assert "cannot reach the model endpoint" in shown
     assert any(s.label.startswith("Model B: the model endpoint did not answer")
                for s in at.main.children.values() if s.type == "status")
+
+
+def test_why_no_scores_is_the_backends_declared_reason(saved_tiny_model: Path) -> None:
+    """The zero-shot page's note comes from the backend's capabilities: an API model with log-probs
+    off says which setting to turn on; a model that scores has no note (no endpoint is asked)."""
+    from amp.parser import Parser
+    from amp.parser.backends.api import ApiBackend
+    from amp.parser.backends.api_protocol import ApiSettings
+    from ui.model.api import why_no_scores
+
+    off = Parser(backend=ApiBackend(ApiSettings(base_url=f"http://127.0.0.1:{_closed_port()}/v1", model="m",
+                                                mode="completions", logprobs=False)), cache=False)
+    assert why_no_scores(off) == ("P(LF0) needs log-probs: log-probs are off for this API model "
+                                  "(--api-logprobs on to ask for them).")
+    assert why_no_scores(Parser(str(saved_tiny_model), engine="transformers", cache=False)) is None
+    assert why_no_scores(None) is None

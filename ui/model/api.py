@@ -72,9 +72,12 @@ def clear() -> None:
     _parser.clear()
 
 
-def why_no_scores(parser: Any) -> str | None:
-    """Why ``parser`` has no P(LF0) ("needs log-probs: …"), or None when it has them."""
-    backend = getattr(parser, "backend", None)
-    if not isinstance(backend, ApiBackend) or backend.scores:
+def why_no_scores(parser: Parser | None) -> str | None:
+    """Why ``parser`` has no P(LF0) ("needs log-probs: …", its backend's declared reason), or None
+    when it has them (or there is no parser)."""
+    if parser is None:
         return None
-    return f"P(LF0) needs log-probs: {backend.why_no_scores()}."
+    caps = parser.backend.capabilities()
+    if caps.scores:
+        return None
+    return f"P(LF0) needs log-probs: {caps.no_scores_reason or 'this model gives none'}."

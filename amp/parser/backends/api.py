@@ -130,8 +130,9 @@ class ApiBackend:
         where :attr:`scores` (prompt log-probs); a sweep's items per call are the requests in flight
         (:func:`amp.parser.batch.default_batch_size`), so an endpoint that dies mid-sweep loses at most
         that many items' work."""
-        return Capabilities(engine="", gradients=False, scores=self.scores, unconstrained=True,
-                            batch_size=self.settings.concurrency)
+        scores = self.scores
+        return Capabilities(engine="", gradients=False, scores=scores, unconstrained=True,
+                            batch_size=self.settings.concurrency, no_scores_reason="" if scores else self.why_no_scores())
 
     @property
     def scores(self) -> bool:

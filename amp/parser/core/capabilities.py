@@ -40,6 +40,8 @@ class Capabilities(JsonRecord):
     precision of its own.
     ``own_precision``: it computes in the model file's own precision, which its dtype names (the
     llama.cpp engine: ``llama.cpp-<build>``), so run names carry that dtype.
+    ``no_scores_reason``: where ``scores`` is False, why, in words for people (a model behind an API
+    without prompt log-probs says which setting or endpoint lacks them); ``""`` otherwise.
     """
 
     engine: str = ""
@@ -51,6 +53,7 @@ class Capabilities(JsonRecord):
     formats: tuple[str, ...] = ()
     precisions: tuple[str, ...] = ()
     own_precision: bool = False
+    no_scores_reason: str = ""
 
     def runs_on(self, device: str | None) -> bool:
         """Whether it runs on ``device`` (``None``, ``""`` and ``auto`` leave the choice to it)."""
