@@ -1,7 +1,7 @@
 """The voter id of a class poll: minted and checked here, and nowhere else.
 
 A voter is one browser on one poll (the student page keeps the id in the cookie
-``amp_voter_<CODE>``, :mod:`ui.classroom.poll`); the store allows one vote per voter per item
+``amp_voter_<CODE>``, :mod:`ui.classroom.class_poll`); the store allows one vote per voter per item
 (:meth:`amp.teaching.poll_store.PollStore.submit_vote`), the tallies normalise each voter's
 confidences (:func:`amp.teaching.poll_results.confidence_to_p_lf0`) and the CSV export has one
 ``voter_id`` column.

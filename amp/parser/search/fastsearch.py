@@ -34,7 +34,7 @@ The cache holds one row per beam slot (``k`` rows per prompt), kept by
 :class:`amp.parser.search.beam_rows.BeamRows`; only models whose attention layout it can mask take
 this path (:func:`supported`), others use ``generate``.  One logical step of the bookkeeping is
 :func:`amp.parser.search.beam_step.advance`.  A ``cancel`` callable is checked before every pass
-(:class:`~amp.errors.Cancelled`).
+(:class:`~amp.parser.core.errors.SearchCancelled`).
 """
 
 from __future__ import annotations
