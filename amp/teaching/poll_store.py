@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import secrets
 import sqlite3
+import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict
@@ -109,6 +110,19 @@ def _upgrade(con: sqlite3.Connection) -> tuple[str] | None:
             return row
 
 
+def _busy(exc: sqlite3.OperationalError) -> bool:
+    return "locked" in str(exc) or "busy" in str(exc)
+
+
+def _set_up(con: sqlite3.Connection) -> tuple[str] | None:
+    """WAL mode, the tables, the schema row and any upgrades; returns the schema row."""
+    con.execute("PRAGMA journal_mode=WAL")
+    con.executescript(
+        f"BEGIN IMMEDIATE; {_SCHEMA} INSERT OR IGNORE INTO meta VALUES ('schema', '{SCHEMA_VERSION}'); COMMIT;"
+    )
+    return _upgrade(con)
+
+
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
 
@@ -126,16 +140,7 @@ class PollStore:
         self.timeout = timeout
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            con = self._connect()
-            try:
-                con.execute("PRAGMA journal_mode=WAL")
-                con.executescript(
-                    f"BEGIN IMMEDIATE; {_SCHEMA} INSERT OR IGNORE INTO meta VALUES "
-                    f"('schema', '{SCHEMA_VERSION}'); COMMIT;"
-                )
-                row = _upgrade(con)
-            finally:
-                con.close()  # rolls back a half-run script
+            row = self._set_up_with_retries()
         except (OSError, sqlite3.Error) as exc:
             raise PollStoreError(
                 f"cannot open the poll database {self.path}: {exc}. "
@@ -150,6 +155,26 @@ class PollStore:
         return f"PollStore({str(self.path)!r})"
 
     # -- plumbing ---------------------------------------------------------------------------
+
+    def _set_up_with_retries(self) -> tuple[str] | None:
+        """:func:`_set_up` on a connection of its own, again while the file is busy, up to
+        ``timeout``.  Switching a file to WAL needs it to itself, and SQLite answers "database is
+        locked" at once there, without waiting out ``busy_timeout`` (several app sessions that open
+        an old file together after a restart); every step is its own transaction, so a retry
+        starts clean."""
+        deadline = time.monotonic() + self.timeout
+        delay = 0.005
+        while True:
+            con = self._connect()
+            try:
+                return _set_up(con)
+            except sqlite3.OperationalError as exc:
+                if not _busy(exc) or time.monotonic() >= deadline:
+                    raise
+            finally:
+                con.close()  # rolls back a half-run script
+            time.sleep(delay)
+            delay = min(delay * 2, 0.1)
 
     def _connect(self) -> sqlite3.Connection:
         con = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None)

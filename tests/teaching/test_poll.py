@@ -163,6 +163,39 @@ def test_many_openers_of_a_schema_1_database_upgrade_it_once(tmp_path: Path) -> 
     assert len(PollStore(path).votes(code)) == 3
 
 
+def test_an_old_file_opens_while_another_process_is_writing_to_it(tmp_path: Path) -> None:
+    """The old file is not yet in WAL mode; while another connection holds its write lock, the
+    switch to WAL is answered "database is locked" at once (SQLite does not wait there).  The store
+    waits for the writer instead of failing (seen in CI as the many-openers race)."""
+    path = tmp_path / "polls.sqlite"
+    code = _schema_1_database(path)
+    writer = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    writer.execute("BEGIN IMMEDIATE")
+    writer.execute("UPDATE votes SET confidence = confidence")
+    release = threading.Timer(0.3, lambda: writer.execute("COMMIT"))
+    release.start()
+    try:
+        store = PollStore(path, timeout=10)
+    finally:
+        release.join()
+        writer.close()
+    assert len(store.votes(code)) == 3
+
+
+def test_a_file_held_past_the_timeout_is_a_clear_error(tmp_path: Path) -> None:
+    path = tmp_path / "polls.sqlite"
+    _schema_1_database(path)
+    writer = sqlite3.connect(path, isolation_level=None)
+    writer.execute("BEGIN IMMEDIATE")
+    writer.execute("UPDATE votes SET confidence = confidence")
+    try:
+        with pytest.raises(PollStoreError, match="cannot open the poll database .*locked"):
+            PollStore(path, timeout=0.2)
+    finally:
+        writer.execute("ROLLBACK")
+        writer.close()
+
+
 def test_a_database_of_a_newer_schema_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "polls.sqlite"
     PollStore(path)
