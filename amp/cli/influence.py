@@ -69,7 +69,8 @@ def format_influence(inf: Influence) -> list[str]:
 
 def run(args: argparse.Namespace) -> int:
     def compute(parser: Any, read: PromptRead) -> Influence:
-        lf0, lf1 = (None if lf is None else scored_lfs([lf], read.prompt.lf_format, args.literal)[0]
+        lf0, lf1 = (None if lf is None else scored_lfs([lf], read.prompt.lf_format, args.literal,
+                                                       read.prompt.test_utterance)[0]
                     for lf in (args.lf0, args.lf1))
         return example_influence(parser, read.prompt, lf0, lf1, progress=stderr_progress("pair scores"))
 

@@ -19,12 +19,16 @@ the spelling.  :func:`prompt_form` rewrites an AST into the convention:
   entities x, y, z, x1, y1, z1, x2, … and events a, e, i, a1, e1, i1, …; a name that occurs free
   in the LF is skipped, so a free variable is never captured.
 
-The body is kept as written (atoms, junctions, brackets): the convention is about variable
-names and the quantifier prefix only.  :func:`prompt_text` reads FOL or Lisp and renders the
-result in the same format (render normal form, :mod:`amp.logic.render`).  For every LF of the
+Before the names are given, the children of every junction are put in the pools' order
+(:func:`amp.logic.conjunct_order.order_conjuncts`: nouns first, then each event's verb and roles,
+events in the order of their verbs in the sentence when one is given; docs/paper-notes.md §16,
+"Conjunct order"), so first use — and with it every name — follows that order.  Brackets,
+connectives and unused quantifiers are kept.  :func:`prompt_text` reads FOL or Lisp and renders
+the result in the same format (render normal form, :mod:`amp.logic.render`).  For every LF of the
 ambiguous pools, in both formats, renaming its variables by any bijection and reordering adjacent
-same-kind quantifiers, then rendering, gives back the original text exactly
-(``tests/logic/test_prompt_convention.py``).
+same-kind quantifiers (and, given its sentence, shuffling any junction's children), then
+rendering, gives back the original text exactly (``tests/logic/test_prompt_convention.py``,
+``tests/logic/test_conjunct_order.py``).
 """
 
 from __future__ import annotations
@@ -33,25 +37,32 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from amp.logic.ast import Atom, Formula, Junction, Quantified, free_variables, is_variable
+from amp.logic.conjunct_order import EVENT_ROLES, order_conjuncts
 from amp.logic.reader import parse_lf
 from amp.logic.render import render
 from amp.logic.vocabulary import DEFAULT_FORMAT, check_format
 
-__all__ = ["ENTITY_NAMES", "EVENT_NAMES", "EVENT_ROLES", "names_follow", "prompt_form", "prompt_text", "same_spelling"]
+__all__ = ["ENTITY_NAMES", "EVENT_NAMES", "EVENT_ROLES", "REORDERED_NOTE", "conjuncts_reordered", "names_follow",
+           "prompt_form", "prompt_text", "same_spelling"]
 
-#: Two-place atoms whose first argument is an event (docs/paper-notes.md §10).
-EVENT_ROLES: frozenset[str] = frozenset({"agent", "patient", "instrument"})
 #: The first names of each kind, in order; later ones carry a number (``x1``, ``a1``, …).
 ENTITY_NAMES: tuple[str, ...] = ("x", "y", "z")
 EVENT_NAMES: tuple[str, ...] = ("a", "e", "i")
+#: What a page or the CLI says, once, when the spelling that is scored puts the conjuncts of the
+#: LF as typed in another order (:func:`conjuncts_reordered`; docs/paper-notes.md §16).
+REORDERED_NOTE = ("Its conjuncts were put in the order the prompts' examples use (nouns first, then each "
+                  "event's verb and roles, events in the order of the sentence).")
 
 
-def prompt_form(f: Formula, *, reorder: bool = True) -> Formula:
-    """``f`` with its variables named and its same-kind quantifier runs ordered as the templates
-    do (module docstring; docs/paper-notes.md §16).  Free variables keep their names.
+def prompt_form(f: Formula, *, reorder: bool = True, sentence: str | None = None) -> Formula:
+    """``f`` with its conjuncts in the pools' order (given ``sentence``, its words decide the ties
+    structure leaves), then its variables named and its same-kind quantifier runs ordered as the
+    templates do (module docstring; docs/paper-notes.md §16).  Free variables keep their names.
 
-    ``reorder=False`` keeps the written quantifier order and only names the variables (the names
-    then follow the prefix as written): what :func:`names_follow` compares with."""
+    ``reorder=False`` keeps the written conjunct and quantifier order and only names the variables
+    (the names then follow the prefix as written): what :func:`names_follow` compares with."""
+    if reorder:
+        f = order_conjuncts(f, sentence)
     return _normalise(f, {}, _Namer(free_variables(f)), reorder)
 
 
@@ -65,19 +76,27 @@ def names_follow(lf: str, fmt: str = DEFAULT_FORMAT) -> bool:
 
 
 @lru_cache(maxsize=4096)
-def prompt_text(lf: str, fmt: str = DEFAULT_FORMAT) -> str:
-    """The text of ``lf`` (FOL or Lisp, as ``fmt`` says) in the prompt convention, in ``fmt``.
+def prompt_text(lf: str, fmt: str = DEFAULT_FORMAT, sentence: str | None = None) -> str:
+    """The text of ``lf`` (FOL or Lisp, as ``fmt`` says) in the prompt convention, in ``fmt``;
+    ``sentence`` (the LF's utterance) decides the conjunct-order ties structure leaves.
 
     Raises :class:`~amp.logic.errors.LFParseError` when ``lf`` does not parse.
     """
     fmt = check_format(fmt)
-    return render(prompt_form(parse_lf(lf, fmt)), fmt)
+    return render(prompt_form(parse_lf(lf, fmt), sentence=sentence), fmt)
 
 
-def same_spelling(lf: str, fmt: str = DEFAULT_FORMAT) -> bool:
+def same_spelling(lf: str, fmt: str = DEFAULT_FORMAT, sentence: str | None = None) -> bool:
     """Whether ``lf`` already is its prompt-convention text (spacing aside)."""
     fmt = check_format(fmt)
-    return render(parse_lf(lf, fmt), fmt) == prompt_text(lf, fmt)
+    return render(parse_lf(lf, fmt), fmt) == prompt_text(lf, fmt, sentence)
+
+
+def conjuncts_reordered(lf: str, fmt: str = DEFAULT_FORMAT, sentence: str | None = None) -> bool:
+    """Whether the prompt convention puts ``lf``'s conjuncts in another order than written (then
+    :data:`REORDERED_NOTE` says so where the scored spelling is shown)."""
+    f = parse_lf(lf, check_format(fmt))
+    return order_conjuncts(f, sentence) != f
 
 
 # --------------------------------------------------------------------------------------

@@ -200,8 +200,9 @@ class OwnSentence(JsonRecord):
 
     @property
     def readings(self) -> tuple[str, str]:
-        """LF0 and LF1 as they are scored and prompted: in the prompt convention (module docstring)."""
-        return prompt_text(self.lf0), prompt_text(self.lf1)
+        """LF0 and LF1 as they are scored and prompted: in the prompt convention (module docstring),
+        their conjuncts in the order the sentence's words decide (docs/paper-notes.md §16)."""
+        return prompt_text(self.lf0, Format.FOL, self.surface), prompt_text(self.lf1, Format.FOL, self.surface)
 
     @property
     def typed_readings(self) -> tuple[str, str]:
@@ -210,8 +211,8 @@ class OwnSentence(JsonRecord):
 
     @property
     def prompt_examples(self) -> tuple[tuple[str, str], ...]:
-        """The teacher's examples with their LFs in the prompt convention."""
-        return tuple((u, prompt_text(lf)) for u, lf in self.examples)
+        """The teacher's examples with their LFs in the prompt convention (each ordered by its own utterance)."""
+        return tuple((u, prompt_text(lf, Format.FOL, u)) for u, lf in self.examples)
 
     def pair(self) -> AmbiguousPair:
         """The sentence as a generated pair would be (template ``"own"``), for prompts and lessons;

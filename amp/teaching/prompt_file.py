@@ -20,7 +20,8 @@ saying what and where; nothing is half-read.
 
 An imported prompt is put in the paper's prompt convention (:func:`in_prompt_convention`,
 docs/paper-notes.md §16): its examples' LFs and its gold LFs are spelled as the templates spell
-them (entity variables x, y, z, event variables a, e, i in the templates' order), so a file
+them (entity variables x, y, z, event variables a, e, i in the templates' order, conjuncts in
+the pools' order with each LF's own sentence deciding the ties), so a file
 written by hand with other letters scores meanings, not spellings; ``literal=True`` keeps the
 file's spelling.  :func:`respelled_count` says how many LFs an import changed.
 """
@@ -35,15 +36,16 @@ from typing import Any
 from amp.data.types import find_type, type_ids
 from amp.errors import AmpError
 from amp.logic.errors import LFParseError
-from amp.logic.prompt_convention import names_follow
+from amp.logic.prompt_convention import conjuncts_reordered, names_follow
 from amp.logic.prompt_convention import prompt_text as lf_prompt_text
 from amp.logic.reader import parse_lf
+from amp.logic.vocabulary import Format
 from amp.parser.core import limits
 from amp.prompts import Prompt, prompt_from_text
 from amp.teaching.errors import PromptFileError
 
-__all__ = ["MAX_PROMPT_FILE_BYTES", "PromptFileError", "PromptFileKind", "PromptRead", "in_prompt_convention",
-           "prompt_from_file", "prompt_from_json", "prompt_json", "prompt_text", "read_prompt_file", "respelled_count"]
+__all__ = ["MAX_PROMPT_FILE_BYTES", "PromptFileError", "PromptFileKind", "PromptRead", "conjuncts_were_reordered",
+           "in_prompt_convention", "prompt_from_file", "prompt_from_json", "prompt_json", "prompt_text", "read_prompt_file", "respelled_count"]
 
 #: The largest prompt file read (1 MB: a prompt at MAX_PROMPT_CHARS, with its JSON around it).
 MAX_PROMPT_FILE_BYTES = 1_000_000
@@ -101,20 +103,27 @@ def in_prompt_convention(prompt: Prompt) -> Prompt:
     An LF whose variables already follow the convention's naming (:func:`~amp.logic.prompt_convention.names_follow`)
     is kept as it is: the project's Lisp prompts show the original's sorted form, whose displayed
     body no longer gives the template's first-use order (docs/paper-notes.md §10), and their
-    spelling is already the model's.  An example LF that does not read is kept too (the model
-    sees it as written)."""
+    spelling is already the model's.  In FOL such an LF is kept only when its conjuncts are in the
+    convention's order too (§16, "Conjunct order": an example's decided by its utterance, the gold
+    LFs' by the test sentence).  An example LF that does not read is kept too (the model sees it
+    as written)."""
     fmt = prompt.lf_format
 
-    def spelled(lf: str | None) -> str | None:
+    def spelled(lf: str | None, sentence: str) -> str | None:
         if lf is None:
             return None
         try:
-            return lf if names_follow(lf, fmt) else lf_prompt_text(lf, fmt)
+            if names_follow(lf, fmt) and (fmt == Format.LISP or not conjuncts_reordered(lf, fmt, sentence)):
+                return lf
+            return lf_prompt_text(lf, fmt, sentence)
         except LFParseError:
             return lf
 
-    examples = tuple(replace(ex, lf=spelled(ex.lf) or ex.lf, alt_lf=spelled(ex.alt_lf)) for ex in prompt.examples)
-    return replace(prompt, examples=examples, gold_lf0=spelled(prompt.gold_lf0), gold_lf1=spelled(prompt.gold_lf1))
+    examples = tuple(replace(ex, lf=spelled(ex.lf, ex.utterance) or ex.lf, alt_lf=spelled(ex.alt_lf, ex.utterance))
+                     for ex in prompt.examples)
+    test = prompt.test_utterance
+    return replace(prompt, examples=examples, gold_lf0=spelled(prompt.gold_lf0, test),
+                   gold_lf1=spelled(prompt.gold_lf1, test))
 
 
 def respelled_count(before: Prompt, after: Prompt) -> int:
@@ -123,6 +132,24 @@ def respelled_count(before: Prompt, after: Prompt) -> int:
                                                                                strict=True)]
     pairs += [(before.gold_lf0, after.gold_lf0), (before.gold_lf1, after.gold_lf1)]
     return sum(a != b for a, b in pairs)
+
+
+def conjuncts_were_reordered(before: Prompt, after: Prompt) -> bool:
+    """Whether putting ``before`` in the convention (``after``) reordered the conjuncts of one of its
+    LFs (then :data:`~amp.logic.prompt_convention.REORDERED_NOTE` says so)."""
+    fmt = before.lf_format
+    pairs: list[tuple[str | None, str | None, str]] = [(a.lf, b.lf, a.utterance)
+                                                       for a, b in zip(before.examples, after.examples, strict=True)]
+    pairs += [(before.gold_lf0, after.gold_lf0, before.test_utterance),
+              (before.gold_lf1, after.gold_lf1, before.test_utterance)]
+
+    def reordered(lf: str | None, spelled: str | None, sentence: str) -> bool:
+        try:
+            return lf is not None and lf != spelled and conjuncts_reordered(lf, fmt, sentence)
+        except LFParseError:  # an example kept as written because it does not read
+            return False
+
+    return any(reordered(*p) for p in pairs)
 
 
 def prompt_from_json(data: bytes, where: str = "the prompt file", *, literal: bool = False) -> Prompt:

@@ -82,6 +82,25 @@ def test_canon_prompt_mode(monkeypatch, capsys) -> None:
     assert code == 0 and lines == ["( exists x ( exists a ( AND ( man x ) ( walked a ) ( agent a x ) ) ) )"]
 
 
+def test_canon_prompt_mode_with_the_sentence_prints_one_text_for_both_conjunct_orders(monkeypatch, capsys) -> None:
+    """Issue #40: the chicken's LF1 typed in two conjunct orders is one text with ``--sentence``;
+    without it, the two unary atoms of one thing keep their written order."""
+    typed = ("exists v . exists w . eat(v) AND patient(v, w) AND chicken(w) AND ready(w)\n"
+             "exists v . exists w . ready(w) AND chicken(w) AND patient(v, w) AND eat(v)\n")
+    code, lines, err = _canon(monkeypatch, capsys, typed, "--mode", "prompt", "--sentence", "the chicken is ready to eat")
+    assert code == 0 and err == ""
+    assert lines == ["exists x . exists a . chicken(x) AND ready(x) AND eat(a) AND patient(a, x)"] * 2
+    code, lines, _ = _canon(monkeypatch, capsys, typed, "--mode", "prompt")
+    assert code == 0 and lines == ["exists x . exists a . chicken(x) AND ready(x) AND eat(a) AND patient(a, x)",
+                                   "exists x . exists a . ready(x) AND chicken(x) AND eat(a) AND patient(a, x)"]
+
+
+def test_canon_sentence_needs_prompt_mode(monkeypatch, capsys) -> None:
+    code, lines, err = _canon(monkeypatch, capsys, "exists x . man(x)\n", "--sentence", "a man")
+    assert code == 2 and lines == []
+    assert err.splitlines()[-1].endswith("canon: error: --sentence applies to --mode prompt only")
+
+
 def test_canon_bad_arguments(capsys) -> None:
     with pytest.raises(SystemExit) as info:
         main(["canon", "--mode", "exact"])

@@ -1,5 +1,8 @@
 """The prompt convention (docs/paper-notes.md §16, §10; amp.logic.prompt_convention).
 
+Its conjunct order has its own tests (tests/logic/test_conjunct_order.py); here every pool LF,
+ordered without its sentence (ties keep their written order), is itself again.
+
 The property the issue states (issue #26 point 1): for every LF of every ambiguous pool, in both
 formats, renaming its variables by a bijection (multi-letter names and the convention's own
 letters included) and reordering adjacent same-kind quantifiers, then rendering, gives back the
@@ -142,9 +145,9 @@ def test_the_unambiguous_sets_follow_it_but_for_the_documented_exceptions():
 def test_a_teachers_spelling_is_renamed_and_reordered():
     typed = ("exists e . exists b . exists duckling . saw(b) AND agent(b, Me) AND patient(b, duckling) "
              "AND duck(duckling) AND have(duckling, Her) AND lowered(e) AND agent(e, Her)")
-    assert prompt_text(typed) == (
-        "exists x . exists a . exists e . saw(a) AND agent(a, Me) AND patient(a, x) AND duck(x) "
-        "AND have(x, Her) AND lowered(e) AND agent(e, Her)")
+    expected = ("exists x . exists a . exists e . duck(x) AND have(x, Her) AND saw(a) AND agent(a, Me) "
+                "AND patient(a, x) AND lowered(e) AND agent(e, Her)")  # nouns first (§16, "Conjunct order")
+    assert prompt_text(typed) == prompt_text(typed, "fol", "I saw her duck") == expected
     assert equivalent(typed, prompt_text(typed))
 
 
@@ -156,7 +159,7 @@ def test_lisp_is_rendered_as_lisp():
 def test_runs_of_different_quantifiers_never_swap():
     typed = "forall e . exists b . exists q . dog(q) AND cow(e) AND saw(b) AND agent(b, e) AND patient(b, q)"
     out = prompt_text(typed)
-    assert out == "forall x . exists y . exists a . dog(y) AND cow(x) AND saw(a) AND agent(a, x) AND patient(a, y)"
+    assert out == "forall x . exists y . exists a . cow(x) AND dog(y) AND saw(a) AND agent(a, x) AND patient(a, y)"
     assert equivalent(typed, out)
 
 

@@ -15,6 +15,7 @@ from amp.data.types import type_ids
 from amp.errors import AmpError
 from amp.logic.ast import free_variables
 from amp.logic.convert import convert
+from amp.logic.prompt_convention import REORDERED_NOTE, conjuncts_reordered
 from amp.logic.prompt_convention import prompt_text as lf_prompt_text
 from amp.logic.reader import parse_lf
 from amp.logic.render import render
@@ -24,7 +25,14 @@ from amp.parser.core.limits import MAX_LF_CHARS
 from amp.prompts import DEFAULT_MIXED_RATIO, DEFAULT_MIXED_SEED, EXAMPLES_PER_PROMPT, Prompt, PromptExample
 from amp.teaching import lesson
 from amp.teaching.own_sentences import free_variable_hint
-from amp.teaching.prompt_file import MAX_PROMPT_FILE_BYTES, prompt_from_file, prompt_json, prompt_text, respelled_count
+from amp.teaching.prompt_file import (
+    MAX_PROMPT_FILE_BYTES,
+    conjuncts_were_reordered,
+    prompt_from_file,
+    prompt_json,
+    prompt_text,
+    respelled_count,
+)
 from ui.shared.common import describe_error, guarded, plain
 
 PROMPT_KEY = "prompt"
@@ -86,6 +94,8 @@ def import_prompt(data: bytes, name: str) -> None:
     spelling = (f" {changed} of its LFs were respelled in the prompt convention (x, y, z for things and people, "
                 "a, e, i for events, as the templates write them): the prompt shows and scores that spelling."
                 if changed else "")
+    if conjuncts_were_reordered(typed, prompt):
+        spelling += f" {REORDERED_NOTE}"
     show_imported_settings(prompt)
     st.session_state[IMPORT_MESSAGE_KEY] = (
         "success", f"Imported {plain(name)}: {len(prompt.examples)} examples, test sentence "
@@ -216,15 +226,25 @@ def typed_test_golds(test: str, fmt: str) -> tuple[str | None, str | None]:
             st.error(f"Gold LF{i}: {unknown}.", icon=":material/error:")
             out.append(None)
             continue
-        scored = lf_prompt_text(text, fmt)  # scored as the prompts spell it (docs/paper-notes.md §16)
+        scored = lf_prompt_text(text, fmt, test)  # scored as the prompts spell it (docs/paper-notes.md §16)
         if scored != render(parse_lf(text, fmt), fmt):
-            st.caption(f"Gold LF{i} is scored as the prompts spell it: {plain(scored)}")
+            reordered = f" {REORDERED_NOTE}" if conjuncts_reordered(text, fmt, test) else ""
+            st.caption(f"Gold LF{i} is scored as the prompts spell it: {plain(scored)}{reordered}")
         out.append(scored)
     return out[0], out[1]
 
 
 #: What "Parse this sentence" uses unless the teacher picks otherwise (shown beside the button).
 SENTENCE_PROMPT_MODES = ("mixed", "zero-shot")
+
+
+def use_prompt(prompt: Prompt) -> None:
+    """Make exactly ``prompt`` the Parse page's prompt — a class sentence's one prompt (a poll
+    item's, :mod:`amp.teaching.lesson_prompt`), so Parse & inspect scores it as the reveal and the
+    poll did — and set the Prompt builder's widgets to what it implies, keeping it there as an
+    import is kept (:func:`show_imported_settings`)."""
+    st.session_state[PROMPT_KEY] = prompt
+    show_imported_settings(prompt)
 
 
 def use_sentence(surface: str, type_: str, mode: str, fmt: str) -> bool:
