@@ -13,6 +13,7 @@ from amp.errors import AmpError
 from amp.evaluation import experiments as ex
 from amp.evaluation import runs as saved_runs
 from amp.evaluation.matching import match_lf
+from amp.evaluation.verdict import VERDICT_MEASURE
 from amp.parser.backends.api_protocol import is_api_spec
 from amp.reporting import plots
 from ui.model import actions, parsers
@@ -127,9 +128,10 @@ if saved and saved[0] == item.id:
                 st.error(f"**Model {label} gave no result.** {plain(model.error or '')}", icon=":material/error:")
                 continue
             if model.result[1] is None:
-                st.metric("P(LF0)", "—", help="needs log-probs: this model behind an API gives none")
+                st.metric(VERDICT_MEASURE.label, "—", help="needs log-probs: this model behind an API gives none")
             else:
-                st.metric("P(LF0)", fmt_prob(model.result[1].p_lf0))
+                st.metric(VERDICT_MEASURE.label, fmt_prob(VERDICT_MEASURE.of(model.result[1])),
+                          help=VERDICT_MEASURE.how)
             _beam_table(model)
     done = {label: model.result[1] for label, model in runs_by_label.items()
             if model.result is not None and model.result[1] is not None}

@@ -6,6 +6,7 @@ import streamlit as st
 
 from amp.data.types import type_ids
 from amp.evaluation import experiments as ex
+from amp.evaluation.p_lf0_measures import PLf0Measure
 from amp.evaluation.sweep_summary import records_view
 from amp.parser.search.settings import SearchSettings
 from amp.reporting import plots
@@ -62,9 +63,9 @@ def draw(records: list, final: bool) -> None:
     if no_scores:
         st.info(f"Fig. 3 is empty: {no_scores}", icon=":material/info:")
     else:
-        column = st.radio("P(LF0) from", ["p_lf0", "p_lf0_total"], horizontal=True, key=f"zs_pcol{tag}",
-                          format_func=lambda c: "min-token probability (paper's definition)" if c == "p_lf0"
-                          else "total sequence probability (what Fig. 3 plotted)")
+        column = st.radio("P(LF0) from", [m.value for m in PLf0Measure], horizontal=True, key=f"zs_pcol{tag}",
+                          format_func=lambda c: PLf0Measure(c).choice,
+                          help="\n\n".join(f"{m.choice}: {m.how}" for m in PLf0Measure))
         chart(plots.p_lf0_distribution(frame, column=column), filename="p_lf0_distribution",
               key=f"zs_dist{tag}")
     st.dataframe(summary, hide_index=True, column_config=readable_numbers(summary, **{

@@ -9,8 +9,8 @@ The prompt file is the rendered prompt text or the JSON the Prompt builder and `
 reads it from stdin.  Output: the ranked beams with GNMT score,
 summed log-prob and finished/parses flags, then the top beam's tokens with their probabilities
 and its minimum token probability (the paper's confidence); with ``--lf LF0 --lf LF1`` also the
-verdict (what the model wrote: LF0, LF1 or neither, then which reading it scores higher,
-:mod:`amp.evaluation.verdict`); or the result as JSON.  A model
+verdict (what the model wrote: LF0, LF1 or neither, then which reading it scores higher where
+the readings part, :func:`amp.evaluation.verdict.score_verdict`); or the result as JSON.  A model
 that cannot load prints one ``error: …`` line and exits with status 2.
 
 The model-related options and helpers here are shared with ``python -m amp score``.
@@ -28,11 +28,12 @@ from amp.cli import common
 from amp.cli.model_options import add_model_options, make_parser, model_header, model_payload
 from amp.errors import AmpError
 from amp.evaluation.matching import match_lf
-from amp.evaluation.verdict import Verdict, verdict
+from amp.evaluation.verdict import Verdict, score_verdict
 from amp.logic.prompt_convention import prompt_text
 from amp.parser.core import limits
 from amp.parser.core.results import PairScore, ParseResult, TokenStep
 from amp.parser.search.settings import DEFAULT_SEARCH, SearchSettings
+from amp.records import enc_float
 from amp.teaching.prompt_file import MAX_PROMPT_FILE_BYTES, PromptRead, read_prompt_file
 
 T = TypeVar("T")
@@ -116,19 +117,20 @@ def run_with_model(args: argparse.Namespace, compute: Callable[[Any, PromptRead]
 
 def format_verdict(result: ParseResult, pair: PairScore | None, lfs: list[str], fmt: str) -> Verdict | None:
     """The verdict on the top beam against two given readings (``None`` without them):
-    what the model wrote, then which reading it scores higher (:mod:`amp.evaluation.verdict`)."""
+    what the model wrote, then which reading it scores higher (:func:`amp.evaluation.verdict.score_verdict`)."""
     if pair is None or len(lfs) != 2:
         return None
     top = result.beams[0].text if result.beams else None
-    return verdict(match_lf(top, lfs[0], lfs[1], fmt=fmt), pair.p_lf0)
+    return score_verdict(match_lf(top, lfs[0], lfs[1], fmt=fmt), pair)
 
 
 def run(args: argparse.Namespace) -> int:
     lfs = args.lf or []
     if len(lfs) not in (0, 2):
         return common.fail(AmpError(f"--lf takes the two readings, LF0 then LF1 (got {len(lfs)})"))
-    try:  # scored in the prompt convention, as amp score does (docs/paper-notes.md §16)
-        lfs = [prompt_text(lf, args.fmt) for lf in lfs]
+    try:  # scored in the prompt convention, as amp score does (docs/paper-notes.md §16); read before any model loads
+        for lf in lfs:
+            prompt_text(lf, args.fmt)
     except AmpError as exc:
         return common.fail(exc)
     search = SearchSettings(beams=args.beams, alpha=args.alpha, constrained=not args.unconstrained,
@@ -137,15 +139,18 @@ def run(args: argparse.Namespace) -> int:
     def parse(parser: Any, read: PromptRead) -> tuple[ParseResult, Verdict | None]:
         if not lfs:
             return parser.parse(read.text, search, fmt=args.fmt), None
-        ((result, pair),) = parser.parse_and_score_many([(read.text, lfs[0], lfs[1])], search, fmt=args.fmt)
-        return result, format_verdict(result, pair, lfs, args.fmt)
+        spelled = [prompt_text(lf, args.fmt, read.prompt.test_utterance) for lf in lfs]  # its sentence's order
+        ((result, pair),) = parser.parse_and_score_many([(read.text, spelled[0], spelled[1])], search, fmt=args.fmt)
+        return result, format_verdict(result, pair, spelled, args.fmt)
 
     def as_json(value: tuple[ParseResult, Verdict | None]) -> dict:
         result, v = value
         payload: dict[str, Any] = {"result": result.to_dict()}
         if v is not None:
             payload["verdict"] = {"wrote": v.wrote.value if v.wrote else None, "scores_higher": v.preference.value,
-                                  "p_lf0": v.p_lf0, "text": v.text}
+                                  "p_lf0": v.p_lf0, "measure": v.measure.value if v.measure else None,
+                                  "p_lf0_paper": enc_float(v.p_lf0_paper), "shared_minimum": v.shared_minimum,
+                                  "text": v.text}
         return payload
 
     def as_lines(value: tuple[ParseResult, Verdict | None]) -> list[str]:

@@ -31,7 +31,8 @@ class Inspection(JsonRecord):
     ``canonical_mode`` (``lf0``/``lf1``/``both``/``neither``/``unparseable``).  ``predicted`` is
     the top beam and ``predicted_match`` its label (``unparseable`` without beams).
     ``alternative`` names the *other* gold LF (``"lf1"`` when the top beam is LF0 or both, ``"lf0"``
-    when it is LF1; otherwise the gold LF the model prefers by ``pair.p_lf0``).  ``divergence``
+    when it is LF1; otherwise the gold LF the model prefers by ``pair.p_lf0_parted``, P(LF0) where
+    the readings part, docs/paper-notes.md §12).  ``divergence``
     compares the predicted beam's token steps with the alternative's forced-decoding steps
     (``None`` when there is no beam).
     """
@@ -60,7 +61,7 @@ def _alternative(top_match: Match, pair: PairScore) -> str:
         return "lf1"
     if top_match == "lf1":
         return "lf0"
-    return "lf0" if not pair.p_lf0 < 0.5 else "lf1"
+    return "lf0" if not pair.p_lf0_parted < 0.5 else "lf1"
 
 
 def inspect(

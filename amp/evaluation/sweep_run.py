@@ -59,7 +59,9 @@ class SweepRecord(SweepSentence):
     among the beams (None if absent), so "LF in the top k" is ``rank <= k`` (ZM_k, §13.3).
     ``p_lf0`` is P(LF0) = m0 / (m0 + m1) with m the minimum token probability of each LF's forced
     decode under the item's prompt (paper §4, FIM; §12), ``p_lf0_total`` the same with total
-    sequence probabilities (what the paper's Fig. 3 plotted), ``min_prob_lf0/lf1`` the minima.
+    sequence probabilities (what the paper's Fig. 3 plotted), ``p_lf0_parted`` the min-token one
+    over the tokens from where the readings part (the explorer's verdicts' measure, §12; the
+    reproduction's tables and figures keep ``p_lf0``), ``min_prob_lf0/lf1`` the paper's minima.
     ``cached`` says the result came from the on-disk cache; ``error`` holds the failure message
     of an item that could not be run (such records are left out of the summaries).
     ``beam_shares`` is each beam's share of the beams' probability mass
@@ -74,6 +76,7 @@ class SweepRecord(SweepSentence):
     lf1_rank: int | None = None
     p_lf0: float | None = None
     p_lf0_total: float | None = None
+    p_lf0_parted: float | None = None
     min_prob_lf0: float | None = None
     min_prob_lf1: float | None = None
     cached: bool = False
@@ -128,6 +131,7 @@ def record_from_result(item: SweepItem, result: BatchItemResult, *, mode: str = 
         **match_fields(beams, item.lf0, item.lf1, mode, item.fmt),
         p_lf0=None if pair is None else optional_float(pair.p_lf0),
         p_lf0_total=None if pair is None else optional_float(pair.p_lf0_total),
+        p_lf0_parted=None if pair is None else optional_float(pair.p_lf0_parted),
         min_prob_lf0=None if pair is None else optional_float(pair.lf0.min_prob),
         min_prob_lf1=None if pair is None else optional_float(pair.lf1.min_prob),
         cached=bool(result.cached),

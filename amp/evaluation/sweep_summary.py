@@ -48,7 +48,8 @@ def records_frame(records: Iterable[SweepRecord]) -> pd.DataFrame:
     """
     rows = [asdict(r) for r in records]
     df = pd.DataFrame(rows, columns=list(RECORD_COLUMNS))
-    for col in ("ratio", "lf0_rank", "lf1_rank", "p_lf0", "p_lf0_total", "min_prob_lf0", "min_prob_lf1"):
+    for col in ("ratio", "lf0_rank", "lf1_rank", "p_lf0", "p_lf0_total", "p_lf0_parted", "min_prob_lf0",
+                "min_prob_lf1"):
         df[col] = pd.to_numeric(df[col], errors="coerce").astype("float64")
     df["cached"] = df["cached"].astype(bool)
     return df

@@ -24,6 +24,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from amp.data.types import display_name, order_types, type_color
+from amp.evaluation.p_lf0_measures import PLf0Measure
 from amp.evaluation.sweep_run import optional_float
 from amp.reporting.style import (
     IDEAL_COLOR,
@@ -304,13 +305,14 @@ def accuracy_bars(zeroshot_df: pd.DataFrame | None) -> go.Figure:
 def p_lf0_distribution(records_df: pd.DataFrame | None, *, column: str = "p_lf0") -> go.Figure:
     """Per-type distribution of P(LF0) over test sentences: box plus every point (paper Fig. 3).
 
-    ``records_df`` is :func:`amp.evaluation.experiments.records_frame`'s frame.  ``column`` is ``"p_lf0"``
-    (the minimum token probability normalised between the two LFs, the paper's definition) or
-    ``"p_lf0_total"`` (normalised total sequence probability, which is what the paper's Fig. 3
-    notebook actually plotted, docs/paper-notes.md §12).  The dotted line at 0.5 is "no
-    preference"; hovering a point shows its sentence.
+    ``records_df`` is :func:`amp.evaluation.experiments.records_frame`'s frame.  ``column`` is a
+    :class:`~amp.evaluation.p_lf0_measures.PLf0Measure` value: ``"p_lf0"`` (the minimum token
+    probability normalised between the two LFs, the paper's definition), ``"p_lf0_parted"`` (the
+    same from where the readings part) or ``"p_lf0_total"`` (normalised total sequence
+    probability, which is what the paper's Fig. 3 notebook actually plotted, docs/paper-notes.md
+    §12).  The dotted line at 0.5 is "no preference"; hovering a point shows its sentence.
     """
-    name = "P(LF0) from total sequence probability" if column == "p_lf0_total" else "P(LF0)"
+    name = PLf0Measure(column).chart
     title = f"Distribution of {name} per type (paper Fig. 3)"
     df = require_columns(records_df, ("type", column))
     if df is not None:

@@ -30,7 +30,7 @@ def _compare_b(at, spec: str) -> list[str]:  # type: ignore[no-untyped-def]
 def test_an_api_model_b_without_a_base_url_says_where_to_set_it(at, app_env: Path) -> None:
     (shown,) = _compare_b(at, "openai:gemma")
     assert "set its base URL in the sidebar" in shown
-    assert [m.label for m in at.metric] == ["P(LF0)"]  # model A ran
+    assert [m.label for m in at.metric] == ["P(LF0) where the readings part"]  # model A ran
 
 
 def test_an_unreachable_api_model_b_is_one_message(at, app_env: Path) -> None:

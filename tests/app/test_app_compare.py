@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from app_helpers import assert_ok, goto, plotly_spec, texts
 
-from ui.shared.common import plain
+from ui.shared.common import fmt_prob, plain
 
 BEAM_COLUMNS = ["rank", "match", "score", "beam"]
 
@@ -42,7 +42,7 @@ def _statuses(at) -> dict[str, object]:  # type: ignore[no-untyped-def]
 
 def _model_a_shown(at, model_a: Path) -> None:  # type: ignore[no-untyped-def]
     assert [s.value for s in at.subheader][0] == f"Model A: {plain(model_a)}"
-    assert [m.label for m in at.metric] == ["P(LF0)"]
+    assert [m.label for m in at.metric] == ["P(LF0) where the readings part"]
     (table,) = at.dataframe
     assert list(table.value.columns) == BEAM_COLUMNS
     assert list(table.value["rank"]) == list(range(1, len(table.value) + 1)) and len(table.value) >= 1
@@ -94,7 +94,10 @@ def test_model_b_runs_in_its_own_precision(at, app_env: Path) -> None:
     assert set(_statuses(at)) == {"Model A done · cpu · float32", "Model B done · cpu · int8"}
     assert (parsers._load(ModelChoice(str(app_env), "transformers", "int8"))
             is not parsers._load(ModelChoice(str(app_env), "transformers", "")))
-    assert [m.label for m in at.metric] == ["P(LF0)", "P(LF0)"]
+    assert [m.label for m in at.metric] == ["P(LF0) where the readings part"] * 2
+    # the verdicts' measure (issue #40 point 2), not the paper's min-token P(LF0)
+    pairs = [run.result[1] for run in at.session_state["cmp_result"][1].values()]
+    assert [m.value for m in at.metric] == [fmt_prob(pair.p_lf0_parted) for pair in pairs]
     tables = at.dataframe
     assert [list(t.value.columns) for t in tables] == [BEAM_COLUMNS, BEAM_COLUMNS]
     for table in tables:  # the verdict columns are narrow and first: never scrolled out of view

@@ -106,9 +106,15 @@ def test_zero_shot_sweep(at) -> None:
     assert "ZM_1" in at.dataframe[0].value.columns
     dist = next(s for s in _specs(at) if "Distribution" in s["layout"]["title"]["text"])
     assert len(dist["data"][0]["y"]) == 2
+    assert at.radio(key="zs_pcol").options == [  # every P(LF0) of the records, the paper's first
+        "min-token probability (paper's definition)", "min-token probability where the readings part",
+        "total sequence probability (what Fig. 3 plotted)"]
     at.radio(key="zs_pcol").set_value("p_lf0_total").run()
     dist = next(s for s in _specs(at) if "Distribution" in s["layout"]["title"]["text"])
     assert "total sequence" in dist["layout"]["title"]["text"]
+    at.radio(key="zs_pcol").set_value("p_lf0_parted").run()
+    dist = next(s for s in _specs(at) if "Distribution" in s["layout"]["title"]["text"])
+    assert "where the readings part" in dist["layout"]["title"]["text"] and len(dist["data"][0]["y"]) == 2
 
 
 def test_a_jobs_settings_are_read_from_either_config_layout() -> None:

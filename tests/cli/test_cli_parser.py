@@ -66,11 +66,23 @@ def test_score_two_lfs(saved_tiny_model: Path, prompt_file: Path, capsys: pytest
     out = json.loads(capsys.readouterr().out)
     assert len(out["scores"]) == 2 and 0.0 <= out["pair"]["p_lf0"] <= 1.0
     assert out["scored_spelling"] == "prompt" and out["scores"][1]["lf"] == LF1_PROMPT
-    from amp.evaluation.verdict import preference, scores_sentence
+    from amp.evaluation.verdict import score_verdict
+    from amp.parser.core.results import PairScore
 
-    p = out["pair"]["p_lf0"]
-    assert f"verdict: {scores_sentence(p)}" in text  # issue #26 point 5: LF0, LF1 or undecided
-    assert out["verdict"] == {"scores_higher": preference(p).value, "text": scores_sentence(p)}
+    pair = PairScore.from_dict({k: out["pair"][k] for k in ("lf0", "lf1", "p_lf0", "p_lf0_total")})
+    v = score_verdict(None, pair)  # issue #40 point 2: by P(LF0) where the readings part, named
+    assert f"verdict: {v.scores_text}" in text  # issue #26 point 5: LF0, LF1 or undecided
+    assert out["verdict"] == {"scores_higher": v.preference.value, "measure": "p_lf0_parted", "p_lf0": v.p_lf0,
+                              "text": v.scores_text}
+    assert out["pair"]["p_lf0_parted"] == pair.p_lf0_parted and out["pair"]["parting_index"] == pair.parting_index
+    assert out["pair"]["shared_minimum"] == pair.shared_minimum
+    # the three P(LF0)s, the verdict's first, then the paper's min-token one and the total one
+    lines = text.splitlines()
+    where = [i for i, line in enumerate(lines) if line.startswith((f"P(LF0) = {pair.p_lf0_parted:.4f}  (",
+                                                                  f"P(LF0), min-token (paper) = {pair.p_lf0:.4f}  (",
+                                                                  f"P(LF0), total prob. = {pair.p_lf0_total:.4f}"))]
+    assert len(where) == 3 and where == sorted(where) and lines[where[0]].startswith("P(LF0) = ")
+    assert f"from token {pair.parting_index}, where the readings part" in lines[where[0]]
 
 
 def test_parse_with_both_readings_says_what_the_model_wrote(
@@ -78,7 +90,8 @@ def test_parse_with_both_readings_says_what_the_model_wrote(
 ) -> None:
     """Issue #26 point 5: ``amp parse --lf LF0 --lf LF1`` says what the top beam is, then what it scores."""
     from amp.evaluation.matching import match_lf
-    from amp.evaluation.verdict import verdict
+    from amp.evaluation.p_lf0_measures import PLf0Measure
+    from amp.evaluation.verdict import degenerate_sentence, verdict
 
     args = ["parse", "--model", str(saved_tiny_model), "--prompt-file", str(prompt_file), "--beams", "2",
             "--max-new-tokens", "8", "--device", "cpu", "--lf", LF0, "--lf", LF1]
@@ -87,7 +100,10 @@ def test_parse_with_both_readings_says_what_the_model_wrote(
     top = out["result"]["beams"][0]["text"]
     v = out["verdict"]
     assert v["wrote"] == match_lf(top, LF0, LF1) and v["wrote"] in ("neither", "unparseable")  # 8 tokens: no reading
-    assert v["text"] == verdict(v["wrote"], v["p_lf0"]).text
+    expected = verdict(v["wrote"], v["p_lf0"], measure=PLf0Measure.PARTED).text  # issue #40 point 2
+    if v["shared_minimum"] is not None:
+        expected += " " + degenerate_sentence(v["shared_minimum"], float(v["p_lf0_paper"]))
+    assert v["measure"] == "p_lf0_parted" and v["text"] == expected
     assert v["text"].startswith("The model wrote neither reading")
     assert main(args) == 0
     text = capsys.readouterr().out

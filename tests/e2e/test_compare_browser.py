@@ -85,7 +85,7 @@ def test_compare_two_tiny_models(compare_server, page_on) -> None:
     expect(columns).to_have_count(2)
     for i in range(2):
         column = columns.nth(i)
-        expect(column.locator('[data-testid="stMetricLabel"]')).to_have_text("P(LF0)")
+        expect(column.locator('[data-testid="stMetricLabel"]')).to_have_text("P(LF0) where the readings part")
         expect(column.locator('[data-testid="stMetricValue"]')).to_have_text(re.compile(r"^(0|1)\.\d{3}$"))
         grid = column.locator('[data-testid="stDataFrame"]')
         expect(grid).to_have_count(1)

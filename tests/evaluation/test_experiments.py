@@ -249,6 +249,7 @@ class FPair:
     lf1: FForced
     p_lf0: float | None
     p_lf0_total: float | None
+    p_lf0_parted: float | None = None
 
 
 @dataclass
@@ -277,7 +278,8 @@ class FakeParser:
         self.calls.append("score")
         _, (m0, m1) = self.table[prompt]
         p = m0 / (m0 + m1) if m0 + m1 else None
-        return FPair(FForced(lf0, m0), FForced(lf1, m1), p, None if p is None else round(p * 0.9, 6))
+        return FPair(FForced(lf0, m0), FForced(lf1, m1), p, None if p is None else round(p * 0.9, 6),
+                     None if p is None else round(p * 0.8, 6))
 
     def parse_and_score_many(self, asks: list[tuple[str, str | None, str | None]], *, fmt: str = "fol",
                              beams: int = 5, **settings: Any) -> list[tuple[FParse, FPair | None]]:
@@ -396,7 +398,7 @@ def test_run_items_records(fake_batch, scope_sweep):
     assert (by[(1.0, True)].match, by[(1.0, True)].lf0_rank) == ("lf0", 1)  # canonical, not string, match
     assert (by[(1.0, False)].match, by[(1.0, False)].lf0_rank) == ("unparseable", 2)
     assert r00.p_lf0 == pytest.approx(0.2) and r00.min_prob_lf0 == 0.2 and r00.min_prob_lf1 == 0.8
-    assert r00.p_lf0_total == pytest.approx(0.18)
+    assert r00.p_lf0_total == pytest.approx(0.18) and r00.p_lf0_parted == pytest.approx(0.16)
     assert by[(1.0, True)].p_lf0 == 1.0
     assert r00.beams == tuple(table[items[0].prompt_text][0]) and r00.top1 == r00.beams[0]
     assert r00.cached and not r01.cached and all(r.error is None for r in records)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from amp.evaluation.inspection import inspect
@@ -37,7 +39,8 @@ class StandIn:
         self.beams = beams
         self.golds = golds
         self.words: list[OwnWords] = []  # the own words each call was given
-        self.pair = PairScore(lf0=_forced(LF0, "abcd", 0.9), lf1=_forced(LF1, "abxy", 0.4), p_lf0=p_lf0,
+        # every token of LF0 at p, of LF1 at 1 − p: P(LF0) = p by each measure
+        self.pair = PairScore(lf0=_forced(LF0, "abcd", p_lf0), lf1=_forced(LF1, "abxy", 1 - p_lf0), p_lf0=p_lf0,
                               p_lf0_total=p_lf0)
 
     def parse_and_score_many(self, items, *, words=NO_WORDS, **settings):  # noqa: ANN001, ANN003 — a stand-in
@@ -68,6 +71,18 @@ def test_labels_and_alternative(beams: list[str], p_lf0: float, top: str, altern
     assert ins.predicted is not None and ins.predicted.text == beams[0]
     expected = 3 if alternative == "lf0" else 2  # "abcz" leaves "abcd" at 3 and "abxy" at 2
     assert ins.divergence is not None and ins.divergence.index == expected
+
+
+def test_neither_takes_the_reading_preferred_where_the_readings_part() -> None:
+    """A shared token pins the paper's P(LF0) at 0.5; the tokens after the parting favour LF1."""
+    parser = StandIn([OTHER], 0.5)
+    shared = (TokenStep("a", ord("a"), 0.01, 0.01), TokenStep("b", ord("b"), 0.5, 0.5))
+    lf0 = replace(parser.pair.lf0, steps=(*shared, *_steps("cd", 0.2)), min_prob=0.01)
+    lf1 = replace(parser.pair.lf1, steps=(*shared, *_steps("xy", 0.6)), min_prob=0.01)
+    parser.pair = PairScore(lf0=lf0, lf1=lf1, p_lf0=0.5, p_lf0_total=0.5)
+    assert parser.pair.p_lf0_parted == pytest.approx(0.25)  # 0.2 / (0.2 + 0.6)
+    ins = inspect(parser, "prompt", LF0, LF1)  # type: ignore[arg-type]
+    assert ins.predicted_match == "neither" and ins.alternative == "lf1"
 
 
 def test_no_beams() -> None:

@@ -67,6 +67,14 @@ def test_write_report_produces_every_file(report):
     table2 = pd.read_csv(out / "table2_zm.csv")
     assert dict(zip(table2["type"], table2["ZM_5"], strict=True)) == {"pp": 50.0, "revscope": 50.0}
     assert set(pd.read_csv(out / "table3_fdm_fim.csv").columns) >= {"type", "FDM", "FIM"}
+    # the records hold every P(LF0): issue #40 added p_lf0_parted (after p_lf0_total) and nothing else
+    for name in ("records_zero_shot.csv", "records_few_shot.csv"):
+        assert list(pd.read_csv(out / name).columns) == [
+            "id", "type", "ratio", "surface", "lf0", "lf1", "beams", "top1", "match", "lf0_rank", "lf1_rank",
+            "p_lf0", "p_lf0_total", "p_lf0_parted", "min_prob_lf0", "min_prob_lf1", "cached", "error", "fmt",
+            "mode", "beam_shares"], name
+    # the reproduction's Fig. 3 keeps the paper's measure (and the total one it plotted)
+    assert list(pd.read_csv(out / "fig3_p_lf0.csv").columns) == ["id", "type", "p_lf0", "p_lf0_total"]
     text = (out / "report.md").read_text()
     assert "hand-made" in text and "revscope" in text and "0–2" in text and "Table 1" in text
 

@@ -10,6 +10,7 @@ Probabilities are plain (not log) floats in [0, 1]; log-probabilities are natura
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Annotated, Any
 
@@ -140,6 +141,67 @@ class ForcedScore(JsonRecord):
     min_prob_grammar: JsonFloat
 
 
+def min_prob_ratio(m0: float, m1: float) -> float:
+    """``m0 / (m0 + m1)``, the paper's P(LF0) from minimum token probabilities (§2); NaN if both 0."""
+    total = m0 + m1
+    return m0 / total if total > 0 else math.nan
+
+
+def parting_index(a: Sequence[TokenStep], b: Sequence[TokenStep]) -> int | None:
+    """The first position where two forced decodes' tokens differ (docs/paper-notes.md §12).
+
+    Tokens are compared by id and text (an endpoint's steps carry no ids, ``-1``: their text
+    decides).  ``None`` for identical sequences; ``len(shorter)`` when one is a strict prefix of the other.
+    """
+    n = min(len(a), len(b))
+    index = next((i for i in range(n) if (a[i].token_id, a[i].token) != (b[i].token_id, b[i].token)), None)
+    return n if index is None and len(a) != len(b) else index
+
+
+def parted_min_probs(a: Sequence[TokenStep], b: Sequence[TokenStep]) -> tuple[float, float] | None:
+    """``(m0', m1')``: each reading's minimum raw token probability over the positions from
+    :func:`parting_index` to its end, the end token included (docs/paper-notes.md §12).
+
+    ``None`` for identical sequences (one meaning, nothing to compare).  A side with no token
+    from there on (a strict prefix of the other) has ``m' = 1``.
+    """
+    d = parting_index(a, b)
+    if d is None:
+        return None
+    return min((s.prob for s in a[d:]), default=1.0), min((s.prob for s in b[d:]), default=1.0)
+
+
+def parted_p_lf0(a: Sequence[TokenStep], b: Sequence[TokenStep]) -> float:
+    """P(LF0) where the readings part: ``m0' / (m0' + m1')`` over :func:`parted_min_probs`
+    (docs/paper-notes.md §12).  0.5 for identical sequences; NaN when both ``m'`` are 0.
+
+    Tokens before the parting position are the same ids after the same prompt and prefix, so
+    they have the same probability in both decodes and can never say which reading the model
+    prefers; the paper's ``m0 / (m0 + m1)`` is pinned at 0.5 when both minima are such a token.
+    """
+    minima = parted_min_probs(a, b)
+    return 0.5 if minima is None else min_prob_ratio(*minima)
+
+
+def shared_minimum(a: Sequence[TokenStep], b: Sequence[TokenStep]) -> str | None:
+    """The token that pins the paper's P(LF0) at 0.5, or ``None`` when it does not (docs/paper-notes.md §12).
+
+    The paper's measure is *degenerate* when both readings' minimum token probability lies
+    before :func:`parting_index` (a token they share, in the same context, so ``m0 == m1``):
+    then the text of that token (LF0's least likely shared token, stripped) is returned.
+    Identical sequences are not degenerate (they are one reading).
+    """
+    d = parting_index(a, b)
+    if d is None or d == 0:
+        return None
+    head_a, head_b = a[:d], b[:d]
+    lowest = min(range(d), key=lambda i: head_a[i].prob)
+    if head_a[lowest].prob <= min((s.prob for s in a[d:]), default=1.0) and \
+            min(s.prob for s in head_b) <= min((s.prob for s in b[d:]), default=1.0):
+        return head_a[lowest].token.strip() or head_a[lowest].token
+    return None
+
+
 @dataclass(frozen=True)
 class PairScore(JsonRecord):
     """P(LF0) of an ambiguous sentence from forced decoding of both LFs (paper §2, docs/paper-notes.md §12).
@@ -148,6 +210,10 @@ class PairScore(JsonRecord):
     used by FIM and the few-shot plots; NaN if both minima are 0).  ``p_lf0_total`` normalises
     the *total* sequence probabilities instead, ``exp(s0) / (exp(s0) + exp(s1))`` — what the
     zero-shot notebooks behind the paper's Fig. 3 and Fig. 5 (right) plotted (docs/paper-notes.md §12).
+    ``p_lf0_parted`` (a property, computed from the steps: nothing more is stored or cached)
+    takes the minima only from where the readings' tokens part (:func:`parted_p_lf0`), the
+    measure of the explorer's verdicts; ``shared_minimum`` names the shared token when the
+    paper's measure is pinned at 0.5 by it.
     """
 
     lf0: ForcedScore
@@ -158,6 +224,21 @@ class PairScore(JsonRecord):
     @property
     def p_lf1(self) -> float:
         return 1.0 - self.p_lf0
+
+    @property
+    def parting_index(self) -> int | None:
+        """The first token position where LF0's and LF1's tokens differ (:func:`parting_index`)."""
+        return parting_index(self.lf0.steps, self.lf1.steps)
+
+    @property
+    def p_lf0_parted(self) -> float:
+        """P(LF0) where the readings part (:func:`parted_p_lf0`, docs/paper-notes.md §12)."""
+        return parted_p_lf0(self.lf0.steps, self.lf1.steps)
+
+    @property
+    def shared_minimum(self) -> str | None:
+        """The shared token that pins :attr:`p_lf0` at 0.5 (:func:`shared_minimum`), else ``None``."""
+        return shared_minimum(self.lf0.steps, self.lf1.steps)
 
 
 @dataclass(frozen=True)

@@ -33,7 +33,7 @@ from amp.logic.own_words import NO_WORDS, OwnWords
 from amp.logic.unknown_words import unknown_word_message
 from amp.logic.vocabulary import DEFAULT_FORMAT
 from amp.parser.core.errors import DecodingError
-from amp.parser.core.results import ForcedScore, PairScore, TokenAlternative, TokenStep
+from amp.parser.core.results import ForcedScore, PairScore, TokenAlternative, TokenStep, min_prob_ratio
 from amp.parser.search.automaton import DEAD, State
 from amp.parser.search.prefix import device_of, prefill, prefixed_logprobs
 from amp.parser.search.processors import merge_end_groups
@@ -304,12 +304,6 @@ def forced_score_ids(
         forced_from_logprobs(masker, vocab.text_of(list(s)), s, lp, top_n, False, merge_end)
         for s, lp in zip(seqs, lps, strict=True)
     ]
-
-
-def min_prob_ratio(m0: float, m1: float) -> float:
-    """``m0 / (m0 + m1)``, the paper's P(LF0) from minimum token probabilities (§2); NaN if both 0."""
-    total = m0 + m1
-    return m0 / total if total > 0 else math.nan
 
 
 def total_prob_ratio(s0: float, s1: float) -> float:
