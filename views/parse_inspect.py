@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import streamlit as st
 
+from amp.evaluation.divergence_headline import divergence_headline
 from amp.evaluation.inspection import Inspection, inspect
+from amp.evaluation.p_lf0_measures import PLf0Measure
 from amp.evaluation.semantic_divergence import inspection_semantic
-from amp.evaluation.verdict import MODEL_P_LF0_HOW
 from amp.logic.vocabulary import MODES
 from amp.parser.search.settings import SearchSettings
 from amp.reporting import plots
@@ -19,6 +20,7 @@ from ui.inspection.beam_tree_view import beam_tree_section
 from ui.inspection.influence_view import contrast_section, influence_section
 from ui.inspection.inspect_view import (
     MARK_NAMES,
+    P_AT_DIVERGENCE_HOW,
     custom_lf_section,
     divergence_sentence,
     heatmap_labels,
@@ -28,7 +30,7 @@ from ui.inspection.inspect_view import (
     semantic_sentence,
     verdict_of,
 )
-from ui.inspection.parse_progress import cancelled_note, run_parse
+from ui.inspection.parse_progress import ParseAsk, cancelled_note, run_parse
 from ui.model import choice as model_choice
 from ui.model import parsers
 from ui.own import examples as own_examples
@@ -78,11 +80,12 @@ if run:
         if has_gold:
             result = run_parse(parser, "Parsing with grammar-constrained beam search and scoring both LFs…",
                                lambda p: inspect(p, text, prompt.gold_lf0, prompt.gold_lf1, search,
-                                                 fmt=fmt, canonical_mode=mode, words=own_words), key="pi_parse")
+                                                 fmt=fmt, canonical_mode=mode, words=own_words), key="pi_parse",
+                               ask=ParseAsk(text, search, prompt.gold_lf0, prompt.gold_lf1, fmt, own_words))
         else:
             result = run_parse(parser, "Parsing with grammar-constrained beam search…",
                                lambda p: p.parse(text, search, fmt=fmt, words=own_words), key="pi_parse",
-                               after="Reading the beams")
+                               after="Reading the beams", ask=ParseAsk(text, search, fmt=fmt, words=own_words))
         if result is not None:
             st.session_state[KEY] = {"key": key, "result": result}
 stored = st.session_state.get(KEY)
@@ -100,17 +103,19 @@ if not has_gold:
 
 ins = result
 pair = ins.pair
-m1, m2, m3, m4 = st.columns(4)
+m1, m2, m3, m_total, m4 = st.columns(5)
 m1.metric("Top beam matches", match_name(ins.predicted_match),
           help="Canonical match of the best beam against the two gold LFs; neither = another formula.")
-m2.metric("P(LF0), min-token", fmt_prob(pair.p_lf0), help=MODEL_P_LF0_HOW)
-m3.metric("P(LF0), total prob.", fmt_prob(pair.p_lf0_total), help="Normalised total sequence probability "
-          "(what the paper's Fig. 3 plotted).")
+for col, measure in ((m2, PLf0Measure.PARTED), (m3, PLf0Measure.PAPER), (m_total, PLf0Measure.TOTAL)):
+    col.metric(measure.label, fmt_prob(measure.of(pair)), help=measure.how)  # the verdict's measure first (#40)
+if pair.shared_minimum is not None:  # the paper's measure is pinned at 0.5 by a token both readings share
+    m3.caption(plain(f"Pinned at {pair.p_lf0:.2f}: both readings' least likely token is “{pair.shared_minimum}”, "
+                     "which they share. The verdict compares the readings where they part."))
 div = ins.divergence
-m4.metric("p at divergence", fmt_prob(None if div is None else (div.prob_a if prob == "raw" else div.prob_a_grammar)),
-          help="Probability of the predicted parse's token where it leaves the other reading.")
+headline = divergence_headline(ins, grammar=prob == "grammar")  # issue #40 point 4: by meaning first
+m4.metric("p at divergence", fmt_prob(headline.prob), help=P_AT_DIVERGENCE_HOW)
 readings.show_verdict(verdict_of(ins, lesson.sentence_item(prompt.test_utterance)))  # issue #26 point 5
-st.markdown(divergence_sentence(ins, prob))
+st.markdown(divergence_sentence(headline), unsafe_allow_html=True)
 spoken = lesson.pool_pair(prompt.test_utterance)
 own = lesson.own_sentence(prompt.test_utterance) if spoken is None else None
 item = lesson.sentence_item(prompt.test_utterance) if own is not None else None  # its own names and words
@@ -165,4 +170,4 @@ influence_section(prompt)
 attribution_section(prompt)
 
 st.subheader("Score your own LF")
-custom_lf_section(text, fmt, ins, prob, normalise=normalised_lf, words=own_words)
+custom_lf_section(text, fmt, ins, prob, normalise=normalised_lf, words=own_words, sentence=prompt.test_utterance)

@@ -54,7 +54,7 @@ from amp.logic.vocabulary import DEFAULT_FORMAT, Format, check_format
 from amp.records import JsonRecord
 
 __all__ = ["SAME_MEANING", "SemanticDivergence", "SemanticItem", "inspection_semantic", "meaning_difference",
-           "semantic_divergence", "token_indices"]
+           "parse_semantic", "semantic_divergence", "token_indices"]
 
 #: What is said of two LFs that differ only in naming or the order of same-kind quantifiers (or
 #: of conjuncts): no item of either lacks a counterpart.
@@ -146,19 +146,28 @@ def _same_meaning(fa: Formula, fb: Formula, roles_a: dict[str, str], roles_b: di
     return _key(quantifier_prefix(fa)[1], roles_a) == _key(quantifier_prefix(fb)[1], roles_b)
 
 
+def parse_semantic(ins: Any, *, normalise: bool = True) -> SemanticDivergence | None:
+    """The semantic divergence of an :class:`~amp.evaluation.inspection.Inspection`'s predicted
+    (top) beam (``a``, which must exist) against the other reading (``b``); ``normalise`` as in
+    :func:`semantic_divergence` (``False``: the spans are in the beam's own spelling, which is
+    what its tokens spell).  Raises :class:`~amp.logic.errors.LFParseError` when the beam is not
+    a well-formed LF (no meaning to compare)."""
+    return semantic_divergence(str(ins.predicted.text).strip(), str(ins.alternative_lf), str(ins.fmt),
+                               normalise=normalise)
+
+
 def inspection_semantic(ins: Any) -> SemanticDivergence | None:
     """The semantic divergence of an :class:`~amp.evaluation.inspection.Inspection`'s rows.
 
     ``a`` is the predicted (top) beam's text and ``b`` the other reading (the two heatmap
-    rows).  Without a beam, or when the beam is not a well-formed LF (no meaning to compare),
-    ``a`` is the *other gold reading* instead (``lf0``/``lf1``, whichever is not
-    ``ins.alternative``): the page can still show where the two readings differ, on the
+    rows, :func:`parse_semantic`).  Without a beam, or when the beam is not a well-formed LF (no
+    meaning to compare), ``a`` is the *other gold reading* instead (``lf0``/``lf1``, whichever is
+    not ``ins.alternative``): the page can still show where the two readings differ, on the
     alternative's row.
     """
-    beam = getattr(ins, "predicted", None)
-    if beam is not None:
+    if getattr(ins, "predicted", None) is not None:
         try:
-            return semantic_divergence(str(beam.text).strip(), str(ins.alternative_lf), str(ins.fmt))
+            return parse_semantic(ins)
         except LFParseError:
             pass
     other = ins.lf1 if ins.alternative == "lf0" else ins.lf0

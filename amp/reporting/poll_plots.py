@@ -1,42 +1,103 @@
 """The class poll's vote bars (the Class poll and Presentation pages).
 
 Reading names are the teacher's own words: they go through :func:`plain_label`, so markup in a
-name is shown as typed, never as a link or bold text.
+name is shown as typed, never as a link or bold text.  On a projector (issue #40 point 7) the
+names stand horizontal and whole, wrapped at word boundaries into lines of at most
+:data:`LABEL_LINE_CHARS` characters (each line escaped, the breaks the figure's own ``<br>``), and
+the vote axis has a few integer ticks from 0 to the largest count (:func:`vote_ticks`), so 30 or
+150 votes read as clearly as 3.
 """
 
 from __future__ import annotations
 
+import itertools
+import math
+import textwrap
 from collections.abc import Sequence
 
 import plotly.graph_objects as go
 
 from amp.reporting.style import LF0_COLOR, LF1_COLOR, plain_label
 
-__all__ = ["PROJECTOR_FONT_PX", "poll_bars"]
+__all__ = ["LABEL_LINE_CHARS", "MAX_VOTE_TICKS", "PROJECTOR_FONT_PX", "PROJECTOR_LINE_CHARS", "PROJECTOR_TICK_PX", "PROJECTOR_VOTE_TICKS",
+           "poll_bars", "reading_label", "vote_ticks"]
 
 #: Type size of the vote chart on the projector (``height=None``, the Presentation): plotly sizes
 #: text in pixels, not with the window, so the projector's chart gets type a class can read from
 #: the back of the room (the page's own text scales with the viewport, :mod:`ui.classroom.present`).
 PROJECTOR_FONT_PX = 24
+#: Longest line of a reading's label under its bar: half of the narrowest chart holds it (the
+#: Class poll's column at 1280 px with the sidebar open; the projector's, at
+#: :data:`PROJECTOR_TICK_PX` type, in half of a 1280×720 screen: :data:`PROJECTOR_LINE_CHARS`, so
+#: a name of up to about 50 characters takes two lines and leaves the bars room).
+LABEL_LINE_CHARS = 22
+PROJECTOR_LINE_CHARS = 26
+#: Most intervals on the vote axis (so at most this many ticks above 0): on the page, and on the
+#: projector, whose chart may be as low as 150 px at 1280×720 (three tick labels fit there).
+MAX_VOTE_TICKS = 4
+PROJECTOR_VOTE_TICKS = 2
+#: Type size of the projector chart's tick labels (the reading names and the vote ticks): smaller
+#: than :data:`PROJECTOR_FONT_PX`, so two lines of a name leave the bars room in a 150 px chart.
+PROJECTOR_TICK_PX = 18
+#: Room above the top tick (a fraction of the axis), so its label is drawn whole.
+HEADROOM = 0.06
+#: Tick steps of one decade (times 1, 10, 100, …; 1.5, 2.5 and 7.5 only from 10 on: steps are
+#: whole votes).
+_DECADE = (1.0, 1.5, 2.0, 2.5, 5.0, 7.5)
+
+
+def vote_ticks(most: int, intervals: int = MAX_VOTE_TICKS) -> tuple[int, int]:
+    """The vote axis for a largest count ``most``: ``(dtick, top)``, the smallest integer step of
+    1, 2, 5, 10, 15, 20, 25, 50, 75, 100, 150, … that gives at most ``intervals`` intervals, and
+    the top tick, the first at or above ``most`` (at least 1); the axis ends :data:`HEADROOM`
+    above it."""
+    if most < 0:
+        raise ValueError(f"a vote count cannot be negative, got {most}")
+    for power in itertools.count():
+        for m in _DECADE:
+            step = m * 10**power
+            if step.is_integer() and math.ceil(most / step) <= intervals:
+                dtick = int(step)
+                return dtick, max(dtick, math.ceil(most / dtick) * dtick)
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def reading_label(name: str, width: int = LABEL_LINE_CHARS) -> str:
+    """``name`` as a bar's label: whole, wrapped at spaces into lines of at most ``width``
+    characters (a longer word keeps its own line), each line escaped (:func:`plain_label`) and
+    the lines joined by ``<br>``."""
+    lines = textwrap.wrap(" ".join(str(name).split()), width, break_long_words=False, break_on_hyphens=False)
+    return "<br>".join(plain_label(line) for line in lines)
 
 
 def poll_bars(names: Sequence[str], counts: Sequence[int], hovers: Sequence[str], *,
               height: int | None = 240) -> go.Figure:
-    """One bar per reading (LF0 blue, LF1 vermillion): its votes, labelled ``names[i]``, with
-    ``hovers[i]`` (the votes by confidence) on hover; ``height=None``: as high as its box, with
-    projector-sized type (:data:`PROJECTOR_FONT_PX`)."""
+    """One bar per reading (LF0 blue, LF1 vermillion): its votes, labelled ``names[i]`` (whole and
+    horizontal, :func:`reading_label`), with ``hovers[i]`` (the votes by confidence) on hover;
+    integer vote ticks (:func:`vote_ticks`); ``height=None``: as high as its box, with
+    projector-sized type (:data:`PROJECTOR_FONT_PX`, ticks :data:`PROJECTOR_TICK_PX`) and at most
+    :data:`PROJECTOR_VOTE_TICKS` intervals."""
     if not len(names) == len(counts) == len(hovers) == 2:
         raise ValueError(f"poll_bars needs two readings, got {len(names)} names, {len(counts)} counts, "
                          f"{len(hovers)} hovers")
+    projector = height is None
+    line_chars, intervals = (PROJECTOR_LINE_CHARS, PROJECTOR_VOTE_TICKS) if projector else \
+        (LABEL_LINE_CHARS, MAX_VOTE_TICKS)
     fig = go.Figure()
     for choice, color in enumerate((LF0_COLOR, LF1_COLOR)):
-        name = plain_label(names[choice])
-        fig.add_bar(x=[name], y=[counts[choice]], marker_color=color, name=name, text=[counts[choice]],
-                    textposition="auto", hovertext=[plain_label(hovers[choice])])
-    if height is not None:
-        fig.update_layout(height=height)
-    else:
+        fig.add_bar(x=[reading_label(names[choice], line_chars)], y=[counts[choice]], marker_color=color,
+                    name=plain_label(names[choice]), text=[counts[choice]], textposition="auto",
+                    hovertext=[plain_label(hovers[choice])])
+    if projector:
         fig.update_layout(font={"size": PROJECTOR_FONT_PX})
+        fig.update_xaxes(tickfont={"size": PROJECTOR_TICK_PX})
+        fig.update_yaxes(tickfont={"size": PROJECTOR_TICK_PX})
+    else:
+        fig.update_layout(height=height)
+    dtick, top = vote_ticks(max(counts), intervals)
     fig.update_layout(margin={"l": 10, "r": 10, "t": 10, "b": 10}, showlegend=False,
-                      yaxis_title="votes", plot_bgcolor="white", yaxis={"rangemode": "tozero", "dtick": 1})
+                      yaxis_title="votes", plot_bgcolor="white",
+                      yaxis={"rangemode": "tozero", "tick0": 0, "dtick": dtick, "range": [0, top * (1 + HEADROOM)],
+                             "tickformat": "d", "automargin": True},
+                      xaxis={"tickangle": 0, "automargin": True})
     return fig

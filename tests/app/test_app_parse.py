@@ -53,8 +53,16 @@ def test_beams_are_labelled_like_the_library_says(parsed) -> None:
     assert table["differs from beam 1"].iloc[0] == "(top beam)"
     longest = max(len(b.text) for b in ins.parse.beams)
     assert parsed.dataframe[0].proto.row_height >= 14 + 21 * min(8, -(-longest // 55))
-    assert parsed.metric[1].label.startswith("P(LF0)")
-    assert parsed.metric[1].value == f"{ins.pair.p_lf0:.3f}"
+    # issue #40 point 2: the verdicts' P(LF0) first, the paper's and the total beside it, each with its how-text
+    from amp.evaluation.p_lf0_measures import PLf0Measure
+    from ui.shared.common import fmt_prob
+
+    shown = parsed.metric[1:4]
+    assert [m.label for m in shown] == ["P(LF0) where the readings part", "P(LF0), min-token (paper)",
+                                        "P(LF0), total prob."]
+    assert [m.value for m in shown] == [fmt_prob(ins.pair.p_lf0_parted), fmt_prob(ins.pair.p_lf0),
+                                        fmt_prob(ins.pair.p_lf0_total)]
+    assert [m.proto.help for m in shown] == [PLf0Measure.PARTED.how, PLf0Measure.PAPER.how, PLf0Measure.TOTAL.how]
     assert [c.value for c in parsed.code][-2:] == [ins.lf0, ins.lf1]
 
 
@@ -81,7 +89,7 @@ def test_heatmap_shows_predicted_and_alternative_with_divergence(parsed) -> None
     assert spec["layout"]["yaxis"]["ticktext"][0].startswith("predicted")
     if ins.divergence is not None and ins.divergence.index is not None:
         assert any(s.get("type") == "rect" for s in spec["layout"].get("shapes", []))
-        assert any("diverge" in m for m in texts(parsed, "markdown"))
+        assert any("The readings part in meaning" in m for m in texts(parsed, "markdown"))  # the headline (#40)
 
 
 def test_grammar_toggle_switches_probabilities(parsed) -> None:
@@ -166,15 +174,21 @@ def test_the_verdict_says_what_the_model_wrote_then_what_it_scores(parsed) -> No
     LF); the page says so in words before it says which reading the forced scores favour."""
     import html
 
-    from amp.evaluation.verdict import verdict
+    from amp.evaluation.verdict import score_verdict
     from amp.teaching import lesson
 
     ins = parsed.session_state["inspection"]["result"]
     assert ins.predicted_match in ("neither", "unparseable")  # the seed-fixed tiny model's noise
     item = lesson.sentence_item("the man saw the boy with the telescope")
     assert item is not None
-    v = verdict(ins.predicted_match, ins.pair.p_lf0, names=(item.reading_name(0), item.reading_name(1)),
-                paraphrases=(item.paraphrase0, item.paraphrase1))
+    v = score_verdict(ins.predicted_match, ins.pair, names=(item.reading_name(0), item.reading_name(1)),
+                      paraphrases=(item.paraphrase0, item.paraphrase1))
+    assert "where the readings part: P(LF0) = " in v.scores_text  # issue #40 point 2: the measure is named
+    # the paper's measure pinned at 0.5 by a shared token is said in words, under its metric and in the verdict
+    pinned = [c for c in texts(parsed, "caption") if c.startswith("Pinned at ")]
+    shared = ins.pair.shared_minimum
+    assert len(pinned) == (shared is not None) and (shared is None or f"“{shared}”" in pinned[0])
+    assert (shared is not None) == ("The paper's P(LF0) is " in v.scores_text)
     md = texts(parsed, "markdown")
     wrote = [m for m in md if "amp-wrote" in m]
     scores = [m for m in md if "amp-scores" in m]
@@ -226,7 +240,7 @@ def test_a_parse_says_how_long_it_took_and_how_many_decode_steps(app_env) -> Non
     assert_ok(at)
     summaries = [c for c in texts(at, "caption") if c.startswith("Parsed in ")]
     assert len(summaries) == 1, texts(at, "caption")
-    found = re.fullmatch(r"Parsed in \d+\.\d s \((\d+) decode steps?\)\.", summaries[0])
+    found = re.fullmatch(r"Parsed in \d+\.\d s \((\d+) decode steps?; nothing from the cache\)\.", summaries[0])
     assert found and int(found.group(1)) > 0, summaries[0]
     assert not [b for b in at.button if b.key == "pi_parse_cancel"]  # the Cancel button is gone once done
     at.run()  # no cancel was clicked: no "cancelled" note

@@ -33,7 +33,7 @@ def _boxed_rows(spec: dict) -> list[str]:
     for box in _shapes(spec, "semantic"):
         y = round((box["y0"] + box["y1"]) / 2)
         out[y % stride] += "".join(text[y][x] for x in range(len(text[y])) if box["x0"] < x < box["x1"])
-    return out
+    return [row.replace("␣", "") for row in out]  # "␣": how a cell shows a token that is only a space
 
 
 def _expected_rows(ins, sem) -> list[str]:

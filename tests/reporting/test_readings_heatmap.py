@@ -123,3 +123,87 @@ def test_a_runaway_parse_is_cut_after_the_readings_and_says_how_much(pp: SimpleN
     for b in range(len(meta["blocks"])):  # every block holds a reading (the shorter one may end first)
         assert any(rows[3 * b + 1]) or any(rows[3 * b + 2])
     assert fig.layout.width <= PLOT_PX
+
+
+# ---------------------------------------------------------------- layout (issue #40 point 7)
+
+
+def _filled(fig: go.Figure) -> dict[int, list[bool]]:
+    """Per figure row, whether each cell holds a token."""
+    out: dict[int, list[bool]] = {}
+    for trace in fig.to_dict()["data"]:
+        for y, row in zip(trace["y"], trace["z"], strict=True):
+            out.setdefault(y, []).extend(v is not None for v in row)
+    return out
+
+
+def _cells_of(fig: go.Figure) -> list[tuple[float, float, float, float]]:
+    """Every filled cell as (x0, x1, y0, y1) in data coordinates."""
+    out = []
+    for trace in fig.to_dict()["data"]:
+        xs = trace["x"]
+        for y, row in zip(trace["y"], trace["z"], strict=True):
+            out += [(xs[k], xs[k + 1], y - 0.5, y + 0.5) for k, v in enumerate(row) if v is not None]
+    return out
+
+
+@pytest.mark.parametrize("match", ["lf0", "lf1", "both", "neither", "unparseable"])
+def test_row_labels_are_whole_and_the_margin_holds_them(pp: SimpleNamespace, match: str) -> None:
+    from amp.evaluation.matching import Match
+    from amp.reporting.beam_table import MATCH_NAMES
+    from amp.reporting.readings_heatmap import LABEL_CHAR_PX, LABEL_PAD_PX
+
+    pp.predicted_match = match
+    fig = readings_heatmap(pp)
+    ticks = list(fig.layout.yaxis.ticktext)
+    assert ticks[:3] == [f"parse: {MATCH_NAMES[Match(match)]}", "LF0 (forced)", "LF1 (forced)"]
+    assert fig.layout.margin.l >= LABEL_CHAR_PX * max(len(t) for t in ticks) + LABEL_PAD_PX
+    assert fig.layout.width <= PLOT_PX and fig.layout.width == fig.layout.margin.l + fig.layout.margin.r + \
+        fig.layout.xaxis.range[1]
+
+
+def test_ended_only_when_no_token_follows_and_a_gap_says_it_continues(pp: SimpleNamespace) -> None:
+    """A parse aligned with the readings' start and end has no token in the blocks between: those
+    rows say "(continues below)", never "(ended)"; "(ended)" only after a row's last token."""
+    ins = inspection("exists x . patient(e, z)", pp.lf0, pp.lf1)
+    fig = readings_heatmap(ins)
+    filled = _filled(fig)
+    notes = {a.y: a for a in fig.layout.annotations if a.name in ("ended", "continues")}
+    n_blocks = len(fig.layout.meta["blocks"])
+    assert n_blocks >= 3
+    kinds = set()
+    for y, cells_ in filled.items():
+        if any(cells_):
+            assert y not in notes  # a note only in a row without a token in its block
+            continue
+        later = any(any(filled[y2]) for y2 in range(y + 3, 3 * n_blocks, 3))
+        earlier = any(any(filled[y2]) for y2 in range(y % 3, y, 3))
+        expected = "(ended)" if earlier and not later else "(continues below)" if earlier else "(starts below)"
+        assert notes[y].text == expected, y
+        kinds.add(expected)
+    assert "(continues below)" in kinds  # the gap case is exercised
+    for note in notes.values():  # each note in its own row, at the left of the plot
+        assert note.yref == "y" and note.xanchor == "left" and note.x == 0 and note.yanchor == "middle"
+
+
+def test_the_divergence_tag_stands_above_the_plot_area_and_covers_no_cell(pp: SimpleNamespace) -> None:
+    from amp.reporting.readings_heatmap import TAG_PX, TITLE_PX
+
+    for ins in (pp, inspection(pp.lf1, pp.lf0, pp.lf1, match="lf1"), inspection("exists x . boy(x)", pp.lf0, pp.lf1)):
+        fig = readings_heatmap(ins)
+        (tag,) = [a for a in fig.layout.annotations if a.name == "divergence"]
+        assert tag.yref == "paper" and tag.y >= 1 and tag.yanchor == "bottom" and not tag.showarrow
+        assert fig.layout.margin.t >= TITLE_PX + TAG_PX  # room reserved above the plot area
+        (box,) = [s for s in fig.layout.shapes if s.name == "divergence"]
+        assert tag.x in (box.x0, box.x1)  # over the boxed column, running away from the plot's near edge
+        assert (tag.xanchor == "left") == (tag.x == box.x0)
+        block = int((box.y0 + 0.5) // 3)
+        assert ("block" in tag.text) == (block > 0)
+        # every other annotation in data coordinates sits in a row without cells of its block
+        cells_ = _cells_of(fig)
+        for note in fig.layout.annotations:
+            if note.yref == "y" and note.name != "more":
+                assert not any(x0 <= note.x < x1 and y0 < note.y < y1 for x0, x1, y0, y1 in cells_), note.text
+    lf = "exists x . exists y . boy(x) AND cat(y) AND saw(x, y)"
+    same = readings_heatmap(inspection(lf, lf, "exists y . exists x . boy(y) AND cat(x) AND saw(y, x)"))
+    assert not [a for a in same.layout.annotations if a.name == "divergence"] and same.layout.margin.t == TITLE_PX

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import html
 from collections.abc import Callable
 from typing import Any
 
 import streamlit as st
 
+from amp.evaluation.divergence_headline import DivergenceHeadline, HeadlinePart
 from amp.evaluation.semantic_divergence import SAME_MEANING
-from amp.evaluation.verdict import Verdict, verdict
+from amp.evaluation.verdict import Verdict, score_verdict
 from amp.logic.errors import LFParseError
 from amp.logic.own_words import NO_WORDS, OwnWords
+from amp.logic.prompt_convention import REORDERED_NOTE, conjuncts_reordered
 from amp.logic.prompt_convention import prompt_text as lf_prompt_text
 from amp.parser.core.limits import MAX_LF_CHARS
 from amp.parser.search.divergence import divergence
@@ -23,12 +26,12 @@ CUSTOM_KEY = "custom_score"
 
 
 def verdict_of(ins: Any, item: PollItem | None = None) -> Verdict:
-    """The verdict on an inspection (:func:`amp.evaluation.verdict.verdict`): what the top beam
-    is, then which reading the forced scores favour; in the sentence's reading names and
+    """The verdict on an inspection (:func:`amp.evaluation.verdict.score_verdict`): what the top beam
+    is, then which reading the forced scores favour where the readings part; in the sentence's reading names and
     paraphrases when ``item`` (:func:`amp.teaching.lesson.sentence_item`) has them."""
     names = (item.reading_name(0), item.reading_name(1)) if item is not None else None
     texts = (item.paraphrase0, item.paraphrase1) if item is not None else None
-    return verdict(ins.predicted_match, ins.pair.p_lf0, names=names, paraphrases=texts)
+    return score_verdict(ins.predicted_match, ins.pair, names=names, paraphrases=texts)
 
 
 def match_name(match: str | None) -> str:
@@ -37,22 +40,23 @@ def match_name(match: str | None) -> str:
     return plots.MATCH_NAMES.get(str(match), str(match))  # type: ignore[call-overload]
 
 
-def _tok(token: str | None) -> str:
-    return "end of the LF" if token is None else f"`{token.strip() or repr(token)}`"
+def _runs(parts: tuple[HeadlinePart, ...]) -> str:
+    return "".join(f"<code>{html.escape(p.text, quote=False)}</code>" if p.code else html.escape(p.text, quote=False)
+                   for p in parts)
 
 
-def divergence_sentence(ins: Any, prob: str) -> str:
-    """One plain sentence about where the predicted parse leaves the other reading."""
-    div = ins.divergence
-    if ins.predicted is None:
-        return "The model produced no beam."
-    if div is None or div.index is None:
-        return f"The top beam is identical to the {match_name(ins.alternative)} reading: no divergence."
-    pa = div.prob_a if prob == "raw" else div.prob_a_grammar
-    pb = div.prob_b if prob == "raw" else div.prob_b_grammar
-    return (f"**The parses diverge at token {div.index}:** the model wrote {_tok(div.token_a)} "
-            f"(p = {fmt_prob(pa)}) where the {match_name(ins.alternative)} reading continues with "
-            f"{_tok(div.token_b)} (p = {fmt_prob(pb)}).")
+def divergence_sentence(headline: DivergenceHeadline) -> str:
+    """HTML for ``st.markdown(..., unsafe_allow_html=True)``: where the readings part in meaning
+    (bold), then the model's token there (:mod:`amp.evaluation.divergence_headline`); every run
+    escaped, LF items and tokens as code, so model and teacher text is shown as typed."""
+    lines = [f"<strong>{_runs(headline.meaning)}</strong>" if headline.meaning else "", _runs(headline.tokens)]
+    return f"<div class='amp-headline'>{'<br>'.join(line for line in lines if line)}</div>"
+
+
+#: What the page's "p at divergence" metric shows (:attr:`DivergenceHeadline.prob`).
+P_AT_DIVERGENCE_HOW = ("Probability of the model's token where its parse parts in meaning from the other reading "
+                       "(the first token of the item that differs, never a variable name); when the meanings cannot "
+                       "be compared, of the first token where the parse leaves the other reading.")
 
 
 #: The heatmap's marks in the page's words (:data:`amp.reporting.token_plots.MARKS`).
@@ -96,21 +100,23 @@ def scored_spelling_note(own: Any) -> str | None:
     quantifier order: they are scored as the prompts spell LFs (docs/paper-notes.md §16)."""
     if own is None or own.readings == own.typed_readings:
         return None
+    reordered = any(conjuncts_reordered(lf, "fol", own.surface) for lf in own.typed_readings)
     return ("The gold LFs are scored as the prompts spell LFs (x, y, z for things and people, a, e, i for events, "
             "quantifiers in the templates' order), not as typed: "
-            + " · ".join(plain(lf) for lf in own.typed_readings))
+            + " · ".join(plain(lf) for lf in own.typed_readings) + (f". {REORDERED_NOTE}" if reordered else ""))
 
 
-def normalised_lf(text: str, fmt: str) -> str:
+def normalised_lf(text: str, fmt: str, sentence: str | None = None) -> str:
     """A typed LF checked and rewritten as the prompts spell LFs: the data's exact spacing, entity
-    variables x, y, z and event variables a, e, i in the templates' order (docs/paper-notes.md §16;
+    variables x, y, z and event variables a, e, i in the templates' order, conjuncts in the pools'
+    order with ``sentence`` (the prompt's test sentence) deciding the ties (docs/paper-notes.md §16;
     raises LFParseError)."""
-    return lf_prompt_text(text.strip(), fmt)
+    return lf_prompt_text(text.strip(), fmt, sentence)
 
 
 def custom_lf_section(prompt_text: str, fmt: str, ins: Any, prob: str,
-                      *, normalise: Callable[[str, str], str] = normalised_lf,
-                      words: OwnWords = NO_WORDS) -> None:
+                      *, normalise: Callable[[str, str, str | None], str] = normalised_lf,
+                      words: OwnWords = NO_WORDS, sentence: str | None = None) -> None:
     """A form to force-decode any LF under the prompt and compare it with the predicted parse."""
     with st.form("pi_custom_form", border=False):
         typed = st.text_area(f"Any LF in {fmt.upper()} (lenient spacing is fine)", key="pi_custom",
@@ -122,7 +128,8 @@ def custom_lf_section(prompt_text: str, fmt: str, ins: Any, prob: str,
             st.error("Type an LF to score first.", icon=":material/error:")
             return
         try:
-            lf = normalise(typed, fmt)
+            lf = normalise(typed, fmt, sentence)
+            reordered = conjuncts_reordered(typed.strip(), fmt, sentence)
         except LFParseError as exc:
             st.error(lf_error_text(exc), icon=":material/error:")
             return
@@ -131,7 +138,7 @@ def custom_lf_section(prompt_text: str, fmt: str, ins: Any, prob: str,
             return
         scores = actions.compute(parser, "Force-decoding your LF…", lambda p: p.score(prompt_text, [lf], fmt=fmt, words=words))
         if scores:
-            st.session_state[CUSTOM_KEY] = {"prompt": prompt_text, "lf": lf, "score": scores[0]}
+            st.session_state[CUSTOM_KEY] = {"prompt": prompt_text, "lf": lf, "score": scores[0], "reordered": reordered}
     stored = st.session_state.get(CUSTOM_KEY)
     if not stored or stored["prompt"] != prompt_text:
         return
@@ -148,4 +155,5 @@ def custom_lf_section(prompt_text: str, fmt: str, ins: Any, prob: str,
                               labels=(f"predicted: {match_name(ins.predicted_match)}", "your LF (forced)"),
                               title="Your LF against the predicted parse")
     chart(fig, key="pi_custom_heatmap", filename="custom_lf_confidence")
-    st.caption(f"Scored as the prompts spell it (x, y, z / a, e, i): `{stored['lf']}`")
+    st.caption(f"Scored as the prompts spell it (x, y, z / a, e, i): `{stored['lf']}`"
+               + (f" {REORDERED_NOTE}" if stored.get("reordered") else ""))
