@@ -47,6 +47,7 @@ if "poll" in st.query_params:  # a student's link ?poll=<CODE>: the student page
         student.run()
     st.stop()
 if not ui_auth.teacher_signed_in():  # reachable from a classroom network: the teacher signs in first
+    ui_auth.keep_asked_page(PAGES)  # the page asked for (and its ?query) is where the sign-in lands
     st.stop()
 page = st.navigation(PAGES)
 job_runs.save_finished()  # sweeps finished on the parser service while no tab watched: saved as runs

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
@@ -41,3 +42,19 @@ def plotly_spec(app, i: int = 0) -> dict:
 def texts(app, kind: str) -> list[str]:
     """The ``value`` of every element of a kind (``markdown``, ``error``, ``caption``, …)."""
     return [str(e.value) for e in getattr(app, kind)]
+
+
+def start_run(app) -> tuple[threading.Thread, dict]:  # type: ignore[no-untyped-def]
+    """``app.run()`` on a thread of its own (the test steers the run meanwhile); its outcome in the dict."""
+    out: dict = {}
+
+    def body() -> None:
+        try:
+            app.run()
+            out["ran"] = True
+        except BaseException as exc:  # noqa: BLE001 - reported by the test
+            out["error"] = exc
+
+    thread = threading.Thread(target=body, daemon=True)  # daemon: a run stuck for good cannot stall pytest
+    thread.start()
+    return thread, out

@@ -5,6 +5,8 @@ from __future__ import annotations
 import threading
 import time
 
+from app_helpers import start_run
+
 from ui.model import use as model_use
 
 
@@ -114,22 +116,6 @@ def test_a_failed_second_model_does_not_mark_the_sidebar_model_failed(app_env) -
 BOUND_S = 30.0  # the longest any wait below may take before the test fails (a run takes about a second)
 
 
-def _start(app) -> tuple[threading.Thread, dict]:  # type: ignore[no-untyped-def]
-    """``app.run()`` on a thread of its own (the test steers the run meanwhile); its outcome in the dict."""
-    out: dict = {}
-
-    def body() -> None:
-        try:
-            app.run()
-            out["ran"] = True
-        except BaseException as exc:  # noqa: BLE001 - reported by the test
-            out["error"] = exc
-
-    thread = threading.Thread(target=body, daemon=True)  # daemon: a run stuck for good cannot stall pytest
-    thread.start()
-    return thread, out
-
-
 def _until(condition, what: str, bound: float = BOUND_S) -> None:  # type: ignore[no-untyped-def]
     deadline = time.monotonic() + bound
     while not condition():
@@ -230,7 +216,7 @@ def test_a_run_stopped_inside_using_keeps_nothing_and_the_next_run_proceeds(app_
     assert held.wait(BOUND_S)
     seen: dict = {}
     first = AppTest.from_function(_waiting_script, args=(parser, seen), default_timeout=BOUND_S)
-    runner, outcome = _start(first)
+    runner, outcome = start_run(first)
     _until(lambda: model_use.hold_of(parser).waiting == 1, "the run waits for the model")
     seen["requests"].request_stop()  # what a click in the tab does to the running script (fastReruns)
     between_items.set()  # ... while the sweep gives the model back after its item
@@ -244,7 +230,7 @@ def test_a_run_stopped_inside_using_keeps_nothing_and_the_next_run_proceeds(app_
     assert left_behind == (None, 0), "the stopped run ended holding the model (or still queued for it)"
 
     second = AppTest.from_function(_waiting_script, args=(parser, {}), default_timeout=BOUND_S)
-    runner, outcome = _start(second)
+    runner, outcome = start_run(second)
     runner.join(BOUND_S)
     assert outcome == {"ran": True}, "the next run did not get the model"
     assert [t.value for t in second.text] == ["before", "inside", "after"]
@@ -275,7 +261,7 @@ def test_a_wait_for_the_model_is_in_plain_sight_with_a_cancel(app_env) -> None:
     other, _, release = _hold_in_thread(parser, "a sweep on the Zero-shot page")
     seen: dict = {}
     app = AppTest.from_function(_compute_script, args=(parser, seen), default_timeout=BOUND_S)
-    runner, outcome = _start(app)
+    runner, outcome = start_run(app)
     _until(lambda: model_use.hold_of(parser).waiting == 1, "the run waits for the model")
     time.sleep(0.3)  # the note is drawn at the first look (well within this)
     seen["requests"].request_stop()
@@ -329,7 +315,7 @@ def test_a_run_that_ended_holding_the_model_on_a_living_thread_holds_nothing(app
 
     parser, leaked, seen = _SharedParser(), [], {}
     app = AppTest.from_function(_rerun_script, args=(parser, leaked, seen), default_timeout=BOUND_S)
-    runner, outcome = _start(app)
+    runner, outcome = start_run(app)
     runner.join(BOUND_S)
     assert outcome == {"ran": True} and len(leaked) == 1
     assert len(seen["threads"]) == 2 and seen["threads"][0] is seen["threads"][1]  # one thread, two runs

@@ -20,10 +20,12 @@ from __future__ import annotations
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
+from ui.classroom.lesson_url import LessonParam
+
 #: session_state key: whether the Presentation page is in its full-screen layout.
 FULL_KEY = "present_full"
 #: the query parameter (``?full=1``) that keeps the full-screen layout across a reload.
-FULL_PARAM = "full"
+FULL_PARAM = LessonParam.FULL.value
 #: widget keys of the two buttons; the script below finds them by their ``st-key-…`` classes.
 ENTER_KEY = "present_full_on"
 EXIT_KEY = "present_full_off"
@@ -40,6 +42,7 @@ CHART_BOX = "projector_"
 
 #: session_state keys of what the page shows: the poll code (its sidebar box), the position in
 #: the poll or sample, and the one sentence set by "Present this sentence" (no poll needed).
+#: A poll's code and position are kept in the URL too (:mod:`ui.classroom.lesson_url`).
 CODE_KEY = "present_code"
 POS_KEY = "present_pos"
 SENTENCE_KEY = "present_sentence"
@@ -50,6 +53,23 @@ def present_sentence(surface: str) -> None:
     st.session_state[SENTENCE_KEY] = surface
     st.session_state[CODE_KEY] = ""
     st.session_state[POS_KEY] = 0
+
+
+def _present_without_poll() -> None:
+    st.session_state[CODE_KEY] = ""
+    st.session_state[POS_KEY] = 0
+
+
+def no_poll_box(message: str, *, key: str = "present_no_poll") -> None:
+    """A poll that cannot be shown (a code that is no code, or no such poll), with the ways out in
+    the page itself (the sidebar is hidden in full screen): present without a poll, or go to the
+    Class poll to start or open another one.  ``message`` is plain text already."""
+    st.error(f"{message} Start or open another poll on the Class poll page, or present without a poll.",
+             icon=":material/error:")
+    row = st.container(horizontal=True, gap="small")
+    row.button("Present without a poll", key=key, icon=":material/slideshow:",
+               on_click=_present_without_poll)
+    row.page_link("views/teach_poll.py", label="Start or open another poll", icon=":material/how_to_vote:")
 
 
 def present_poll_item(code: str, index: int) -> None:

@@ -5,11 +5,15 @@
 it draws the sign-in form (students are pointed to their poll link) and returns False.  The
 sign-in lives in a signed, expiring cookie, so a reload keeps it; wrong passphrases are limited
 per client (:data:`amp.classroom.teacher_auth.LIMITER`); an empty one is refused.
+:func:`keep_asked_page` (``app.py`` calls it under the form) keeps the page the browser asked
+for, so signing in from ``/teach_poll?code=…`` lands there, query and all (issue #40 point 6).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+from typing import Any
 
 import streamlit as st
 
@@ -94,6 +98,15 @@ def teacher_signed_in() -> bool:
             st.error(f"That is not the teacher passphrase ({left} more {'try' if left == 1 else 'tries'} "
                      "before a wait).", icon=":material/lock:")
     return False
+
+
+def keep_asked_page(pages: Sequence[Any]) -> None:
+    """Before the teacher has signed in: keep the page the browser asked for (``/teach_poll?code=…``).
+
+    The sign-in form is drawn without the teacher's pages; resolving them here, hidden and not
+    run, tells the browser which page this is, so the address keeps its path and query and the
+    sign-in's rerun runs that page (issue #40 point 6) instead of the default one."""
+    st.navigation(list(pages), position="hidden")
 
 
 def _sign_out() -> None:

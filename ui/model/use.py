@@ -11,19 +11,24 @@
   button.  Each time it looks (about every :data:`ui.model.hold.POLL_S` s) it first calls the
   run's stop/rerun callback: a Cancel, or any other click, ends the wait there with nothing held
   (issue #32: a stopped run must not keep the model).
+* :func:`wait_scope`: a page action that shows its own progress line and Cancel (a parse, a poll
+  created with the model) hears of every look of a wait inside it, so its line moves while it
+  waits, and the note then has no Cancel of its own: one Cancel on the page (issue #40 point 6).
 """
 
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import itertools
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
 import streamlit as st
 
 from amp.parser.search.cancel import cancel_scope
+from amp.reporting.durations import duration_text
 from ui.model.hold import Claimant, ModelHold, WaitInfo
 from ui.shared.common import plain
 
@@ -57,10 +62,6 @@ def claimant(what: str) -> Claimant:
                     run_now=lambda: _marker(ctx))
 
 
-def _seconds(s: float) -> str:
-    return f"{s:.0f} s" if s < 90 else f"{s / 60:.0f} min"
-
-
 def wait_text(info: WaitInfo, model: str, my_session: str | None) -> str:
     """The note's Markdown: what the model is busy with and where (``model`` is plain text already)."""
     holder = info.holder
@@ -73,10 +74,29 @@ def wait_text(info: WaitInfo, model: str, my_session: str | None) -> str:
             where = " in an earlier run of this tab, which is stopping"
         else:
             where = " in another tab"
-        busy = f"it is busy with *{plain(holder.what)}*{where}, for {_seconds(info.held_s)} so far"
+        busy = f"it is busy with *{plain(holder.what)}*{where}, for {duration_text(info.held_s)} so far"
     queue = f" {info.ahead} other{' is' if info.ahead == 1 else 's are'} waiting ahead of this." if info.ahead else ""
     return (f"**Waiting for the model** {model}: {busy}.{queue} This starts as soon as the model is free "
-            f"(waiting {_seconds(info.waited_s)}). **Cancel** stops waiting.")
+            f"(waiting {duration_text(info.waited_s)}). **Cancel** stops waiting.")
+
+
+#: What a page action with its own progress line hears of a wait inside it (:func:`wait_scope`).
+WaitListener = Callable[[WaitInfo | None], None]
+
+_WAIT_LISTENER: contextvars.ContextVar[WaitListener | None] = contextvars.ContextVar("amp_wait_listener",
+                                                                                    default=None)
+
+
+@contextlib.contextmanager
+def wait_scope(listener: WaitListener | None) -> Iterator[None]:
+    """Waits for the model inside (in this thread/context) call ``listener(info)`` at each look
+    and ``listener(None)`` once the model is held; their notes draw no Cancel of their own (the
+    caller's Cancel ends the wait: any click does)."""
+    token = _WAIT_LISTENER.set(listener)
+    try:
+        yield
+    finally:
+        _WAIT_LISTENER.reset(token)
 
 
 class WaitNote:
@@ -85,7 +105,8 @@ class WaitNote:
 
     Call it with each :class:`~ui.model.hold.WaitInfo` (it is the claim's ``on_wait``) and
     :meth:`clear` it once the model is held.  Its text is redrawn only when it changes (its clock
-    counts seconds).  Outside a script run it draws nothing.
+    counts seconds).  Outside a script run it draws nothing.  Inside a :func:`wait_scope` it tells
+    the scope's listener at every look and has no Cancel button (the caller shows the one Cancel).
     """
 
     def __init__(self, model: str, where: Any = None) -> None:
@@ -94,6 +115,7 @@ class WaitNote:
         self.slot: Any = None
         self.text: Any = None
         self.shown = ""
+        self.listener = _WAIT_LISTENER.get()
 
     def __call__(self, info: WaitInfo) -> None:
         ctx = _context()
@@ -102,12 +124,15 @@ class WaitNote:
         check = getattr(ctx, "yield_check", None)
         if check is not None:
             check()  # a Cancel (or any click) raises Streamlit's stop/rerun here: the wait ends, nothing held
+        if self.listener is not None:
+            self.listener(info)
         if self.slot is None:
             self.slot = self.where if self.where is not None else st.empty()
             box = self.slot.container(border=True)
             self.text = box.empty()
-            box.button("Cancel", key=f"model_wait_cancel_{next(_NOTES)}", icon=":material/stop:",
-                       help="Stop waiting: this page action does not run.")
+            if self.listener is None:  # else the page action's own Cancel is the one
+                box.button("Cancel", key=f"model_wait_cancel_{next(_NOTES)}", icon=":material/stop:",
+                           help="Stop waiting: this page action does not run.")
         text = wait_text(info, self.model, str(getattr(ctx, "session_id", "")) or None)
         if text != self.shown:
             self.text.warning(text, icon=":material/hourglass_top:")
@@ -118,6 +143,8 @@ class WaitNote:
         if self.slot is not None:
             self.slot.empty()
             self.slot = None
+            if self.listener is not None:
+                self.listener(None)
 
 
 _HOLDS: dict[int, ModelHold] = {}
@@ -155,11 +182,20 @@ def rerun_requested() -> bool:
 
     The decoder polls it every step (:func:`amp.parser.search.cancel.cancel_scope`): the model stops at
     once and the script reruns, instead of the page saying "cancelled" while the model computes on.
+    A fragment's own refresh (a live chart's ``run_every``, e.g. the poll's results while the
+    teacher creates a poll with the model) is not a request to stop: Streamlit does not stop the
+    script for it either (it runs after), so it does not stop the model.
     """
     ctx = _context()
     requests = getattr(ctx, "script_requests", None)
     state = getattr(requests, "_state", None)
-    return state is not None and getattr(state, "name", "CONTINUE") != "CONTINUE"
+    if state is None or getattr(state, "name", "CONTINUE") == "CONTINUE":
+        return False
+    data = getattr(requests, "_rerun_data", None)
+    fragment_only = bool(getattr(data, "fragment_id_queue", None)) and not getattr(data, "is_fragment_scoped_rerun",
+                                                                                   False)
+    return not (getattr(state, "name", "") == "RERUN" and fragment_only)
 
 
-__all__ = ["WaitNote", "claimant", "hold_of", "rerun_requested", "using", "wait_text"]
+__all__ = ["WaitListener", "WaitNote", "claimant", "hold_of", "rerun_requested", "using", "wait_scope",
+           "wait_text"]
