@@ -6,17 +6,14 @@ import streamlit as st
 
 from amp.data.types import type_ids
 from amp.errors import AmpError
-from amp.logic.vocabulary import DEFAULT_FORMAT
-from amp.teaching import lesson
-from amp.teaching.poll import PollItem, PollStore, tidy_code
-from ui.classroom import class_poll, demo_pack, present
-from ui.classroom.model_reveal import model_reveal
+from amp.teaching.poll import Poll, PollItem, PollStore, tidy_code
+from ui.classroom import class_poll, demo_pack, lesson_choice, lesson_url, poll_creation, present
+from ui.classroom.model_reveal import sentence_prompt
 from ui.classroom.pool_sentences import guard_pairs, guard_sample
-from ui.own import sentences as ui_own
 from ui.shared.calibration_view import poll_agreement_section
 from ui.shared.common import describe_error, plain, type_label
 from ui.shared.halt import halt
-from ui.shared.prompt_state import use_sentence
+from ui.shared.prompt_state import use_prompt
 
 st.title("Class poll")
 st.caption("Students open the link (or type the code after `?poll=`), pick the reading they prefer and say how "
@@ -32,13 +29,17 @@ def _open_typed() -> None:
     _open(st.session_state.get("tp_open_code", ""))
 
 
-def _create(store: PollStore, pairs: list) -> None:
-    """Create the poll with the title and model choice as they are at the click."""
-    with_model = bool(st.session_state.get("tp_with_model", True))
-    title = str(st.session_state.get("tp_title", "") or "")
-    reveals = [model_reveal(p.surface) if with_model else None for p in pairs]
-    items = [PollItem.from_pair(p, r.p_lf0 if r else None, (r.match or "") if r else "") for p, r in zip(pairs, reveals)]
+def _create(store: PollStore, pairs: list, title: str, with_model: bool) -> None:
+    """Create the poll; with the model's numbers, each sentence goes through the model first under a live
+    line (stage, elapsed, time left) and one Cancel (issue #40 point 6): a Cancel reruns the page before
+    the poll is created, so there is never a half poll."""
+    reveals = (poll_creation.reveal_all([p.surface for p in pairs], key="tp_create") if with_model
+               else [None] * len(pairs))
+    items = [PollItem.from_pair(p, r.p_lf0 if r else None, (r.match or "") if r else "",
+                                prompt=sentence_prompt(p.surface))  # the lesson's prompt, kept with the item
+             for p, r in zip(pairs, reveals)]
     _open(store.create_poll(items, title).code)
+    st.rerun()  # the new poll, its code in the URL
 
 
 def _close(code: str) -> None:
@@ -54,7 +55,21 @@ except AmpError as exc:
     st.error(f"The poll database is unavailable: {describe_error(exc)}", icon=":material/error:")
     halt()
 
-with st.expander("New poll", icon=":material/add:", expanded=class_poll.POLL_CODE_KEY not in st.session_state):
+# issue #40 point 6: the open poll's code lives in the URL (?code=), so a reload or a new tab keeps it
+problem: AmpError | None = lesson_url.restore_code(class_poll.POLL_CODE_KEY)
+poll: Poll | None = None
+if code := st.session_state.get(class_poll.POLL_CODE_KEY):
+    try:
+        poll = store.get_poll(code)
+    except AmpError as exc:
+        problem = exc
+        st.session_state.pop(class_poll.POLL_CODE_KEY, None)  # forgotten: the page goes on without it
+lesson_url.keep(poll.code if poll else None)
+if problem is not None:
+    st.error(f"Cannot open poll: {describe_error(problem)}. Start a new poll or open another one below.",
+             icon=":material/error:")
+
+with st.expander("New poll", icon=":material/add:", expanded=poll is None):
     c1, c2 = st.columns([1, 2])
     type_ = c1.selectbox("Ambiguity type", type_ids(), format_func=type_label, key="tp_type")
     how = c2.radio("Items", ["one sentence", "sampled sequence"], horizontal=True, key="tp_how")
@@ -67,11 +82,13 @@ with st.expander("New poll", icon=":material/add:", expanded=class_poll.POLL_COD
         n = c1.number_input("Number of sentences N", 1, 20, 3, key="tp_n")
         seed = c2.number_input("Seed", 0, 2**31 - 1, 0, key="tp_seed")
         chosen = guard_sample(type_, int(n), int(seed))
-    st.text_input("Title (optional)", key="tp_title", max_chars=200)
-    st.checkbox("Include the model's parse and P(LF0) (runs each sentence once; cached)", value=True,
+    lesson_choice.picker("tp_lesson")  # the one prompt every page scores these sentences under (issue #40)
+    title = st.text_input("Title (optional)", key="tp_title", max_chars=200)
+    with_model = st.checkbox("Include the model's parse and P(LF0) (runs each sentence once; cached)", value=True,
                              key="tp_with_model")
-    st.button("Create poll", type="primary", key="tp_create", icon=":material/how_to_vote:", disabled=not chosen,
-              on_click=_create, args=(store, chosen))
+    poll_creation.cancelled_note("tp_create")
+    if st.button("Create poll", type="primary", key="tp_create", icon=":material/how_to_vote:", disabled=not chosen):
+        _create(store, chosen, title or "", with_model)
 
 with st.expander("Open an existing poll", icon=":material/folder_open:"):
     o1, o2 = st.columns([2, 1], vertical_alignment="bottom")
@@ -81,13 +98,7 @@ with st.expander("Open an existing poll", icon=":material/folder_open:"):
 with st.expander("Demo packs: take the cached results to a class without a model", icon=":material/inventory_2:"):
     demo_pack.demo_pack_section()
 
-code = st.session_state.get(class_poll.POLL_CODE_KEY)
-if not code:
-    halt()
-try:
-    poll = store.get_poll(code)
-except AmpError as exc:
-    st.error(f"Cannot open poll: {describe_error(exc)}", icon=":material/error:")
+if poll is None:
     halt()
 
 head, link = st.columns([1, 2], vertical_alignment="center")
@@ -100,21 +111,23 @@ with link:
 live = st.toggle("Live results (refresh every 2 s)", value=True, key="tp_live")
 
 
-def _route(surfaces: list[str]) -> None:
-    """Parse or present one of the poll's sentences (a template or own sentence), under the
-    visible default prompt: mixed, 10 examples of its type, 30 % with LF0."""
+def _route(items: list[PollItem]) -> None:
+    """Parse or present one of the poll's sentences (a template or own sentence) under its one
+    prompt: the one the poll scored it under (named), so Parse & inspect shows the same numbers."""
+    surfaces = [item.surface for item in items]
     r1, r2, r3 = st.columns([3, 1, 1], vertical_alignment="bottom")
     surface = r1.selectbox("A sentence of this poll", surfaces, key="tp_route_sentence",
-                           help="Parse & inspect gets the default mixed prompt (10 examples of its type, 30 % "
-                                "with LF0); change it in the Prompt builder.")
+                           help="Parse & inspect gets the prompt this poll scores the sentence under; change it "
+                                "in the Prompt builder.")
+    item = items[surfaces.index(surface)]
+    prompt = sentence_prompt(item)
+    if prompt is not None:
+        r1.caption(f"Scored {plain(lesson_choice.prompt_caption(prompt))}.")
     if r2.button("Parse this sentence", key="tp_route_parse", icon=":material/troubleshoot:"):
-        own = lesson.own_sentence(surface) if lesson.pool_pair(surface) is None else None
-        pair = lesson.pool_pair(surface)
-        done = (ui_own.use_own(own) if own is not None
-                else pair is not None and use_sentence(surface, pair.type, "mixed", DEFAULT_FORMAT))
-        if done:
+        if prompt is not None:
+            use_prompt(prompt)
             st.switch_page("views/parse_inspect.py")
-        elif own is None and pair is None:
+        else:
             st.error("This sentence is no longer in a pool or in your own sentences.", icon=":material/error:")
     if r3.button("Present this sentence", key="tp_route_present", icon=":material/slideshow:",
                  help="The Presentation shows it as an item of this poll, with the class's votes on it."):
@@ -122,7 +135,7 @@ def _route(surfaces: list[str]) -> None:
         st.switch_page("views/teach_present.py")
 
 
-_route([item.surface for item in poll.items])
+_route(list(poll.items))
 
 
 def results() -> None:

@@ -5,14 +5,15 @@ from __future__ import annotations
 import html
 
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 from amp.data.types import type_ids
 from amp.errors import AmpError
 from amp.evaluation.verdict import CLASS_P_LF0_HOW, MODEL_P_LF0_HOW
 from amp.teaching import lesson
 from amp.teaching.poll import PollItem, tidy_code
-from ui.classroom import class_poll, present
-from ui.classroom.model_reveal import model_reveal
+from ui.classroom import class_poll, lesson_choice, lesson_url, present
+from ui.classroom.model_reveal import model_reveal, sentence_prompt
 from ui.classroom.pool_sentences import guard_sample
 from ui.shared import readings
 from ui.shared.common import describe_error, fmt_prob, plain, type_label
@@ -21,6 +22,12 @@ from ui.shared.halt import halt
 full = present.full_screen()  # issue #11 point 3: no Streamlit chrome, the browser's full screen
 present.page_css(full)
 nav = present.nav_row(full)  # filled below, once the sentence is known
+# issue #40 point 6: a reload (F5, a new tab, a laptop waking up) shows the same poll and slide
+url_error = lesson_url.restore_code(present.CODE_KEY)
+if url_error is None:
+    lesson_url.restore_slide(present.POS_KEY)  # the slide of that poll
+else:
+    present.no_poll_box(f"The address names no poll: {describe_error(url_error)}.", key="present_no_poll_url")
 
 with st.sidebar:
     st.markdown("**:material/slideshow: Presentation**")
@@ -30,6 +37,7 @@ with st.sidebar:
                          key="present_type")
     n = st.number_input("Sentences", 1, 30, 5, key="present_n")
     seed = st.number_input("Seed", 0, 2**31 - 1, 0, key="present_seed")
+    lesson_choice.picker("present_lesson")  # the prompt of slides without a poll (a poll's items carry theirs)
     readings.logic_toggle()
 
 poll = None
@@ -38,7 +46,7 @@ if code:
         poll = class_poll.store().get_poll(code)
         items = list(poll.items)
     except AmpError as exc:
-        st.error(f"Poll {plain(code)}: {describe_error(exc)}", icon=":material/error:")
+        present.no_poll_box(f"Poll {plain(code)}: {describe_error(exc)}.")
         halt()
 elif st.session_state.get(present.SENTENCE_KEY):
     one = lesson.sentence_item(st.session_state[present.SENTENCE_KEY])  # a pool or own sentence
@@ -50,8 +58,9 @@ else:
 if not items:
     halt()
 
-pos = min(st.session_state.get(present.POS_KEY, 0), len(items) - 1)
+pos = max(0, min(st.session_state.get(present.POS_KEY, 0), len(items) - 1))  # a slide out of range: clamped
 item = items[pos]
+lesson_url.keep(poll.code if poll else None, pos if poll else None)
 
 
 def _move(step: int) -> None:
@@ -62,7 +71,9 @@ nav.button("Previous", key="present_prev", icon=":material/arrow_back:", disable
            on_click=_move, args=(-1,))
 nav.button("Next", key="present_next", icon=":material/arrow_forward:", disabled=pos >= len(items) - 1,
            on_click=_move, args=(1,))
+prompt = sentence_prompt(item)  # the one prompt of this sentence: the poll item's, else the lesson's
 nav.caption(f"{pos + 1} / {len(items)} · {lesson.slide_label(item)}"
+            + (f" · {lesson_choice.prompt_caption(prompt)}" if prompt is not None else "")
             + (f" · poll **{poll.code}**" if poll else ""), width="stretch")
 reveal = nav.button("Reveal the model's choice", key=f"present_reveal_{pos}", type="primary",
                     icon=":material/smart_toy:")
@@ -81,28 +92,36 @@ shown = st.session_state.setdefault("present_revealed", set())
 if reveal:
     shown.add(item.surface)
 if item.surface in shown:  # issue #26 point 5: what the model wrote, then what it scores
-    did = model_reveal(item.surface) if not item.model_match or item.model_p_lf0 is None else None
+    did = model_reveal(item, prompt) if not item.model_match or item.model_p_lf0 is None else None
     p = item.model_p_lf0 if item.model_p_lf0 is not None else (did.p_lf0 if did else None)
     match = item.model_match or (did.match if did else None)
-    readings.show_verdict(lesson.reveal_verdict(item, match, p), large=True)
-left, right = st.columns(2)
-if item.surface in shown:
-    left.metric("Model P(LF0)", fmt_prob(p, 2), help=MODEL_P_LF0_HOW)
+    told = lesson.reveal_verdict(item, match, p, did)
+    readings.show_verdict(told, large=True)
+def model_number(where: DeltaGenerator) -> None:
+    """The model's P(LF0), once revealed, with how its measure is computed."""
+    if item.surface in shown:
+        where.metric("Model P(LF0)", fmt_prob(p, 2), help=told.measure.how if told.measure else MODEL_P_LF0_HOW)
 
 
 def class_votes() -> None:
-    """The class's votes on this sentence (refreshed every 2 s while the poll is open)."""
+    """The model's number and the class's tally on the left, the votes' chart on the right
+    (refreshed every 2 s while the poll is open); the tally sits beside the chart, not under it,
+    so that at 1280×720 in full screen it never falls below the window."""
     assert poll is not None
+    left, right = st.columns(2)
+    model_number(left)
     try:
         res = class_poll.store().results(poll.code).items[pos]
     except AmpError as exc:
-        st.error(f"Cannot read the poll results: {describe_error(exc)}", icon=":material/error:")
+        right.error(f"Cannot read the poll results: {describe_error(exc)}", icon=":material/error:")
         return
-    class_poll.item_chart(item, res, key=f"present_chart_{pos}", height=None)  # as high as the window allows
-    st.caption(f"Class: {res.n_voters} vote(s) · P(LF0) = {fmt_prob(res.human_p_lf0, 2)}")
-    st.caption(CLASS_P_LF0_HOW)
+    with right:
+        class_poll.item_chart(item, res, key=f"present_chart_{pos}", height=None)  # as high as the window allows
+    left.caption(f"Class: {res.n_voters} vote(s) · P(LF0) = {fmt_prob(res.human_p_lf0, 2)}")
+    left.caption(CLASS_P_LF0_HOW)
 
 
 if poll is not None:
-    with right:
-        st.fragment(class_votes, run_every=None if poll.closed else 2)()
+    st.fragment(class_votes, run_every=None if poll.closed else 2)()
+else:
+    model_number(st.columns(2)[0])

@@ -71,3 +71,7 @@ class OwnSentenceError(AmpError, ValueError):
 
 class OwnLibraryError(AmpError, ValueError):
     """The library file (or an import) cannot be read, is malformed or is over its bounds."""
+
+
+class LessonPromptError(AmpError, ValueError):
+    """A lesson's prompt choice that cannot be used (an unknown kind, a ratio outside [0, 1], …)."""

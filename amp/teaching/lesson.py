@@ -1,16 +1,17 @@
 """What the teaching pages say about one ambiguous sentence, without any widget.
 
 A sentence's two readings in words (paper Table 1 labels, read from the ambiguity-type registry,
-and paraphrases, through :mod:`amp.teaching.paraphrase`), the model's P(LF0) for it under
-the zero-shot prompt (paper §2 and docs/paper-notes.md §10: the probability of LF0 between the two forced
-decodes), which reading the model prefers, and the cache keys a demo pack of chosen sentences
-exports.  Pure functions: the Streamlit glue (session memo,
+and paraphrases, through :mod:`amp.teaching.paraphrase`), the model's parse and P(LF0) for it
+under the lesson's one prompt (:mod:`amp.teaching.lesson_prompt`; P(LF0) where the readings part,
+docs/paper-notes.md §12), which reading the model prefers, and the cache keys a demo pack of chosen
+sentences exports.  Pure functions: the Streamlit glue (session memo,
 spinners, error boxes) lives in ``ui/shared/readings.py``, ``ui/classroom/model_reveal.py`` and
 ``ui/classroom/demo_pack.py``.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
@@ -19,21 +20,43 @@ from amp.data.generate import AmbiguousPair, find_pair
 from amp.data.types import display_name
 from amp.errors import AmpError
 from amp.evaluation.matching import is_a_reading, match_lf
-from amp.evaluation.verdict import Verdict, preferred_index, scores_sentence, verdict
-from amp.logic.own_words import NO_WORDS
+from amp.evaluation.p_lf0_measures import PLf0Measure
+from amp.evaluation.verdict import (
+    VERDICT_MEASURE,
+    Preference,
+    Verdict,
+    degenerate_sentence,
+    preferred_index,
+    scores_sentence,
+    verdict,
+)
 from amp.logic.vocabulary import DEFAULT_FORMAT
-from amp.prompts import DEFAULT_MIXED_RATIO, DEFAULT_MIXED_SEED, EXAMPLES_PER_PROMPT, mixed_prompt, zero_shot_prompt
+from amp.prompts import (
+    DEFAULT_MIXED_RATIO,
+    DEFAULT_MIXED_SEED,
+    EXAMPLES_PER_PROMPT,
+    Prompt,
+    mixed_prompt,
+    zero_shot_prompt,
+)
 from amp.teaching.errors import PackSelectionEmpty
+from amp.teaching.lesson_prompt import LessonPrompt, describe_prompt, pool_prompt
 from amp.teaching.own_library import find_own
 from amp.teaching.paraphrase import interpretation_label, paraphrases, verbalise_lf
 from amp.teaching.poll_records import PollItem
 
 if TYPE_CHECKING:
     from amp.parser import Parser
-    from amp.prompts import Prompt
     from amp.teaching.own_sentences import OwnSentence
 
+#: A lesson's prompt until the teacher chooses one: the default mixed prompt.
+DEFAULT_LESSON = LessonPrompt()
+
 __all__ = [
+    "DEFAULT_LESSON",
+    "NOT_RUN",
+    "item_prompt",
+    "reveal_under",
     "PackSelectionEmpty",
     "SentenceKeys",
     "explain_parse",
@@ -115,25 +138,53 @@ def reading_name(type_: str, idx: int) -> str:
 # --- the model's P(LF0) ------------------------------------------------------------------------
 
 
-def model_p_lf0(parser: Parser, surface: str) -> float | None:
-    """The model's zero-shot P(LF0) of a pool sentence: :attr:`~amp.parser.core.results.PairScore.p_lf0`
-    of the forced decodes of both LFs under the docs/paper-notes.md §10 zero-shot prompt (paper §2,
-    ``m0 / (m0 + m1)`` over the minimum token probabilities); cached by the parser.
+def item_prompt(item: PollItem | str, lesson: LessonPrompt = DEFAULT_LESSON,
+                own_prompt: Prompt | None = None) -> Prompt | None:
+    """The one prompt a class sentence is scored under (:mod:`amp.teaching.lesson_prompt`).
 
-    ``None`` when the sentence is in no pool (the model is then never asked) or the score has
-    no P(LF0).  Errors of the model itself (:class:`~amp.errors.AmpError` subclasses from
-    loading or a remote server) propagate: the caller decides how a class goes on without it.
-    """
+    A poll item that carries its prompt: that one (every page then scores it alike, also after a
+    reload).  An item stored before items carried one, with the model's numbers: the prompt those
+    were computed under then (a template sentence's zero-shot prompt, an own sentence's default
+    mixed prompt).  Otherwise, for a template sentence, the lesson's prompt
+    (:func:`~amp.teaching.lesson_prompt.pool_prompt`); for a teacher's own sentence, ``own_prompt``
+    (the examples chosen for it, :mod:`amp.teaching.own_examples`) or its default mixed prompt.
+    ``None`` when the sentence is in no pool nor the library."""
+    surface = item if isinstance(item, str) else item.surface
+    if isinstance(item, PollItem):
+        if item.prompt is not None:
+            return item.prompt
+        legacy = item.model_p_lf0 is not None or bool(item.model_match)
+    else:
+        legacy = False
     pair = pool_pair(surface)
-    if pair is None:
-        own = own_sentence(surface)
-        if own is None:
-            return None
-        prompt = own.prompt("mixed")  # an own sentence has no zero-shot ingredients: its default prompt
-        p = parser.score_pair(prompt.render(), *own.readings, words=prompt.words).p_lf0
-        return None if p is None else float(p)
-    p = parser.score_pair(zero_shot_prompt(pair).render(), pair.lf0.lf, pair.lf1.lf).p_lf0
-    return None if p is None else float(p)
+    if pair is not None:
+        return zero_shot_prompt(pair) if legacy else pool_prompt(lesson, pair)
+    own = own_sentence(surface)
+    if own is None:
+        return None
+    if own_prompt is not None and not legacy and own_prompt.gold_lf0 and own_prompt.gold_lf1:
+        return own_prompt
+    return own.prompt("mixed")
+
+
+def model_p_lf0(parser: Parser, surface: str, lesson: LessonPrompt = DEFAULT_LESSON) -> float | None:
+    """The model's P(LF0) of a class sentence under the lesson's prompt (:func:`item_prompt`):
+    P(LF0) where the two readings part (:attr:`~amp.parser.core.results.PairScore.p_lf0_parted`,
+    docs/paper-notes.md §12), the measure the explorer's verdicts use; cached by the parser.
+
+    ``None`` when the sentence is in no pool nor the library (the model is then never asked) or the
+    score has no P(LF0).  Errors of the model itself (:class:`~amp.errors.AmpError` subclasses
+    from loading or a remote server) propagate: the caller decides how a class goes on without it.
+    """
+    prompt = item_prompt(surface, lesson)
+    if prompt is None or prompt.gold_lf0 is None or prompt.gold_lf1 is None:
+        return None
+    score = parser.score_pair(prompt.render(), prompt.gold_lf0, prompt.gold_lf1, words=prompt.words)
+    return _p(score.p_lf0_parted)
+
+
+def _p(value: float | None) -> float | None:
+    return None if value is None or math.isnan(value) else float(value)
 
 
 def preferred_reading(p_lf0: float | None) -> int | None:
@@ -150,38 +201,46 @@ def model_choice_text(p_lf0: float | None) -> str:
 
 @dataclass(frozen=True)
 class ModelReveal:
-    """What the model did with one sentence: its top beam's match against the two readings
-    (:class:`~amp.evaluation.matching.Match`) and its P(LF0) (either ``None`` when unknown)."""
+    """What the model did with one sentence under one prompt: its top beam's match against the two
+    readings (:class:`~amp.evaluation.matching.Match` value), P(LF0) where the readings part (the
+    explorer's measure), the paper's min-token P(LF0) beside it, the token both readings share
+    when that one is pinned at 0.50 by it, and the prompt (any number ``None`` when unknown)."""
 
     match: str | None
     p_lf0: float | None
     parse: str | None = None
+    paper_p_lf0: float | None = None
+    shared_token: str | None = None
+    prompt: Prompt | None = None
+
+    @property
+    def prompt_name(self) -> str:
+        """Which prompt the numbers are under, as the slide says it ("under 10 examples, 3 of them LF0")."""
+        return describe_prompt(self.prompt) if self.prompt is not None else ""
 
 
-def model_reveal(parser: Parser, surface: str, own_prompt: Prompt | None = None) -> ModelReveal | None:
-    """The model's parse *and* scores of a pool or own sentence under the prompt
-    :func:`model_p_lf0` scores (one prompt pass, cached by the parser; default search settings):
-    what the Presentation's reveal says.  ``own_prompt``: an own sentence's prompt with the
-    examples the teacher chose (:mod:`amp.teaching.own_examples`).  ``None`` when the sentence
-    is in no pool nor the library.
-    """
-    pair = pool_pair(surface)
-    lf0: str | None
-    lf1: str | None
-    if own_prompt is not None and pair is None and own_prompt.gold_lf0 and own_prompt.gold_lf1:
-        text, lf0, lf1, words = own_prompt.render(), own_prompt.gold_lf0, own_prompt.gold_lf1, own_prompt.words
-    elif pair is not None:
-        text, lf0, lf1, words = zero_shot_prompt(pair).render(), pair.lf0.lf, pair.lf1.lf, NO_WORDS
-    else:
-        own = own_sentence(surface)
-        if own is None:
-            return None
-        prompt = own.prompt("mixed")
-        text, lf0, lf1, words = prompt.render(), prompt.gold_lf0 or "", prompt.gold_lf1 or "", prompt.words
-    ((result, score),) = parser.parse_and_score_many([(text, lf0, lf1)], words=words)
+def reveal_under(parser: Parser, prompt: Prompt) -> ModelReveal:
+    """The model's parse *and* scores of a prompt's test sentence (its gold LFs are the two
+    readings): one prompt pass, cached by the parser, default search settings.  What the
+    Presentation's reveal, the poll's "Model P(LF0)" and Parse & inspect's scores agree on."""
+    lf0, lf1 = prompt.gold_lf0 or "", prompt.gold_lf1 or ""
+    ((result, score),) = parser.parse_and_score_many([(prompt.render(), lf0, lf1)], words=prompt.words)
     top = result.beams[0].text if result.beams else None
-    p = None if score is None or score.p_lf0 is None else float(score.p_lf0)
-    return ModelReveal(match_lf(top, lf0, lf1).value, p, top)
+    if score is None:
+        return ModelReveal(match_lf(top, lf0, lf1).value, None, top, prompt=prompt)
+    return ModelReveal(match_lf(top, lf0, lf1).value, _p(score.p_lf0_parted), top, _p(score.p_lf0),
+                       score.shared_minimum, prompt)
+
+
+def model_reveal(parser: Parser, surface: str | PollItem, own_prompt: Prompt | None = None, *,
+                 lesson: LessonPrompt = DEFAULT_LESSON) -> ModelReveal | None:
+    """:func:`reveal_under` the sentence's prompt (:func:`item_prompt`: the item's own, else the
+    lesson's, or ``own_prompt`` — the examples the teacher chose — for an own sentence).  ``None``
+    when the sentence is in no pool nor the library."""
+    prompt = item_prompt(surface, lesson, own_prompt)
+    if prompt is None:
+        return None
+    return reveal_under(parser, prompt)
 
 
 def slide_label(item: PollItem) -> str:
@@ -192,11 +251,28 @@ def slide_label(item: PollItem) -> str:
     return display_name(item.type)
 
 
-def reveal_verdict(item: PollItem, match: str | None, p_lf0: float | None) -> Verdict:
+#: What a class sentence's verdict says when the model was not run on it at all.
+NOT_RUN = "The model was not run on this sentence."
+
+
+def reveal_verdict(item: PollItem, match: str | None, p_lf0: float | None,
+                   reveal: ModelReveal | None = None) -> Verdict:
     """The verdict on a class sentence in its readings' own names and paraphrases
-    (:func:`amp.evaluation.verdict.verdict`): what the model wrote, then what it scores."""
-    return verdict(match, p_lf0, names=(item.reading_name(0), item.reading_name(1)),
-                   paraphrases=(item.paraphrase0, item.paraphrase1))
+    (:func:`amp.evaluation.verdict.verdict`): what the model wrote, then what it scores, naming the
+    measure (P(LF0) where the readings part; the paper's min-token P(LF0) for an item stored
+    before polls named their prompt) and, from ``reveal``, why the paper's P(LF0) is pinned at 0.5
+    when a token both readings share decides it; one sentence, :data:`NOT_RUN`, when there is
+    neither a parse nor a score."""
+    if match is None and p_lf0 is None:
+        return Verdict(None, None, None, Preference.UNAVAILABLE, NOT_RUN, "")
+    legacy = reveal is None and item.prompt is None
+    v = verdict(match, p_lf0, names=(item.reading_name(0), item.reading_name(1)),
+                paraphrases=(item.paraphrase0, item.paraphrase1),
+                measure=PLf0Measure.PAPER if legacy else VERDICT_MEASURE)
+    if reveal is not None and reveal.shared_token is not None and reveal.paper_p_lf0 is not None:
+        v = replace(v, scores_text=f"{v.scores_text} {degenerate_sentence(reveal.shared_token, reveal.paper_p_lf0)}",
+                    p_lf0_paper=reveal.paper_p_lf0, shared_minimum=reveal.shared_token)
+    return v
 
 
 def sentence_prompt(sentence: str | AmbiguousPair, mode: str = "mixed", *, fmt: str = DEFAULT_FORMAT,
@@ -290,14 +366,15 @@ class SentenceKeys:
 
 
 def sentence_keys(parser: Parser | None, text: str, built: Prompt | None = None, *,
-                  built_fmt: str = DEFAULT_FORMAT) -> SentenceKeys:
+                  built_fmt: str = DEFAULT_FORMAT, lesson: LessonPrompt = DEFAULT_LESSON) -> SentenceKeys:
     """Cache keys behind the sentences typed one per line (never computes, never loads a model).
 
-    For each pool sentence: the keys of its zero-shot prompt's results (what the poll and
-    presentation pages score); for a teacher's own sentence those of its default mixed prompt
-    (what they score for it, with its own words); and, when ``built`` tests that sentence, of
-    the built prompt's (its LFs in ``built_fmt``).  Without a parser only the unknown and the own
-    sentences are found.
+    For each pool sentence: the keys of its results under the lesson's prompt (what the poll and
+    presentation pages score, :func:`item_prompt`) and under its zero-shot prompt (what polls
+    scored before they named their prompt); for a teacher's own sentence those of its default
+    mixed prompt (what they score for it, with its own words); and, when ``built`` tests that
+    sentence, of the built prompt's (its LFs in ``built_fmt``).  Without a parser only the unknown
+    and the own sentences are found.
     """
     keys: list[str] = []
     unknown: list[str] = []
@@ -315,7 +392,8 @@ def sentence_keys(parser: Parser | None, text: str, built: Prompt | None = None,
         if parser is None:
             continue
         if pair is not None:
-            keys += parser.result_keys(zero_shot_prompt(pair).render(), pair.lf0.lf, pair.lf1.lf)
+            for prompt in (pool_prompt(lesson, pair), zero_shot_prompt(pair)):
+                keys += parser.result_keys(prompt.render(), pair.lf0.lf, pair.lf1.lf)
         elif mine is not None:
             default = mine.prompt("mixed")
             keys += parser.result_keys(default.render(), default.gold_lf0, default.gold_lf1, words=default.words)

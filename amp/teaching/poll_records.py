@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING
 
 from amp.errors import AmpError
 from amp.evaluation.matching import MATCHES
+from amp.prompts import Prompt
 from amp.teaching.errors import InvalidPollError, InvalidVoteError, PollNotFoundError
 from amp.teaching.paraphrase import interpretation_label, paraphrases
 from amp.teaching.voter import check_voter_id
@@ -66,6 +67,10 @@ class PollItem:
     #: (:class:`~amp.evaluation.matching.Match` value); empty: its parse was not run (and items
     #: stored before this field).
     model_match: str = ""
+    #: The prompt the model's numbers were computed under (:mod:`amp.teaching.lesson_prompt`), so
+    #: that every page scores this item under the same one and names it; ``None``: items stored
+    #: before this field and items without the model (:func:`amp.teaching.lesson.item_prompt`).
+    prompt: Prompt | None = None
 
     def __post_init__(self) -> None:
         for name in ("surface", "type", "lf0", "lf1", "paraphrase0", "paraphrase1"):
@@ -85,13 +90,33 @@ class PollItem:
             if isinstance(p, bool) or not isinstance(p, int | float) or not math.isfinite(p) or not 0 <= p <= 1:
                 raise InvalidPollError(f"model_p_lf0 must be a probability in [0, 1] or None, got {p!r}")
             object.__setattr__(self, "model_p_lf0", float(p))
+        if isinstance(self.prompt, dict):  # read back from the store's JSON
+            try:
+                object.__setattr__(self, "prompt", Prompt.from_dict(self.prompt))
+            except AmpError as exc:
+                raise InvalidPollError(f"poll item prompt: {exc}") from None
+        if self.prompt is not None:
+            if not isinstance(self.prompt, Prompt):
+                raise InvalidPollError(f"poll item prompt must be a Prompt or None, got {type(self.prompt).__name__}")
+            if self.prompt.test_utterance != self.surface:
+                raise InvalidPollError(f"poll item prompt tests {self.prompt.test_utterance!r}, not the item's "
+                                       f"sentence {self.surface!r}")
+
+    def to_dict(self) -> dict:
+        """The item as the store writes it (JSON types only; the prompt as its own JSON record)."""
+        data = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "prompt"}
+        if self.prompt is not None:
+            data["prompt"] = self.prompt.to_dict()
+        return data
 
     @classmethod
-    def from_pair(cls, pair: AmbiguousPair, model_p_lf0: float | None = None, model_match: str = "") -> PollItem:
+    def from_pair(cls, pair: AmbiguousPair, model_p_lf0: float | None = None, model_match: str = "",
+                  prompt: Prompt | None = None) -> PollItem:
         """An item for a generated ambiguous pair, with :func:`amp.teaching.paraphrase.paraphrases`."""
 
         p0, p1 = paraphrases(pair)
-        return cls(pair.surface, pair.type, pair.lf0.lf, pair.lf1.lf, p0, p1, model_p_lf0, model_match=model_match)
+        return cls(pair.surface, pair.type, pair.lf0.lf, pair.lf1.lf, p0, p1, model_p_lf0, model_match=model_match,
+                   prompt=prompt)
 
     def paraphrase(self, choice: int) -> str:
         return self.paraphrase0 if choice == 0 else self.paraphrase1

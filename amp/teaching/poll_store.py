@@ -18,7 +18,6 @@ import sqlite3
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
@@ -234,7 +233,7 @@ class PollStore:
             raise InvalidPollError(f"items {bad} are not PollItem objects")
         if not isinstance(title, str) or len(title) > MAX_TITLE:
             raise InvalidPollError(f"title must be a string of at most {MAX_TITLE} characters")
-        payload = json.dumps([asdict(item) for item in items], allow_nan=False, ensure_ascii=False)
+        payload = json.dumps([item.to_dict() for item in items], allow_nan=False, ensure_ascii=False)
         created = _now()
         for _ in range(50):
             code = "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))

@@ -253,9 +253,12 @@ def test_presentation_reveal(at):
     assert any(m.label == "Model P(LF0)" for m in at.metric)
     # issue #26 point 5: first what the model wrote (its real parse), then what it scores
     import html
+    from dataclasses import replace
 
     from amp.evaluation.matching import match_lf
+    from amp.evaluation.p_lf0_measures import PLf0Measure
     from amp.evaluation.verdict import verdict
+    from amp.prompts import mixed_prompt
 
     pair = gen.sample_pairs("pp", 5, 0)[0]
     item = PollItem.from_pair(pair)
@@ -265,8 +268,16 @@ def test_presentation_reveal(at):
     assert did.parse is not None and did.parse.strip()
     p = next(float(m.value) for m in at.metric if m.label == "Model P(LF0)")
     assert p == pytest.approx(did.p_lf0, abs=0.005)
+    # issue #40 point 3: under the lesson's one prompt (the default mixed one), named on the slide
+    assert did.prompt == mixed_prompt(pair, 0.3, seed=0, k=10)
+    assert any("under 10 examples, 3 of them LF0" in c for c in texts(at, "caption"))
+    # issue #40 point 2: the verdict decides by P(LF0) where the readings part, and says so
     v = verdict(did.match, did.p_lf0, names=(item.reading_name(0), item.reading_name(1)),
-                paraphrases=(item.paraphrase0, item.paraphrase1))
+                paraphrases=(item.paraphrase0, item.paraphrase1), measure=PLf0Measure.PARTED)
+    assert "where the readings part" in v.scores_text
+    if did.shared_token is not None:  # the paper's P(LF0) is pinned by a token both readings share
+        v = replace(v, scores_text=f"{v.scores_text} The paper's P(LF0) is {did.paper_p_lf0:.2f} only because both "
+                                   f"readings' least likely token is “{did.shared_token.strip()}”, which they share.")
     wrote = [m for m in texts(at, "markdown") if "amp-wrote" in m]
     scores = [m for m in texts(at, "markdown") if "amp-scores" in m]
     assert len(wrote) == 1 and len(scores) == 1
@@ -293,7 +304,8 @@ def test_presentation_reveal_says_neither_and_undecided_in_words(at):
     wrote = [m for m in texts(at, "markdown") if "amp-wrote" in m]
     scores = [m for m in texts(at, "markdown") if "amp-scores" in m]
     assert len(wrote) == 1 and "The model wrote neither reading" in wrote[0]
-    assert len(scores) == 1 and "undecided: P(LF0) = 0.50" in scores[0]
+    # an item stored without its prompt holds the paper's min-token P(LF0): the sentence names that measure
+    assert len(scores) == 1 and "undecided by each reading&#x27;s least likely token: P(LF0) = 0.50" in scores[0]
     assert not any(item.paraphrase0 in m or item.paraphrase1 in m for m in wrote + scores)
     assert "teach_model_reveal" not in at.session_state or not at.session_state["teach_model_reveal"]  # stored: no model run
     assert any("Appendix A.5" in c for c in texts(at, "caption"))  # how the class number is computed

@@ -152,6 +152,7 @@ def test_present_delete_and_poll(own_lib) -> None:
     goto(at, "own_sentences")
     assert at.button(key="own_poll_create").disabled
     at.checkbox(key=f"own_pick_{sid}").check().run()
+    at.checkbox(key="own_poll_with_model").uncheck().run()  # (nothing cached: a later test counts on it)
     at.text_input(key="own_poll_title").set_value("Ducks")
     at.button(key="own_poll_create").click().run()
     assert_ok(at)
@@ -176,6 +177,7 @@ def test_a_poll_of_own_sentences_keeps_their_reading_names(own_lib) -> None:
     at.run()
     goto(at, "own_sentences")
     at.checkbox(key=f"own_pick_{sentence_id(DUCK)}").check().run()
+    at.checkbox(key="own_poll_with_model").uncheck().run()
     at.button(key="own_poll_create").click().run()
     assert_ok(at)
     poll = PollStore().get_poll(at.session_state["teach_poll_code"])
@@ -309,3 +311,43 @@ def test_the_parse_page_note_says_which_spelling_was_scored() -> None:
     typed1 = "exists e . exists bird . duck(bird) AND have(bird, Her) AND saw(e) AND agent(e, Me) AND patient(e, bird)"
     note = scored_spelling_note(OwnSentence(DUCK, DUCK0, typed1, "she lowered her head", "the duck that she owns"))
     assert note is not None and "scored as the prompts spell LFs" in note and "bird" in note
+
+
+def test_an_own_sentence_poll_carries_the_models_parse_and_p_lf0_or_says_it_was_not_run(own_lib) -> None:
+    """Issue #40 point 5: asked for, an own-sentence poll carries the model's parse and P(LF0)
+    under the sentence's own prompt (the examples chosen for it), from the cache when it was
+    already parsed; without the model, its reveal says one thing: the model was not run."""
+    own_lib.add(duck())
+    from streamlit.testing.v1 import AppTest
+
+    from amp.parser import Parser
+    from amp.teaching.lesson import reveal_under
+
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.run()
+    goto(at, "own_sentences")
+    sid = sentence_id(DUCK)
+    at.button(key=f"own_parse_{sid}").click().run()  # parsed once before: its prompt is what the poll uses
+    prompt = at.session_state["prompt"]
+    import os
+
+    parser = Parser(os.environ["AMP_MODEL"], device="cpu")  # the app's model and result cache
+    before = reveal_under(parser, prompt)  # now in the result cache the app reads
+    goto(at, "own_sentences")
+    at.checkbox(key=f"own_pick_{sid}").check().run()
+    at.button(key="own_poll_create").click().run()
+    assert_ok(at)
+    (item,) = PollStore().get_poll(at.session_state["teach_poll_code"]).items
+    assert item.prompt == prompt
+    assert (item.model_p_lf0, item.model_match) == (before.p_lf0, before.match)
+    assert any("Model P(LF0)" == m.label and m.value == f"{before.p_lf0:.2f}" for m in at.metric)
+
+    goto(at, "own_sentences")
+    at.checkbox(key=f"own_pick_{sid}").check().run()
+    at.checkbox(key="own_poll_with_model").uncheck().run()
+    at.button(key="own_poll_create").click().run()
+    assert_ok(at)
+    (item,) = PollStore().get_poll(at.session_state["teach_poll_code"]).items
+    assert item.model_p_lf0 is None and item.model_match == "" and item.prompt == prompt
+    assert "The model was not run on this sentence." in shown(at, "caption")
+    assert not any("Its score for the two readings" in c for c in texts(at, "caption"))

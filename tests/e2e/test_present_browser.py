@@ -117,8 +117,9 @@ def test_the_reveal_says_neither_and_undecided_in_words(page: Page, st_server) -
     wrote = page.locator(".amp-wrote")
     expect(wrote).to_have_text("The model wrote neither reading: its parse is a different formula from both LFs.",
                                timeout=30_000)
-    expect(page.locator(".amp-scores")).to_have_text(
-        "Forced to write each reading, it is undecided: P(LF0) = 0.50 is within 0.05 of 0.5.")
+    expect(page.locator(".amp-scores")).to_have_text(  # an item stored without its prompt: the paper's measure
+        "Forced to write each reading, it is undecided by each reading's least likely token: P(LF0) = 0.50 "
+        "is within 0.05 of 0.5.")
     wait_idle(page)
     shown = wrote.inner_text() + page.locator(".amp-scores").inner_text()
     assert item.paraphrase0 not in shown and item.paraphrase1 not in shown

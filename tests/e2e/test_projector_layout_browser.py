@@ -10,6 +10,10 @@ A poll with two items (the model's P(LF0) stored with them, so no model loads) a
 * Full screen at 1280×720 and 1920×1080: the chart and the tally are on the screen without
   scrolling.
 * The Class poll page at 1280 px with the sidebar open: no button or metric label cut.
+* The vote chart (150 votes on the first sentence, a long reading name; issue #40 point 7) at
+  1280×720 and 1920×1080, sidebar open, collapsed and full screen: its vote ticks are integers from
+  0 to at least the largest count and their labels do not overlap, and the reading names stand
+  horizontal and whole (every character of each name, inside the chart).
 """
 
 from __future__ import annotations
@@ -21,6 +25,21 @@ from playwright.sync_api import Page, expect
 from test_browser import assert_clean, goto_page, shot, wait_idle
 
 SIZES = ((1280, 720), (1600, 900), (1920, 1080))
+#: The votes on the first sentence (LF0, LF1): a class of 150 (issue #40 point 7: ticks piled up at 30).
+VOTES = (110, 40)
+#: The readings' names on the poll: the second long enough to wrap at 1280 px.
+NAMES = ("the man had the telescope", "the boy used the telescope as an instrument")
+
+#: The vote chart's tick labels and their boxes, and the chart's box.
+_TICKS = r"""() => {
+  const gd = document.querySelector('[data-testid="stMain"] .js-plotly-plot');
+  if (!gd) return null;
+  const box = (e) => { const r = e.getBoundingClientRect();
+                       return {top: r.top, bottom: r.bottom, left: r.left, right: r.right}; };
+  const ticks = (cls) => [...gd.querySelectorAll(`.${cls} text`)].map((t) => ({
+      text: t.textContent, box: box(t), rotated: /rotate\((?!0[,)])/.test(t.getAttribute('transform') || '')}));
+  return {y: ticks('ytick'), x: ticks('xtick'), chart: box(gd)};
+}"""
 
 #: Every cut label among buttons and metric labels of the main area (text wider than its box).
 _CUT = """() => {
@@ -59,12 +78,16 @@ def poll_server(launch_streamlit, tmp_path_factory):
 
     cache = tmp_path_factory.mktemp("projector") / "cache"
     cache.mkdir()
-    items = [replace(PollItem.from_pair(pair, p), name0="the man had the telescope", name1="neither reading")
+    from amp.prompts import mixed_prompt
+
+    # the model's parse and P(LF0) stored with each item, with the lesson's prompt they came from (so no model loads)
+    items = [replace(PollItem.from_pair(pair, p, "lf0", prompt=mixed_prompt(pair, 0.3, seed=0, k=10)),
+                     name0=NAMES[0], name1=NAMES[1])
              for pair, p in zip(gen.pairs("pp")[:2], (0.7, 0.3), strict=True)]
     store = PollStore(cache / "polls.sqlite")
     poll = store.create_poll(items, "projector")
-    for i, choice in enumerate((0, 1, 0)):
-        store.submit_vote(poll.code, 0, f"student{i}", choice, 3)
+    for i, choice in enumerate([0] * VOTES[0] + [1] * VOTES[1]):
+        store.submit_vote(poll.code, 0, f"student{i}", choice, 1 + i % 3)
     server = launch_streamlit({"AMP_CACHE_DIR": str(cache)})
     yield server, poll.code
     server.stop()
@@ -92,10 +115,35 @@ def _present(page: Page, code: str) -> None:
     wait_idle(page)
     box.fill(code)
     box.press("Enter")
-    expect(page.get_by_text("Class: 3 vote(s)")).to_be_visible(timeout=60_000)
+    expect(page.get_by_text(f"Class: {sum(VOTES)} vote(s)")).to_be_visible(timeout=60_000)
     page.get_by_role("button", name="Reveal the model's choice").click()
     expect(page.get_by_text("Model P(LF0)")).to_be_visible(timeout=60_000)
     wait_idle(page)
+
+
+def _vote_chart_problems(page: Page, where: str) -> list[str]:
+    """Vote ticks: integers from 0 to at least the largest count, labels apart; reading names:
+    horizontal, whole, inside the chart (issue #40 point 7)."""
+    ticks = page.evaluate(_TICKS)
+    if ticks is None:
+        return [f"{where}: no vote chart"]
+    problems = []
+    values = [t["text"] for t in ticks["y"]]
+    if not all(v.isdigit() for v in values) or not values or int(values[0]) != 0 or int(values[-1]) < max(VOTES):
+        problems.append(f"{where}: vote ticks {values}")
+    ys = sorted(ticks["y"], key=lambda t: t["box"]["top"])
+    if any(a["box"]["bottom"] > b["box"]["top"] + 0.5 for a, b in zip(ys, ys[1:], strict=False)):
+        problems.append(f"{where}: vote tick labels overlap: {values}")
+    names = sorted("".join(t["text"].split()) for t in ticks["x"])
+    if names != sorted("".join(f"LF{i} · {n}".split()) for i, n in enumerate(NAMES)):
+        problems.append(f"{where}: reading names not whole: {[t['text'] for t in ticks['x']]}")
+    chart = ticks["chart"]
+    for t in ticks["x"]:
+        b = t["box"]
+        if t["rotated"] or b["left"] < chart["left"] - 0.5 or b["right"] > chart["right"] + 0.5 \
+                or b["bottom"] > chart["bottom"] + 0.5:
+            problems.append(f"{where}: reading name rotated or outside the chart: {t}")
+    return problems
 
 
 def _settle(page: Page, width: int, height: int) -> None:
@@ -121,6 +169,8 @@ def test_presentation_scales_and_nothing_is_cut_or_falls_off(page_on, poll_serve
             cut = page.evaluate(_CUT)
             if cut:
                 problems.append(f"{where}: cut labels {cut}")
+            if width != 1600:
+                problems += _vote_chart_problems(page, where)
             boxes = page.evaluate(_BOXES)
             seen[(width, sidebar)] = boxes
             for name in ("chart", "tally"):
@@ -147,6 +197,7 @@ def test_presentation_scales_and_nothing_is_cut_or_falls_off(page_on, poll_serve
         cut = page.evaluate(_CUT)
         if cut:
             problems.append(f"full screen {width}x{height}: cut labels {cut}")
+        problems += _vote_chart_problems(page, f"full screen {width}x{height}")
         shot(page, f"projector-full-{width}x{height}")
     assert problems == [], '\n'.join(problems)
     assert_clean(page)
@@ -169,4 +220,5 @@ def test_class_poll_labels_are_not_cut_at_1280_with_the_sidebar_open(page_on, po
     cut = page.evaluate(_CUT)
     shot(page, "projector-class-poll-1280")
     assert cut == [], cut
+    assert _vote_chart_problems(page, "class poll at 1280") == []
     assert_clean(page)

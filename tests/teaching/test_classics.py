@@ -12,6 +12,7 @@ from amp.parser import Parser
 from amp.prompts import mixed_prompt, zero_shot_prompt
 from amp.teaching import classics, lesson
 from amp.teaching.demo_pack import import_pack
+from amp.teaching.lesson_prompt import LessonPrompt, LessonPromptKind
 
 
 def test_every_classic_sentence_is_a_pool_sentence_and_every_type_is_there() -> None:
@@ -40,8 +41,9 @@ def test_the_pack_holds_what_the_pages_read_and_replays_without_the_model(saved_
     offline = Parser(str(saved_tiny_model), device="cpu", cache=school)
     for surface in recipe.sentences:
         pair = classics.classic_pairs([surface])[0]
-        # the Presentation's reveal and the poll's model P(LF0): the zero-shot pair score, cached
-        assert lesson.model_p_lf0(offline, surface) == lesson.model_p_lf0(home, surface)
+        # the Presentation's reveal and the poll's model P(LF0) under either lesson prompt, cached
+        for choice in (LessonPrompt(k=2), LessonPrompt(LessonPromptKind.ZERO_SHOT)):
+            assert lesson.model_p_lf0(offline, surface, choice) == lesson.model_p_lf0(home, surface, choice)
         for prompt in (zero_shot_prompt(pair), mixed_prompt(pair, 0.3, seed=0, k=2)):
             text = prompt.render()
             assert offline.cached_parse(text) is not None

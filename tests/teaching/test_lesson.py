@@ -1,5 +1,5 @@
 """What the teaching pages say about a sentence (amp.teaching.lesson): readings in words, the
-model's zero-shot P(LF0) with a tiny model, its choice, demo-pack keys and the student URL."""
+model's P(LF0) under the lesson's prompt with a tiny model, its choice, demo-pack keys and the student URL."""
 
 from __future__ import annotations
 
@@ -14,7 +14,9 @@ from amp.evaluation.matching import match_lf
 from amp.parser import Parser
 from amp.prompts import mixed_prompt, zero_shot_prompt
 from amp.teaching import lesson
+from amp.teaching.lesson_prompt import LessonPrompt, LessonPromptKind
 from amp.teaching.paraphrase import paraphrases
+from amp.teaching.poll_records import PollItem
 
 NOT_IN_POOL = "not a pool sentence at all"
 
@@ -54,12 +56,36 @@ def test_reading_name_comes_from_the_type_registry() -> None:
 # --- the model's P(LF0) ----------------------------------------------------------------------------
 
 
-def test_model_p_lf0_scores_the_zero_shot_prompt(parser: Parser, pair: gen.AmbiguousPair) -> None:
-    p = lesson.model_p_lf0(parser, pair.surface)
+ZERO = LessonPrompt(LessonPromptKind.ZERO_SHOT)
+#: A mixed lesson small enough for the tiny test model's 1,024-token context.
+SMALL = LessonPrompt(ratio=0.5, k=2, seed=0)
+
+
+def test_model_p_lf0_scores_the_lessons_prompt_where_the_readings_part(parser: Parser, pair: gen.AmbiguousPair) -> None:
+    """A mixed lesson (2 examples, 1 with LF0) and a zero-shot one: the number is P(LF0) where the
+    readings part, taken from the very pair score the parser cached for that prompt."""
+    p = lesson.model_p_lf0(parser, pair.surface, SMALL)
     assert isinstance(p, float) and 0.0 <= p <= 1.0
+    mixed = mixed_prompt(pair, 0.5, seed=0, k=2)
+    cached = parser.cached_pair(mixed.render(), pair.lf0.lf, pair.lf1.lf)
+    assert cached is not None and cached.p_lf0_parted == p
+    assert lesson.model_p_lf0(parser, pair.surface, SMALL) == p
+    p_zero = lesson.model_p_lf0(parser, pair.surface, ZERO)
     cached = parser.cached_pair(zero_shot_prompt(pair).render(), pair.lf0.lf, pair.lf1.lf)
-    assert cached is not None and cached.p_lf0 == p  # exactly the zero-shot pair score, now cached
-    assert lesson.model_p_lf0(parser, pair.surface) == p
+    assert cached is not None and cached.p_lf0_parted == p_zero
+
+
+def test_the_item_prompt_is_the_items_then_the_legacy_one_then_the_lessons(pair: gen.AmbiguousPair) -> None:
+    mixed = mixed_prompt(pair, 0.5, seed=3, k=4)
+    assert lesson.item_prompt(pair.surface, LessonPrompt(ratio=0.5, k=4, seed=3)) == mixed
+    assert lesson.item_prompt(pair.surface, ZERO) == zero_shot_prompt(pair)
+    carried = PollItem.from_pair(pair, 0.7, prompt=mixed)
+    assert lesson.item_prompt(carried, ZERO) == mixed  # the item's own, whatever the lesson now says
+    legacy = PollItem.from_pair(pair, 0.7)  # stored before items carried a prompt: scored zero-shot then
+    assert lesson.item_prompt(legacy, LessonPrompt()) == zero_shot_prompt(pair)
+    fresh = PollItem.from_pair(pair)  # no model numbers yet: the lesson's
+    assert lesson.item_prompt(fresh, LessonPrompt()) == mixed_prompt(pair, 0.3, seed=0, k=10)
+    assert lesson.item_prompt(NOT_IN_POOL) is None
 
 
 def test_model_p_lf0_of_an_unknown_sentence_never_asks_the_model(tmp_path: Path) -> None:
@@ -80,18 +106,28 @@ def test_model_choice(p: float | None, choice: int | None, text: str) -> None:
     assert lesson.model_choice_text(p) == text
 
 
-def test_model_reveal_is_the_parse_and_the_score_under_the_zero_shot_prompt(
+def test_model_reveal_is_the_parse_and_the_score_under_the_lessons_prompt(
     parser: Parser, pair: gen.AmbiguousPair
 ) -> None:
     """The reveal's two halves come from one prompt: the top beam's match and the same P(LF0)
-    that :func:`lesson.model_p_lf0` reports (issue #26 point 5)."""
-    reveal = lesson.model_reveal(parser, pair.surface)
-    assert reveal is not None
-    assert reveal.p_lf0 == lesson.model_p_lf0(parser, pair.surface)
-    top = parser.parse(zero_shot_prompt(pair).render()).beams[0].text
-    assert reveal.parse == top
-    assert reveal.match == match_lf(top, pair.lf0.lf, pair.lf1.lf)
+    that :func:`lesson.model_p_lf0` reports (issue #26 point 5), under the lesson's prompt, which it
+    names (issue #40 point 3)."""
+    for choice, prompt in ((SMALL, mixed_prompt(pair, 0.5, seed=0, k=2)), (ZERO, zero_shot_prompt(pair))):
+        reveal = lesson.model_reveal(parser, pair.surface, lesson=choice)
+        assert reveal is not None and reveal.prompt == prompt
+        assert reveal.p_lf0 == lesson.model_p_lf0(parser, pair.surface, choice)
+        score = parser.score_pair(prompt.render(), pair.lf0.lf, pair.lf1.lf)
+        assert reveal.paper_p_lf0 == score.p_lf0
+        top = parser.parse(prompt.render()).beams[0].text
+        assert reveal.parse == top
+        assert reveal.match == match_lf(top, pair.lf0.lf, pair.lf1.lf)
     assert lesson.model_reveal(parser, NOT_IN_POOL) is None
+    assert reveal.prompt_name == f"under the zero-shot prompt ({len(prompt.examples)} examples, none ambiguous)"
+
+
+def test_a_sentence_the_model_was_not_run_on_says_so_in_one_sentence(pair: gen.AmbiguousPair) -> None:
+    v = lesson.reveal_verdict(PollItem.from_pair(pair), None, None)
+    assert v.text.strip() == "The model was not run on this sentence."
 
 
 # --- demo-pack keys of chosen sentences --------------------------------------------------------------
@@ -99,14 +135,17 @@ def test_model_reveal_is_the_parse_and_the_score_under_the_zero_shot_prompt(
 
 def test_sentence_keys_are_the_cached_results_of_pool_sentences(parser: Parser, pair: gen.AmbiguousPair) -> None:
     text = f"  {pair.surface}  \n\n{NOT_IN_POOL}\n{pair.surface}\n"
-    before = lesson.sentence_keys(parser, text)
+    before = lesson.sentence_keys(parser, text, lesson=SMALL)
     assert before == lesson.SentenceKeys((), (NOT_IN_POOL,))
     with pytest.raises(lesson.PackSelectionEmpty, match="nothing is cached"):
         before.require_keys()
-    lesson.model_p_lf0(parser, pair.surface)
-    after = lesson.sentence_keys(parser, text)
+    lesson.model_p_lf0(parser, pair.surface, SMALL)
+    after = lesson.sentence_keys(parser, text, lesson=SMALL)
+    mixed = parser.result_keys(mixed_prompt(pair, 0.5, seed=0, k=2).render(), pair.lf0.lf, pair.lf1.lf)
+    assert after.keys == tuple(mixed) and len(after.keys) == 1  # the pair score under the lesson's prompt, once
+    lesson.model_p_lf0(parser, pair.surface, ZERO)  # what polls scored before they named their prompt
     zero_shot = parser.result_keys(zero_shot_prompt(pair).render(), pair.lf0.lf, pair.lf1.lf)
-    assert after.keys == tuple(zero_shot) and len(after.keys) == 1  # the pair score, once
+    assert lesson.sentence_keys(parser, text, lesson=SMALL).keys == (*mixed, *zero_shot)
     assert after.unknown == (NOT_IN_POOL,)
     assert after.require_keys() == after.keys
     assert parser.cache is not None and all(key in parser.cache for key in after.keys)

@@ -17,6 +17,7 @@ from amp.classroom.join import JoinLink, join_url, lan_address, qr_png
 from amp.evaluation.verdict import CLASS_P_LF0_HOW, MODEL_P_LF0_HOW
 from amp.reporting.poll_plots import poll_bars
 from amp.teaching import lesson
+from amp.teaching.lesson_prompt import describe_prompt
 from amp.teaching.poll import CONFIDENCE_LABELS, ItemResult, PollItem, PollStore
 from amp.teaching.voter import is_voter_id, new_voter_id
 from ui.classroom import present
@@ -94,7 +95,7 @@ def item_chart(item: PollItem, result: ItemResult, *, key: str, height: int | No
     fig = poll_bars(names, list(result.counts[:2]), hovers, height=height)
     if height is None:
         with st.container(key=f"{present.CHART_BOX}{key}", height=300, border=False):  # CSS sets the height
-            chart(fig, key=key, filename=f"poll_item_{result.index}", height="stretch")
+            chart(fig, key=key, filename=f"poll_item_{result.index}", height="stretch", html_download=False)
     else:
         chart(fig, key=key, filename=f"poll_item_{result.index}")
 
@@ -106,7 +107,10 @@ def item_results(item: PollItem, result: ItemResult, model_p: float | None, *, k
     with left:
         item_chart(item, result, key=key)
     right.metric("Class P(LF0)", fmt_prob(result.human_p_lf0, 2), help=CLASS_P_LF0_HOW)
-    right.metric("Model P(LF0)", fmt_prob(model_p, 2) if model_p is not None else "–", help=MODEL_P_LF0_HOW)
+    verdict = lesson.reveal_verdict(item, item.model_match or None, model_p)
+    right.metric("Model P(LF0)", fmt_prob(model_p, 2) if model_p is not None else "–",
+                 help=verdict.measure.how if verdict.measure else MODEL_P_LF0_HOW)
     with right:
-        verdict = lesson.reveal_verdict(item, item.model_match or None, model_p)
         st.caption(plain(verdict.text))
+        if item.prompt is not None and model_p is not None:  # the one prompt of this item (issue #40 point 3)
+            st.caption(f"Scored {plain(describe_prompt(item.prompt))}.")

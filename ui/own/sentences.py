@@ -8,12 +8,14 @@ teacher typed is shown as plain text (:func:`ui.shared.common.plain`, ``st.code`
 from __future__ import annotations
 
 import hashlib
+from dataclasses import replace
 
 import streamlit as st
 
 from amp.data import generate as gen
 from amp.errors import AmpError
 from amp.logic.errors import LFParseError
+from amp.logic.prompt_convention import REORDERED_NOTE, conjuncts_reordered
 from amp.logic.vocabulary import Format
 from amp.prompts import DEFAULT_MIXED_RATIO, DEFAULT_MIXED_SEED, EXAMPLES_PER_PROMPT
 from amp.teaching import lesson
@@ -28,7 +30,8 @@ from amp.teaching.own_sentences import (
     examples_from_text,
 )
 from amp.teaching.paraphrase import paraphrases
-from ui.classroom import class_poll, present
+from ui.classroom import class_poll, poll_creation, present
+from ui.classroom.model_reveal import sentence_prompt
 from ui.own import examples as own_examples
 from ui.shared import readings
 from ui.shared.common import describe_error, lf_error_text, plain, type_label
@@ -202,7 +205,9 @@ def sentence_card(sentence: OwnSentence, sentences: tuple[OwnSentence, ...] = ()
                 typed, scored = sentence.typed_readings[i], sentence.readings[i]
                 st.code(typed, language=None, wrap_lines=True)
                 if scored != typed:  # scored in the prompt convention (docs/paper-notes.md §16)
-                    st.caption("Scored as the prompts spell it (x, y, z for things and people, a, e, i for events):")
+                    reordered = conjuncts_reordered(typed, "fol", sentence.surface)
+                    st.caption("Scored as the prompts spell it (x, y, z for things and people, a, e, i for events)"
+                               + (f". {REORDERED_NOTE}" if reordered else ":"))
                     st.code(scored, language=None, wrap_lines=True)
         own_examples.picker(sentence, sentences or (sentence,), sid)  # issue #26 point 6
         a2, a3, a4 = st.columns([1, 1, 0.7], vertical_alignment="bottom")
@@ -220,14 +225,25 @@ def sentence_card(sentence: OwnSentence, sentences: tuple[OwnSentence, ...] = ()
 
 
 def poll_section(sentences: tuple[OwnSentence, ...]) -> None:
-    """A class poll of the sentences ticked "In the poll"; opens it on the Class poll page."""
+    """A class poll of the sentences ticked "In the poll"; opens it on the Class poll page.  With
+    the model's parse and P(LF0) when asked (each sentence under the examples chosen for it, from
+    the cache when already parsed; live progress and one Cancel, :mod:`ui.classroom.poll_creation`);
+    every item keeps the prompt it is scored under (issue #40 points 3 and 5)."""
     chosen = [s for s in sentences if st.session_state.get(f"own_pick_{sentence_id(s.surface)}")]
     c1, c2 = st.columns([2, 1], vertical_alignment="bottom")
     title = c1.text_input("Poll title", key="own_poll_title", max_chars=200, placeholder="Our own sentences")
+    with_model = c1.checkbox("Include the model's parse and P(LF0) (runs each sentence once; cached)", value=True,
+                             key="own_poll_with_model")
+    poll_creation.cancelled_note("own_poll_create")
     if c2.button(f"Create a class poll ({len(chosen)} sentences)", key="own_poll_create", disabled=not chosen,
                  icon=":material/how_to_vote:"):
+        prompts = [sentence_prompt(s.surface) for s in chosen]
+        reveals = (poll_creation.reveal_all([s.surface for s in chosen], key="own_poll_create") if with_model
+                   else [None] * len(chosen))
         try:
-            poll = class_poll.store().create_poll([s.poll_item() for s in chosen], title.strip())
+            items = [replace(s.poll_item(r.p_lf0 if r else None), model_match=(r.match or "") if r else "",
+                             prompt=prompt) for s, r, prompt in zip(chosen, reveals, prompts, strict=True)]
+            poll = class_poll.store().create_poll(items, title.strip())
         except AmpError as exc:
             st.error(f"The poll was not created: {describe_error(exc)}", icon=":material/error:")
             return

@@ -56,9 +56,11 @@ def figure_html(fig: Any) -> str:
     return str(fig.to_html(include_plotlyjs=True, full_html=True, config={"displaylogo": False}))
 
 
-def chart(fig: Any, *, key: str | None = None, filename: str = "figure", **kwargs: Any) -> None:
+def chart(fig: Any, *, key: str | None = None, filename: str = "figure", html_download: bool = True,
+          **kwargs: Any) -> None:
     """Place a plotly figure; the toolbar camera downloads it as a PNG named ``filename``, and a
-    small button under it as an interactive HTML page (built only when clicked)."""
+    small button under it as an interactive HTML page (built only when clicked; not with
+    ``html_download=False``: a projector's slide, where every line of height counts)."""
     config = {
         "displaylogo": False,
         "toImageButtonOptions": {"format": "png", "filename": _slug(filename), "scale": 2},
@@ -67,6 +69,8 @@ def chart(fig: Any, *, key: str | None = None, filename: str = "figure", **kwarg
     fig.update_xaxes(automargin=True)
     fig.update_yaxes(automargin=True)  # long axis titles are not clipped at the left edge
     st.plotly_chart(fig, key=key, config=config, theme=None, **kwargs)
+    if not html_download:
+        return
     st.download_button("HTML", data=lambda: figure_html(fig), file_name=f"{_slug(filename)}.html",
                        mime="text/html", key=f"{key}_html" if key else None, type="tertiary",
                        icon=":material/download:", on_click="ignore",
