@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from amp.data.generate import AmbiguousPair, find_pair
+from amp.errors import RatioError
 from amp.prompts import (
     DEFAULT_MIXED_RATIO,
     DEFAULT_MIXED_SEED,
@@ -69,7 +70,7 @@ class LessonPrompt:
                                     f"{', '.join(LESSON_PROMPT_KINDS)}") from None
         try:
             object.__setattr__(self, "ratio", check_ratio(self.ratio))
-        except Exception as exc:  # noqa: BLE001 - one typed error at this boundary
+        except RatioError as exc:
             raise LessonPromptError(f"lesson prompt ratio: {exc}") from None
         if isinstance(self.k, bool) or not isinstance(self.k, int) or not 1 <= self.k <= MAX_LESSON_EXAMPLES:
             raise LessonPromptError(f"lesson prompt examples k must be a whole number in 1…{MAX_LESSON_EXAMPLES}, "

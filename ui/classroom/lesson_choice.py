@@ -44,9 +44,8 @@ def picker(key: str) -> LessonPrompt:
                           help=f"Of the {now.k} examples of the sentence's type, this fraction shows LF0.")
     try:
         chosen = LessonPrompt(LessonPromptKind(kind), float(ratio), now.k, now.seed)
-    except (AmpError, ValueError) as exc:
-        st.error(f"This prompt cannot be used: {describe_error(exc) if isinstance(exc, AmpError) else exc}",
-                 icon=":material/error:")
+    except AmpError as exc:
+        st.error(f"This prompt cannot be used: {describe_error(exc)}", icon=":material/error:")
         return now
     st.session_state[LESSON_KEY] = chosen
     st.caption(f"New polls and slides without a poll: {plain(chosen.label)}.")
