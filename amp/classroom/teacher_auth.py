@@ -13,12 +13,15 @@ from __future__ import annotations
 
 import hmac
 import ipaddress
+import math
 import os
 import secrets
 import sys
 import threading
 import time
 from collections.abc import Callable
+
+from amp.errors import SettingError
 
 #: The environment variable holding the teacher's passphrase.
 ENV = "AMP_TEACHER_PASSWORD"
@@ -137,16 +140,29 @@ class SignInLimiter:
 
     A client over the limit waits (:meth:`wait_s`) until its oldest failure in the window is
     ``window_s`` old; while it waits, not even the right passphrase is checked.  A success
-    forgets the client's failures.  Memory is bounded: at most ``max_clients`` clients are kept
-    (the stalest are dropped first).  ``clock`` is injectable for tests (monotonic seconds).
+    forgets the client's failures.  Memory is bounded: at most ``max_clients`` clients are kept;
+    a failure from a client the full table lacks drops the client whose last failure is the
+    oldest (at equal clock readings, the one whose last failure came first), never the one failing now, so
+    a new client is limited like any other.  ``clock`` (monotonic seconds, default
+    :func:`time.monotonic`) is injectable, so tests move time by hand instead of sleeping.
+
+    Raises :class:`~amp.errors.SettingError` for a ``max_failures`` or ``max_clients`` below 1 or
+    a ``window_s`` that is not a positive finite number (each would switch the limit off).
     """
 
     def __init__(self, max_failures: int = 5, window_s: float = 60.0, *, max_clients: int = 4096,
                  clock: Callable[[], float] = time.monotonic) -> None:
+        for name, count in (("max_failures", max_failures), ("max_clients", max_clients)):
+            if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+                raise SettingError(f"SignInLimiter {name} must be a whole number of at least 1, not {count!r}")
+        if not (isinstance(window_s, int | float) and 0 < window_s < math.inf):
+            raise SettingError(f"SignInLimiter window_s must be a positive number of seconds, not {window_s!r}")
         self.max_failures = max_failures
         self.window_s = window_s
         self.max_clients = max_clients
         self._clock = clock
+        #: Client → its failure times in the window, oldest first; the dict's order is the order
+        #: of the clients' last failures (a failure moves its client to the end).
         self._failures: dict[str, list[float]] = {}
         self._lock = threading.Lock()
 
@@ -174,10 +190,10 @@ class SignInLimiter:
             now = self._clock()
             times = self._recent(client, now)
             times.append(now)
-            self._failures[client] = times[-self.max_failures:]
-            if len(self._failures) > self.max_clients:
-                stalest = min(self._failures, key=lambda c: self._failures[c][-1])
-                del self._failures[stalest]
+            self._failures.pop(client, None)
+            self._failures[client] = times[-self.max_failures:]  # last in order: the freshest
+            while len(self._failures) > self.max_clients:
+                del self._failures[next(iter(self._failures))]  # the stalest; never ``client`` (max_clients ≥ 1)
             return max(0, self.max_failures - len(times))
 
     def succeeded(self, client: str) -> None:
