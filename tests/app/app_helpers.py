@@ -58,3 +58,45 @@ def start_run(app) -> tuple[threading.Thread, dict]:  # type: ignore[no-untyped-
     thread = threading.Thread(target=body, daemon=True)  # daemon: a run stuck for good cannot stall pytest
     thread.start()
     return thread, out
+
+
+def verdict_said(app) -> tuple[str, str, str]:
+    """The verdict as a reader sees it (``ui.shared.readings.show_verdict``): (the colour of the
+    "wrote" sentence, its text, the "scores" sentence), HTML escapes undone; the "wrote" sentence
+    comes first."""
+    import html
+    import re
+
+    md = texts(app, "markdown")
+    (wrote,) = [m for m in md if "amp-wrote" in m]
+    (scores,) = [m for m in md if "amp-scores" in m]
+    assert md.index(wrote) < md.index(scores)  # first what it wrote, then what it scores
+    w = re.fullmatch(r"<div class='amp-wrote(?: present-r)?' style='[^']*color:([^;']+)'>(.*)</div>", wrote, re.S)
+    s = re.fullmatch(r"<div class='amp-scores(?: present-r)?'>(.*)</div>", scores, re.S)
+    assert w and s, (wrote, scores)
+    return w.group(1), html.unescape(w.group(2)), html.unescape(s.group(1))
+
+
+def scores_said(p: float, names: tuple[str, str], phrase: str, pinned: tuple[float, str] | None = None) -> str:
+    """The verdict's scores sentence for P(LF0) = ``p`` by the measure of ``phrase``, written out
+    here, never by the verdict's code (issue #45): undecided within 0.05 of 0.5, else the reading
+    scored higher by its name; ``pinned`` (the paper's P(LF0), the shared token) adds why the
+    paper's number is pinned."""
+    if abs(p - 0.5) <= 0.05:
+        said = f"Forced to write each reading, it is undecided {phrase}: P(LF0) = {p:.2f} is within 0.05 of 0.5."
+    else:
+        side = 0 if p > 0.5 else 1
+        said = f"Forced to write each reading, it scores LF{side} ({names[side]}) higher {phrase}: P(LF0) = {p:.2f}."
+    if pinned is not None:
+        said += (f" The paper's P(LF0) is {pinned[0]:.2f} only because both readings' least likely token is "
+                 f"“{pinned[1].strip()}”, which they share.")
+    return said
+
+
+#: What the verdict says the model wrote when it is neither reading, written out (issue #45).
+WROTE_NEITHER = {
+    "neither": "The model wrote neither reading: its parse is a different formula from both LFs.",
+    "unparseable": "The model wrote neither reading: its parse is not even a logical form (it does not read as one).",
+}
+#: The colour of the "wrote" sentence: LF0 blue, LF1 orange, anything else grey.
+BLUE, ORANGE, GREY = "#0072B2", "#D55E00", "#444444"

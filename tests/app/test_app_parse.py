@@ -47,8 +47,20 @@ def test_beams_are_labelled_like_the_library_says(parsed) -> None:
     assert len(table) == 5 == len(ins.parse.beams)
     assert list(table["LF"]) == [b.text for b in ins.parse.beams]
     assert set(table["match"]) <= {"LF0", "LF1", "LF0 = LF1", "neither reading", "unparseable"}
-    expected = plots.beam_table(ins.parse, ins.lf0, ins.lf1, "logical")
-    assert table.equals(expected)
+    # the expected rows written here, not by the page's table code (issue #45): the tiny model's beams
+    # are cut-off runs of "(" that part from the top beam only in their last token, none of them an LF
+    beams = ins.parse.beams
+    assert not any(b.parses for b in beams)
+    top = beams[0].text
+
+    def where_it_differs(text: str) -> str:
+        common = next((i for i, (a, b) in enumerate(zip(top, text, strict=False)) if a != b), min(len(top), len(text)))
+        return f"…«{text[common:].strip()}»"
+
+    expected = [{"rank": i + 1, "LF": b.text, "differs from beam 1": "(top beam)" if i == 0 else where_it_differs(b.text),
+                 "score": b.score, "log-prob": b.logprob, "finished": b.finished, "parses": False, "match": "unparseable"}
+                for i, b in enumerate(beams)]
+    assert table.to_dict("records") == expected
     # every LF whole, the rows tall enough to wrap the longest, where each differs from beam 1 (issue #28)
     assert table["differs from beam 1"].iloc[0] == "(top beam)"
     longest = max(len(b.text) for b in ins.parse.beams)
@@ -68,15 +80,11 @@ def test_beams_are_labelled_like_the_library_says(parsed) -> None:
 
 def test_the_parse_is_explained_in_words(parsed) -> None:
     """Issue #11 point 4: the model's top parse, in words, against the two readings."""
-    from amp.teaching import lesson
-    from ui.shared.common import plain
-
     ins = parsed.session_state["inspection"]["result"]
-    pair = lesson.pool_pair("the man saw the boy with the telescope")
-    assert pair is not None
-    top = ins.predicted.text if ins.predicted is not None else None
+    assert ins.predicted_match == "unparseable"  # the seed-fixed tiny model's parse is cut off: no LF
     words = [m for m in (str(e.value) for e in parsed.markdown) if m.startswith("**The model's parse in words:**")]
-    assert words == [f"**The model's parse in words:** {plain(lesson.explain_parse(pair, top))}"]  # shown as plain text
+    # written out (issue #45), as plain text: the colon escaped so that it stays a colon
+    assert words == ["**The model's parse in words:** not a logical form\\: the parse does not read as one"]
 
 
 def test_heatmap_shows_predicted_and_alternative_with_divergence(parsed) -> None:
@@ -171,32 +179,19 @@ def test_one_word_for_a_parse_that_is_neither_reading() -> None:
 
 def test_the_verdict_says_what_the_model_wrote_then_what_it_scores(parsed) -> None:
     """Issue #26 point 5: the tiny random model's parse is neither reading (here: cut off, not an
-    LF); the page says so in words before it says which reading the forced scores favour."""
-    import html
-
-    from amp.evaluation.verdict import score_verdict
-    from amp.teaching import lesson
+    LF); the page says so in words before it says which reading the forced scores favour — the
+    expected sentences written out in the test, not by the verdict's code (issue #45)."""
+    from app_helpers import GREY, WROTE_NEITHER, scores_said, verdict_said
 
     ins = parsed.session_state["inspection"]["result"]
-    assert ins.predicted_match in ("neither", "unparseable")  # the seed-fixed tiny model's noise
-    item = lesson.sentence_item("the man saw the boy with the telescope")
-    assert item is not None
-    v = score_verdict(ins.predicted_match, ins.pair, names=(item.reading_name(0), item.reading_name(1)),
-                      paraphrases=(item.paraphrase0, item.paraphrase1))
-    assert "where the readings part: P(LF0) = " in v.scores_text  # issue #40 point 2: the measure is named
+    assert ins.predicted_match in WROTE_NEITHER  # the seed-fixed tiny model's noise
     # the paper's measure pinned at 0.5 by a shared token is said in words, under its metric and in the verdict
     pinned = [c for c in texts(parsed, "caption") if c.startswith("Pinned at ")]
     shared = ins.pair.shared_minimum
     assert len(pinned) == (shared is not None) and (shared is None or f"“{shared}”" in pinned[0])
-    assert (shared is not None) == ("The paper's P(LF0) is " in v.scores_text)
-    md = texts(parsed, "markdown")
-    wrote = [m for m in md if "amp-wrote" in m]
-    scores = [m for m in md if "amp-scores" in m]
-    assert len(wrote) == 1 and html.escape(v.wrote_text) in wrote[0]
-    assert v.wrote_text.startswith("The model wrote neither reading")
-    assert not any(html.escape(t) in wrote[0] for t in (item.paraphrase0, item.paraphrase1))
-    assert len(scores) == 1 and html.escape(v.scores_text) in scores[0]
-    assert md.index(wrote[0]) < md.index(scores[0])
+    said = scores_said(ins.pair.p_lf0_parted, ("possessive", "instrument"), "where the readings part",
+                       None if shared is None else (ins.pair.p_lf0, shared))  # issue #40 point 2: measure named
+    assert verdict_said(parsed) == (GREY, WROTE_NEITHER[ins.predicted_match], said)  # in no reading's colour
 
 
 def test_the_main_heatmap_is_the_parse_and_both_readings(parsed) -> None:

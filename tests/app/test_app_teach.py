@@ -8,10 +8,21 @@ import re
 import zipfile
 
 import pytest
-from app_helpers import APP, TIMEOUT, assert_ok, goto, texts
+from app_helpers import (
+    APP,
+    BLUE,
+    GREY,
+    ORANGE,
+    TIMEOUT,
+    WROTE_NEITHER,
+    assert_ok,
+    goto,
+    scores_said,
+    texts,
+    verdict_said,
+)
 
 from amp.data import generate as gen
-from amp.teaching.paraphrase import paraphrases
 from amp.teaching.poll import PollItem, PollStore
 
 
@@ -38,7 +49,8 @@ def _poll(n: int = 1) -> tuple[PollStore, object]:
 
 def test_templates_paraphrases_and_hide_logic(at):
     first = next(d.value for d in at.dataframe if "sentence" in d.value.columns).iloc[0]
-    p0, p1 = paraphrases(first["sentence"])
+    assert first["sentence"] == "Ada grabbed the man with the ovenmitts"  # the Templates page's first sentence
+    p0, p1 = "Ada grabbed the man, who had the ovenmitts", "Ada used the ovenmitts to grab the man"  # by hand
     text = _all_text(at)
     assert p0 in text and p1 in text
     codes = [c.value for c in at.code]
@@ -243,6 +255,10 @@ def test_student_closed_poll(app_env):
     assert app.error and "closed" in app.error[0].value
 
 
+#: The reading names of gen.sample_pairs("pp", 5, 0)[0], the sentence the tiny model reveals.
+SAMPLED = ("possessive", "instrument")
+
+
 def test_presentation_reveal(at):
     goto(at, "teach_present")
     assert not any("Model P(LF0)" == m.label for m in at.metric)
@@ -252,16 +268,10 @@ def test_presentation_reveal(at):
     assert_ok(at)
     assert any(m.label == "Model P(LF0)" for m in at.metric)
     # issue #26 point 5: first what the model wrote (its real parse), then what it scores
-    import html
-    from dataclasses import replace
-
     from amp.evaluation.matching import match_lf
-    from amp.evaluation.p_lf0_measures import PLf0Measure
-    from amp.evaluation.verdict import verdict
     from amp.prompts import mixed_prompt
 
     pair = gen.sample_pairs("pp", 5, 0)[0]
-    item = PollItem.from_pair(pair)
     reveal = at.session_state["teach_model_reveal"]
     (did,) = reveal.values()
     assert did.match == match_lf(did.parse, pair.lf0.lf, pair.lf1.lf)
@@ -271,22 +281,60 @@ def test_presentation_reveal(at):
     # issue #40 point 3: under the lesson's one prompt (the default mixed one), named on the slide
     assert did.prompt == mixed_prompt(pair, 0.3, seed=0, k=10)
     assert any("under 10 examples, 3 of them LF0" in c for c in texts(at, "caption"))
-    # issue #40 point 2: the verdict decides by P(LF0) where the readings part, and says so
-    v = verdict(did.match, did.p_lf0, names=(item.reading_name(0), item.reading_name(1)),
-                paraphrases=(item.paraphrase0, item.paraphrase1), measure=PLf0Measure.PARTED)
-    assert "where the readings part" in v.scores_text
-    if did.shared_token is not None:  # the paper's P(LF0) is pinned by a token both readings share
-        v = replace(v, scores_text=f"{v.scores_text} The paper's P(LF0) is {did.paper_p_lf0:.2f} only because both "
-                                   f"readings' least likely token is “{did.shared_token.strip()}”, which they share.")
-    wrote = [m for m in texts(at, "markdown") if "amp-wrote" in m]
-    scores = [m for m in texts(at, "markdown") if "amp-scores" in m]
-    assert len(wrote) == 1 and len(scores) == 1
-    assert html.escape(v.wrote_text) in wrote[0] and html.escape(v.scores_text) in scores[0]
-    if v.wrote_index is not None:  # a reading: in its colour
-        assert ("#0072B2" if v.wrote_index == 0 else "#D55E00") in wrote[0]
+    # issue #40 point 2: the verdict decides by P(LF0) where the readings part, and says so; the
+    # expected sentences are written here (issue #45 point 3), the colour checked in every case
+    assert did.match in WROTE_NEITHER  # the seed-fixed tiny model's parse is neither reading
+    pinned = None if did.shared_token is None else (did.paper_p_lf0, did.shared_token)  # a token both share
+    said = scores_said(p, SAMPLED, "where the readings part", pinned)
+    assert verdict_said(at) == (GREY, WROTE_NEITHER[did.match], said)  # neither reading: in no reading's colour
     at.button(key="present_next").click().run()
     assert_ok(at)
     assert at.session_state["present_pos"] == 1
+
+
+#: One case per thing the model can have written, stored with the poll item (no model run):
+#: (match, P(LF0), stored under the lesson's prompt?, the colour, the two sentences by hand).
+REVEALS = [
+    ("lf0", 0.80, True, BLUE,
+     "The model wrote LF0 (possessive): “the boy saw the girl, who had the telescope”.",
+     "Forced to write each reading, it scores LF0 (possessive) higher where the readings part: P(LF0) = 0.80."),
+    ("lf1", 0.20, False, ORANGE,
+     "The model wrote LF1 (instrument): “the boy used the telescope to see the girl”.",
+     "Forced to write each reading, it scores LF1 (instrument) higher by each reading's least likely token: "
+     "P(LF0) = 0.20."),
+    ("both", 0.53, True, BLUE,
+     "The model wrote a parse that is both readings (the two LFs mean the same).",
+     "Forced to write each reading, it is undecided where the readings part: P(LF0) = 0.53 is within 0.05 of 0.5."),
+    ("neither", 0.35, False, GREY,
+     "The model wrote neither reading: its parse is a different formula from both LFs.",
+     "Forced to write each reading, it scores LF1 (instrument) higher by each reading's least likely token: "
+     "P(LF0) = 0.35."),
+]
+
+
+@pytest.mark.parametrize(("match", "p", "with_prompt", "colour", "wrote", "scores"), REVEALS,
+                         ids=[r[0] for r in REVEALS])
+def test_presentation_reveal_says_each_verdict_in_its_words_and_colour(at, match, p, with_prompt, colour, wrote,
+                                                                       scores):
+    """Issue #45 point 3: LF0, LF1, both and neither, each revealed in hand-written words, a
+    reading in its colour (both: LF0's) and neither in no reading's colour; an item stored under
+    the lesson's prompt names P(LF0) where the readings part, one stored without it the paper's."""
+    import dataclasses
+
+    from amp.prompts import mixed_prompt
+
+    pair = gen.pairs("pp")[0]
+    assert pair.surface == "the boy saw the girl with the telescope"
+    prompt = mixed_prompt(pair, 0.3, seed=0, k=10) if with_prompt else None
+    item = dataclasses.replace(PollItem.from_pair(pair, p, prompt=prompt), model_match=match)
+    poll = PollStore().create_poll([item], f"{match} poll")
+    goto(at, "teach_present")
+    at.text_input(key="present_code").set_value(poll.code).run()
+    at.button(key="present_reveal_0").click().run()
+    assert_ok(at)
+    assert verdict_said(at) == (colour, wrote, scores)
+    assert [m.value for m in at.metric if m.label == "Model P(LF0)"] == [f"{p:.2f}"]
+    assert "teach_model_reveal" not in at.session_state or not at.session_state["teach_model_reveal"]  # stored
 
 
 def test_presentation_reveal_says_neither_and_undecided_in_words(at):

@@ -279,9 +279,9 @@ def test_the_teacher_picks_the_examples_and_every_page_says_which(own_lib) -> No
     assert_ok(at)
     assert at.title[0].value == "Parse & inspect"
     prompt = at.session_state["prompt"]
-    from amp.logic.prompt_convention import prompt_text
-
-    assert [(e.utterance, e.lf, e.label) for e in prompt.examples] == [(CHICKEN, prompt_text(CHICKEN1), 1)]
+    # CHICKEN1 in the prompt convention, written out (issue #45): its event variable e becomes the first event name, a
+    scored1 = "exists x . exists a . chicken(x) AND ready(x) AND eat(a) AND patient(a, x)"
+    assert [(e.utterance, e.lf, e.label) for e in prompt.examples] == [(CHICKEN, scored1, 1)]
     assert {"chicken", "ready", "eat", "duck"} <= set(prompt.words.unary)
     assert f"Your own sentence. {said}" in shown(at, "caption")
     assert "PP attachment" not in shown(at, "caption")

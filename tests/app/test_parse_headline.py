@@ -1,8 +1,8 @@
 """Parse & inspect's headline by meaning (issue #40 point 4).
 
-The tiny model's parse is noise, so the page is shown once on its own parse (plumbing: the
-headline and the metric are the library's, escaped) and once on the same inspection with the
-top beam replaced by LF0 itself (the readings then part at ``have(e)`` versus
+The tiny model's parse is noise, so the page is shown once on its own parse (not an LF: the
+readings' known difference, then where its tokens leave the other reading, written out in the
+test) and once on the same inspection with the top beam replaced by LF0 itself (the readings then part at ``have(e)`` versus
 ``instrument(a, z)``; the expected token is found here from the token texts, not by the page's
 code).
 """
@@ -14,7 +14,6 @@ from dataclasses import replace
 
 from app_helpers import assert_ok, texts
 
-from amp.evaluation.divergence_headline import divergence_headline
 from amp.parser.search.divergence import divergence
 from ui.inspection.inspect_view import divergence_sentence
 from ui.shared.common import fmt_prob
@@ -53,15 +52,20 @@ def _first_token_of(steps, text: str) -> int:
     raise AssertionError(f"{text!r} not on a token")
 
 
-def test_the_headline_and_the_metric_are_the_librarys_and_escaped(parsed) -> None:
+def test_the_headline_says_where_the_readings_part_then_where_the_parse_leaves_them(parsed) -> None:
+    """The tiny model's parse (no LF): the readings' known difference first, then the parse's first
+    token against the other reading's, each p as the metric shows it — written out here, not by the
+    page's code (issue #45)."""
     ins = parsed.session_state["inspection"]["result"]
-    head = divergence_headline(ins)
-    shown = _headline(parsed)
-    assert shown == divergence_sentence(head)
-    assert _p_at_divergence(parsed) == fmt_prob(head.prob)
-    for part in head.meaning + head.tokens:  # every run escaped, none raw
-        assert html.escape(part.text, quote=False) in shown
-    assert shown.index("The readings part in meaning") < shown.index("<br>")  # the meaning first
+    assert ins.predicted_match == "unparseable" and ins.alternative == "lf1"  # the seed-fixed tiny model's noise
+    div = ins.divergence
+    wrote, other = html.escape(div.token_a.strip(), quote=False), html.escape(div.token_b.strip(), quote=False)
+    assert _headline(parsed) == (
+        f"{HEADLINE}<strong>The readings part in meaning at <code>have(e)</code> (LF0) versus "
+        "<code>instrument(a, z)</code> (LF1).</strong><br>The model's parse is not a well-formed LF, so its meaning "
+        f"cannot be compared; its tokens part from the LF1 reading at token {div.index}: it wrote <code>{wrote}</code> "
+        f"(p = {div.prob_a:.3f}) where the LF1 reading continues with <code>{other}</code> (p = {div.prob_b:.3f}).</div>")
+    assert _p_at_divergence(parsed) == f"{div.prob_a:.3f}"
 
 
 def test_the_headline_leads_with_the_meaning_and_puts_p_on_its_first_token(parsed) -> None:

@@ -1,18 +1,29 @@
 """Parse & inspect: the heatmap's mark control (token versus semantic divergence), issue #11 point 4.
 
-The tiny model's parse is noise, so the expected marks are computed from what it produced: the
-semantic divergence of the top beam against the other reading (the library function), mapped to
-the beam's tokens.
+The tiny model's parse is noise (not even an LF), so the page compares the two readings: the
+expected marks and the sentence under the chart are written here for sentences whose readings
+differ in a known place (issue #45 point 3: never computed by the page's own functions).
 """
 
 from __future__ import annotations
 
-from app_helpers import assert_ok, plotly_spec, texts
+import pytest
+from app_helpers import assert_ok, goto, plotly_spec, texts
 
-from amp.evaluation.semantic_divergence import inspection_semantic, token_indices
 from amp.reporting.token_layout import LABEL_CHARS, visible_text
 from ui.inspection.inspect_view import semantic_sentence
 from ui.shared.common import plain
+
+#: Sentences whose readings differ in meaning at a known item of each, written out by hand:
+#: sentence → per reading (LF0, LF1): (its item, the item in words, the item as its heatmap cells read).
+KNOWN = {
+    "pp": ("the man saw the boy with the telescope",
+           (("have(e)", "have", "have(e)"), ("instrument(a, z)", "instrument", "instrument(a,z)"))),
+    "bound": ("Marie saw Ada and she waved",
+              (("agent(e, Marie)", "agent(waved, Marie)", "agent(e,Marie)"),
+               ("agent(e, Ada)", "agent(waved, Ada)", "agent(e,Ada)"))),
+    "scope": ("every bird saw a boy", (("exists x", "exists boy", "existsx"), ("forall x", "forall bird", "forallx"))),
+}
 
 
 def _heatmap(app) -> dict:
@@ -36,14 +47,19 @@ def _boxed_rows(spec: dict) -> list[str]:
     return [row.replace("␣", "") for row in out]  # "␣": how a cell shows a token that is only a space
 
 
-def _expected_rows(ins, sem) -> list[str]:
-    """The display texts of the tokens of each row's semantic item."""
-    rows = []
-    for steps, item, lf in ((ins.predicted_steps, sem.a, sem.lf_a), (ins.alternative_steps, sem.b, sem.lf_b)):
-        tokens = [s.token for s in steps]
-        found = token_indices(tokens, lf, item.start, item.end) if item is not None else ()
-        rows.append("".join(tokens[i].strip() for i in found))
-    return rows
+def _said(app) -> list[str]:
+    """The markdown texts as read (the escapes of ui.shared.common.plain removed)."""
+    return [m.replace("\\", "") for m in texts(app, "markdown")]
+
+
+def _expected(case: str, alternative: str) -> tuple[list[str], str]:
+    """The heatmap's boxed cells per row and the sentence under it, for the tiny model's parse
+    (no LF): the other gold reading against ``alternative``, whose row alone is marked."""
+    alt = int(alternative[-1])
+    other, this = KNOWN[case][1][1 - alt], KNOWN[case][1][alt]
+    sentence = (f"The readings differ in meaning at {other[0]} versus {this[0]} ({other[1]} versus {this[1]}); "
+                f"the model's parse is not a well-formed LF, so only the LF{alt} reading's row is marked.")
+    return ["", this[2]], sentence
 
 
 def test_the_mark_control_defaults_to_semantic_and_switches_the_marked_item(parsed) -> None:
@@ -51,14 +67,13 @@ def test_the_mark_control_defaults_to_semantic_and_switches_the_marked_item(pars
     assert control.value == "semantic" and list(control.options) == [
         "where the model commits (token)", "where the meanings differ (semantic)", "both"]
     ins = parsed.session_state["inspection"]["result"]
-    sem = inspection_semantic(ins)
-    assert sem is not None  # the parse against the other reading, or both golds when the parse is no LF
+    assert ins.predicted_match == "unparseable"  # the tiny model's parse is no LF
+    assert f"#### Test sentence: *{KNOWN['pp'][0]}*" in _said(parsed)  # the default prompt's sentence
+    marked, sentence = _expected("pp", ins.alternative)
     spec = _heatmap(parsed)
-    assert _boxed_rows(spec) == _expected_rows(ins, sem)
-    assert _boxed_rows(spec)[1] and _boxed_rows(spec)[1] == sem.b.text.replace(" ", "")  # the forced reading's item
+    assert _boxed_rows(spec) == marked and marked[1]
     assert not _shapes(spec, "divergence")
-    assert semantic_sentence(sem, ins) in texts(parsed, "markdown")
-    assert "The readings differ in meaning at " in semantic_sentence(sem, ins)
+    assert sentence in _said(parsed)
 
     control.set_value("token").run()
     assert_ok(parsed)
@@ -73,7 +88,25 @@ def test_the_mark_control_defaults_to_semantic_and_switches_the_marked_item(pars
     parsed.segmented_control(key="pi_mark").set_value("both").run()
     assert_ok(parsed)
     spec = _heatmap(parsed)
-    assert len(_shapes(spec, "divergence")) == 1 and _boxed_rows(spec) == _expected_rows(ins, sem)
+    assert len(_shapes(spec, "divergence")) == 1 and _boxed_rows(spec) == marked
+
+
+@pytest.mark.parametrize("case", ["bound", "scope"])
+def test_the_semantic_mark_sits_where_the_readings_differ(at, case: str) -> None:
+    """A conjunct (who waved) and a quantifier (which one scopes wider) as the known difference:
+    the dashed box holds LF1's item and the sentence names both items in the page's words."""
+    from amp.teaching import lesson
+
+    sentence = KNOWN[case][0]
+    at.session_state["prompt"] = lesson.sentence_prompt(sentence)
+    goto(at, "parse_inspect")
+    at.button(key="pi_parse").click().run()
+    assert_ok(at)
+    ins = at.session_state["inspection"]["result"]
+    assert ins.predicted_match == "unparseable"  # the tiny model's parse is no LF
+    marked, sentence = _expected(case, ins.alternative)
+    assert _boxed_rows(_heatmap(at)) == marked
+    assert sentence in _said(at)
 
 
 def test_row_labels_are_short_and_cells_fit_their_text(parsed) -> None:

@@ -50,6 +50,8 @@ CHROMIUM_ARGS = [
 LOOPBACK = {"127.0.0.1", "localhost", "::1", "[::1]"}
 ARTIFACTS = Path(os.environ.get("E2E_ARTIFACTS") or REPO / "artifacts")
 SKIP = os.environ.get("AMP_SKIP_E2E", "").strip() in {"1", "true", "yes"}
+#: How the server's Python starts Streamlit's command line (``python -m streamlit run app.py …``).
+STREAMLIT = ("-m", "streamlit")
 #: The "LAN" address of :func:`lan_lab`'s namespace (TEST-NET-1, RFC 5737: documentation only).
 LAN_ADDRESS = "192.0.2.10"
 
@@ -96,12 +98,14 @@ def _healthy(url: str, prefix: Sequence[str]) -> bool:
 
 
 def start_streamlit(log: Path, env_overrides: dict[str, str] | None = None, *, prefix: Sequence[str] = (),
-                    address: str = "127.0.0.1") -> Server:
+                    address: str = "127.0.0.1", python_args: Sequence[str] = STREAMLIT) -> Server:
     """``streamlit run app.py`` on 127.0.0.1:<free port>, healthy on return (log in ``log``).
 
     ``prefix`` goes before the command (and before the health check's), e.g. ``ip netns exec NS``
     to run the server in a network namespace; ``address`` is its ``--server.address`` (``0.0.0.0``:
-    every interface, as a classroom app listens).  The returned URL is the loopback one.
+    every interface, as a classroom app listens).  ``python_args`` start Streamlit's command line
+    (``-c CODE``: a launcher that sets something up in the server's process first, then runs
+    ``streamlit.web.cli.main``).  The returned URL is the loopback one.
 
     ``env_overrides`` go on top of this process's environment (without its ``AMP_MODEL``; the
     server's model is ``$AMP_E2E_MODEL`` unless an override sets ``AMP_MODEL``).  The server's
@@ -119,7 +123,7 @@ def start_streamlit(log: Path, env_overrides: dict[str, str] | None = None, *, p
     env["AMP_CACHE_DIR"] = str(fresh_cache)
     env.update({"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "PYTHONUNBUFFERED": "1"})
     env.update(env_overrides or {})
-    cmd = [*prefix, sys.executable, "-m", "streamlit", "run", "app.py",
+    cmd = [*prefix, sys.executable, *python_args, "run", "app.py",
            "--server.address", address, "--server.port", str(port), "--server.headless", "true",
            "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"]
     with log.open("wb") as out:
@@ -152,8 +156,9 @@ def launch_streamlit(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Calla
     """
     started: list[Server] = []
 
-    def launch(env_overrides: dict[str, str] | None = None) -> Server:
-        server = start_streamlit(tmp_path_factory.mktemp("streamlit") / "server.log", env_overrides)
+    def launch(env_overrides: dict[str, str] | None = None, *, python_args: Sequence[str] = STREAMLIT) -> Server:
+        server = start_streamlit(tmp_path_factory.mktemp("streamlit") / "server.log", env_overrides,
+                                 python_args=python_args)
         started.append(server)
         return server
 
