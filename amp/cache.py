@@ -13,6 +13,12 @@ non-text value and any file path that leaves the cache folder.  A refused, unrea
 malformed entry counts as a miss: it is deleted and a :class:`CacheWarning` is emitted, and the
 caller recomputes.
 
+Sizes and failures: the writer refuses a value over :data:`amp.cache_disk.MAX_VALUE_BYTES` before writing it (the
+reader refuses one too, on its size alone), and every message names the real cause of a failure
+(:class:`CacheTrouble`): a folder that cannot be written, a full disk, or a damaged ``cache.db``
+(``file is not a database``, ``malformed``) — the last two are not "read-only".  Whatever the
+cause, a result that cannot be read is recomputed and one that cannot be stored is not stored.
+
 Keys are sha256 digests over canonical JSON of everything the result depends on (see
 :meth:`ResultCache.key`), including :func:`amp.code_digest.code_digest` — a digest of the source
 text of the modules that compute results (:data:`amp.code_digest.CODE_MODULES`) — and
@@ -29,18 +35,21 @@ import hashlib
 import json
 import os
 import sqlite3
-import stat
-import threading
-import time
 import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Self
 
 import diskcache
-from diskcache.core import MODE_RAW, MODE_TEXT
 
+import amp.cache_disk as disk
 import amp.code_digest as code
+from amp.cache_disk import (
+    CacheTrouble,
+    JSONTextDisk,
+    ReadOnlyStore,
+    canonical_json,
+)
 from amp.errors import CacheError, CacheWarning, UnsafeEntryError
 from amp.settings import results_dir
 
@@ -49,163 +58,6 @@ SCHEMA = 1
 
 #: diskcache eviction: least recently stored first, once the folder exceeds this size.
 SIZE_LIMIT_BYTES = 2**30
-#: The largest value file read (a parse with every beam's per-token alternatives is well under a
-#: megabyte): a larger one is refused as corrupt on its size alone, before a byte is read.
-MAX_VALUE_BYTES = 64 * 2**20
-
-
-def canonical_json(obj: Any) -> str:
-    """Deterministic JSON text: sorted keys, no spaces, tuples as lists, UTF-8 kept.
-
-    Raises ``TypeError`` for anything JSON cannot represent (so a key can never silently
-    depend on an object's ``repr``) and ``ValueError`` for NaN/infinity (not JSON; the result
-    records encode them as strings).
-    """
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
-
-
-class JSONTextDisk(diskcache.Disk):
-    """A diskcache serializer that only handles ``str`` keys and ``str`` values.
-
-    Strings are stored exactly as diskcache stores them by default (raw in SQLite below
-    ``min_file_size``, else a UTF-8 text file), so nothing is pickled on the way in; on the way
-    out every other storage mode, pickle included, raises :class:`UnsafeEntryError` *before*
-    any byte is interpreted.
-    """
-
-    def __init__(self, directory: str, min_file_size: int = 0, pickle_protocol: int = 0, **_ignored: Any) -> None:
-        # Unknown ``disk_*`` settings read from a foreign Settings table are ignored.
-        super().__init__(directory, min_file_size=min_file_size, pickle_protocol=pickle_protocol)
-
-    def put(self, key: Any) -> tuple[Any, bool]:
-        if type(key) is not str:
-            raise TypeError(f"ResultCache keys must be str, not {type(key).__name__}")
-        return key, True
-
-    def get(self, key: Any, raw: bool) -> Any:
-        if not raw:
-            raise UnsafeEntryError("refusing a pickled cache key")
-        if isinstance(key, (bytes, memoryview)):
-            raise UnsafeEntryError("refusing a binary cache key")
-        return key
-
-    def store(self, value: Any, read: bool, key: Any = diskcache.core.UNKNOWN) -> tuple:
-        if read or type(value) is not str:
-            raise TypeError("ResultCache stores JSON text (str) only")
-        return super().store(value, read, key=key)
-
-    def fetch(self, mode: int, filename: str | None, value: Any, read: bool) -> str:
-        if read:
-            raise UnsafeEntryError("file handles are not supported")
-        if mode == MODE_RAW:
-            if type(value) is not str:
-                raise UnsafeEntryError(f"stored value is {type(value).__name__}, not text")
-            return value
-        if mode == MODE_TEXT and filename:
-            return _read_regular_text(self._checked_path(filename))
-        raise UnsafeEntryError(f"refusing a value stored in diskcache mode {mode} (not JSON text)")
-
-    def remove(self, file_path: str) -> None:
-        try:
-            self._checked_path(file_path)
-        except UnsafeEntryError:
-            return  # never delete outside the cache folder
-        super().remove(file_path)
-
-    def _checked_path(self, filename: str) -> str:
-        root = os.path.realpath(self._directory)
-        full = os.path.realpath(os.path.join(root, filename))
-        if os.path.isabs(filename) or os.path.commonpath([root, full]) != root:
-            raise UnsafeEntryError(f"value file {filename!r} lies outside the cache folder")
-        return full
-
-
-def _read_regular_text(path: str) -> str:
-    """The UTF-8 text of the regular file at ``path``, opened without blocking: a FIFO, device or
-    other non-regular file planted as a value file is refused (:class:`UnsafeEntryError`) instead
-    of hanging the reader, and so is a file over :data:`MAX_VALUE_BYTES` (judged by its size,
-    never read whole)."""
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise UnsafeEntryError("the value file is not a regular file")
-        if info.st_size > MAX_VALUE_BYTES:
-            raise UnsafeEntryError(f"the value file has {info.st_size:,} bytes, over the limit of {MAX_VALUE_BYTES:,}")
-        with os.fdopen(fd, "rb", closefd=True) as reader:
-            fd = -1
-            data = reader.read(MAX_VALUE_BYTES + 1)  # a file that grew since: still bounded
-        if len(data) > MAX_VALUE_BYTES:
-            raise UnsafeEntryError(f"the value file grew over the limit of {MAX_VALUE_BYTES:,} bytes")
-        return data.decode("utf-8")
-    finally:
-        if fd >= 0:
-            os.close(fd)
-
-
-class _ReadOnlyStore:
-    """The read side of a :class:`diskcache.Cache` whose folder cannot be written.
-
-    diskcache itself cannot open such a folder (it creates tables and a WAL journal); this opens
-    its SQLite file read-only and immutable and reads value files through :class:`JSONTextDisk`,
-    with the same refusals.  Writes raise ``sqlite3.OperationalError``; deletes do nothing.
-    """
-
-    def __init__(self, directory: Path) -> None:
-        db = directory / diskcache.core.DBNAME
-        if not db.is_file():
-            raise sqlite3.OperationalError(f"no {diskcache.core.DBNAME} in {directory}")
-        self._uri = f"{db.resolve().as_uri()}?mode=ro&immutable=1"
-        self._disk = JSONTextDisk(str(directory))
-        self._local = threading.local()
-        self._one("SELECT COUNT(*) FROM Cache")  # a folder that is not a cache fails here
-
-    def _one(self, sql: str, params: tuple[Any, ...] = ()) -> tuple[Any, ...] | None:
-        con = getattr(self._local, "con", None)
-        if con is None:
-            con = self._local.con = sqlite3.connect(self._uri, uri=True)
-        row: tuple[Any, ...] | None = con.execute(sql, params).fetchone()
-        return row
-
-    def get(self, key: str, default: Any = None) -> Any:
-        row = self._one("SELECT mode, filename, value FROM Cache WHERE key = ? AND raw = 1 "
-                        "AND (expire_time IS NULL OR expire_time > ?)", (key, time.time()))
-        if row is None:
-            return default
-        mode, filename, value = row
-        return self._disk.fetch(mode, filename, value, False)
-
-    def __contains__(self, key: object) -> bool:
-        return self._one("SELECT 1 FROM Cache WHERE key = ? AND raw = 1", (key,)) is not None
-
-    def __len__(self) -> int:
-        row = self._one("SELECT COUNT(*) FROM Cache")
-        return int(row[0]) if row else 0
-
-    def volume(self) -> int:
-        pages = self._one("PRAGMA page_count")
-        size = self._one("PRAGMA page_size")
-        files = self._one("SELECT COALESCE(SUM(size), 0) FROM Cache WHERE filename IS NOT NULL")
-        return int(pages[0] * size[0] + files[0]) if pages and size and files else 0
-
-    def set(self, *_: Any, **__: Any) -> None:
-        raise sqlite3.OperationalError("the cache folder is read-only")
-
-    def delete(self, *_: Any, **__: Any) -> bool:
-        return False
-
-    def clear(self, *_: Any, **__: Any) -> int:
-        raise sqlite3.OperationalError("the cache folder is read-only")
-
-    evict = clear
-
-    def close(self) -> None:
-        con = getattr(self._local, "con", None)
-        if con is not None:
-            con.close()
-            self._local.con = None
-
-
 class ResultCache:
     """A JSON-only result store over :class:`diskcache.Cache`, tagged by model identity.
 
@@ -217,8 +69,11 @@ class ResultCache:
 
     def __init__(self, directory: str | os.PathLike[str] | None = None) -> None:
         self.directory = Path(directory) if directory is not None else results_dir()
-        #: True when the folder could only be opened for reading (see :class:`_ReadOnlyStore`).
+        #: True when the folder could only be opened for reading (see :class:`ReadOnlyStore`);
+        #: :attr:`trouble` says why and :meth:`hint` says so in words.
         self.read_only = False
+        self.trouble: CacheTrouble | None = None
+        self._trouble_text = ""
         self._cache: Any
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
@@ -231,22 +86,67 @@ class ResultCache:
                 statistics=False,
             )
         except (OSError, sqlite3.Error, ValueError, TypeError) as exc:
+            trouble = CacheTrouble.at(exc, self.directory)
             try:  # a read-only folder (a shared or mounted cache) is still worth reading
-                self._cache = _ReadOnlyStore(self.directory)
+                self._cache = ReadOnlyStore(self.directory)
             except (OSError, sqlite3.Error, ValueError) as read_exc:
-                raise CacheError(
-                    f"cannot open the result cache in {self.directory}: {exc}. "
-                    "Delete that folder (it only holds cached results) or point AMP_CACHE_DIR elsewhere."
-                ) from read_exc
+                raise CacheError(self._cannot_open(trouble, exc)) from read_exc
             self.read_only = True
+            self.trouble, self._trouble_text = trouble, str(exc)
             warnings.warn(self.hint(), CacheWarning, stacklevel=2)
 
+    @property
+    def database(self) -> Path:
+        """The SQLite file of the cache (``cache.db``)."""
+        return self.directory / diskcache.core.DBNAME
+
+    def _cannot_open(self, trouble: CacheTrouble, exc: BaseException) -> str:
+        if trouble is CacheTrouble.DAMAGED:
+            return (f"the cache file is damaged ({self.database}): {exc}. Delete that folder (it only holds cached "
+                    "results) or point AMP_CACHE_DIR elsewhere; results are recomputed meanwhile")
+        if trouble is CacheTrouble.DISK_FULL:
+            return (f"cannot open the result cache in {self.directory}: the disk is full ({exc}). Free some space "
+                    "or point AMP_CACHE_DIR at another disk; results are recomputed meanwhile")
+        return (f"cannot open the result cache in {self.directory}: {exc}. "
+                "Delete that folder (it only holds cached results) or point AMP_CACHE_DIR elsewhere.")
+
     def hint(self) -> str:
-        """What a user should know about this cache's folder (empty when it is an ordinary one)."""
+        """What a user should know about this cache's folder (empty when it is an ordinary one), by
+        its real cause (:attr:`trouble`)."""
         if not self.read_only:
             return ""
-        return (f"the result cache in {self.directory} is read-only: cached results are read from it, new "
-                "results are not stored (make the folder writable, or point AMP_CACHE_DIR at a writable folder)")
+        stored = "cached results are read from it, new results are not stored"
+        if self.trouble is CacheTrouble.DISK_FULL:
+            return (f"the disk holding the result cache in {self.directory} is full: {stored} (free some space, "
+                    "or point AMP_CACHE_DIR at another disk)")
+        if self.trouble is CacheTrouble.DAMAGED:
+            return (f"the cache file is damaged ({self.database}): {self._trouble_text}; {stored} (delete the "
+                    f"folder {self.directory}: it only holds cached results)")
+        if self.trouble is CacheTrouble.UNWRITABLE:
+            return (f"the result cache in {self.directory} cannot be written ({self._trouble_text}): {stored} "
+                    "(point AMP_CACHE_DIR at another folder)")
+        return (f"the result cache in {self.directory} is read-only: {stored} "
+                "(make the folder writable, or point AMP_CACHE_DIR at a writable folder)")
+
+    def _cannot_write(self, exc: BaseException, done: str = "") -> CacheError:
+        """The error of a failed write, naming its cause (``done``: what became of the batch)."""
+        trouble = CacheTrouble.at(exc, self.directory)
+        if trouble is CacheTrouble.DISK_FULL:
+            why = f"the disk is full ({exc})"
+        elif trouble is CacheTrouble.DAMAGED:
+            why = f"the cache file is damaged ({self.database}): {exc}"
+        else:
+            why = str(exc)
+        return CacheError(f"cannot write to the result cache in {self.directory}: {why}{done}")
+
+    @staticmethod
+    def _checked_size(text: str) -> str:
+        """``text`` if it is within :data:`amp.cache_disk.MAX_VALUE_BYTES` in UTF-8, else :class:`CacheError` (nothing written)."""
+        size = len(text) if len(text) > disk.MAX_VALUE_BYTES else len(text.encode("utf-8"))
+        if size > disk.MAX_VALUE_BYTES:
+            raise CacheError(f"a result of {size:,} bytes is over the result cache's limit of {disk.MAX_VALUE_BYTES:,} "
+                             "bytes: not stored (it is recomputed when asked for again)")
+        return text
 
     # -- keys --------------------------------------------------------------------------------
 
@@ -278,7 +178,9 @@ class ResultCache:
         try:
             text = self._cache.get(key, default=None)
         except (UnsafeEntryError, UnicodeDecodeError, ValueError, OSError, sqlite3.Error) as exc:
-            self.discard(key, f"unreadable entry ({exc})")
+            damaged = isinstance(exc, (OSError, sqlite3.Error)) and CacheTrouble.of(exc) is CacheTrouble.DAMAGED
+            self.discard(key, f"the cache file is damaged ({self.database}): {exc}" if damaged
+                         else f"unreadable entry ({exc})")
             return None
         if text is None:
             return None
@@ -300,26 +202,30 @@ class ResultCache:
         """Store ``value`` (a JSON-representable mapping) as JSON text, tagged with ``model``.
 
         Raises ``TypeError``/``ValueError`` if ``value`` is not strict JSON and
-        :class:`~amp.errors.CacheError` if the write fails (disk full, read-only folder).
+        :class:`~amp.errors.CacheError` if it is over :data:`amp.cache_disk.MAX_VALUE_BYTES` (before anything is
+        written) or the write fails (its cause named: disk full, damaged file, read-only folder).
         """
         if not isinstance(value, Mapping):
             raise TypeError(f"cache values are dicts, not {type(value).__name__}")
-        text = canonical_json({"schema": SCHEMA, "model": model, "value": dict(value)})
+        text = self._checked_size(canonical_json({"schema": SCHEMA, "model": model, "value": dict(value)}))
+        if self.read_only:
+            raise CacheError(self.hint())
         try:
             self._cache.set(key, text, tag=model)
         except (OSError, sqlite3.Error) as exc:
-            raise CacheError(f"cannot write to the result cache in {self.directory}: {exc}") from exc
+            raise self._cannot_write(exc) from exc
 
     def set_many(self, items: Sequence[tuple[str, Mapping[str, Any], str | None]]) -> None:
         """Store every ``(key, value, model)`` or none: one SQLite transaction, rolled back on any
         failure (disk full), and the value files it wrote removed again.  Keys already present
         are the caller's business (:func:`amp.teaching.demo_pack.import_pack` never replaces them).
 
-        Raises :class:`~amp.errors.CacheError` (the cache is then as it was), ``TypeError`` /
+        Raises :class:`~amp.errors.CacheError` (the cache is then as it was; a value over
+        :data:`amp.cache_disk.MAX_VALUE_BYTES` is refused before anything is written), ``TypeError`` /
         ``ValueError`` for a value that is not strict JSON (checked before anything is written).
         """
-        texts = [(key, canonical_json({"schema": SCHEMA, "model": model, "value": dict(value)}), model)
-                 for key, value, model in items]
+        texts = [(key, self._checked_size(canonical_json({"schema": SCHEMA, "model": model, "value": dict(value)})),
+                  model) for key, value, model in items]
         if self.read_only:
             raise CacheError(self.hint())
         files_before = self._value_files()
@@ -331,8 +237,7 @@ class ResultCache:
             for name in self._value_files() - files_before:  # written for rows that were rolled back
                 with contextlib.suppress(OSError):
                     os.remove(self.directory / name)
-            raise CacheError(f"cannot write to the result cache in {self.directory}: {exc}; nothing was stored") \
-                from exc
+            raise self._cannot_write(exc, "; nothing was stored") from exc
 
     def volume(self) -> int:
         """Bytes the cache occupies (SQLite file plus value files), as diskcache's eviction counts."""

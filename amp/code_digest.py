@@ -50,6 +50,7 @@ CODE_MODULES: tuple[str, ...] = (
     "parser/backends/llama.py",
     "parser/backends/api.py",
     "parser/backends/api_protocol.py",
+    "parser/backends/api_replies.py",
     "parser/batch.py",
     "parser/parser.py",
     "parser/core/results.py",

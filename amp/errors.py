@@ -48,6 +48,6 @@ class CacheWarning(UserWarning):
 class UnsafeEntryError(AmpError, ValueError):
     """A stored row that the result cache refuses to decode (pickle mode, non-text, bad path).
 
-    Raised inside :class:`amp.cache.JSONTextDisk` and caught by :meth:`amp.cache.ResultCache.get`,
+    Raised inside :class:`amp.cache_disk.JSONTextDisk` and caught by :meth:`amp.cache.ResultCache.get`,
     which treats the row as corrupt: a :class:`CacheWarning`, the entry dropped and recomputed.
     """

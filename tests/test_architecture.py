@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[1]
 #: The layers of amp/, lowest first: a module may import its own layer and the ones below.
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("amp.errors", "amp.version", "amp.settings", "amp.records", "amp.memo"),
-    ("amp.code_digest", "amp.cache"),
+    ("amp.code_digest", "amp.cache_disk", "amp.cache"),
     ("amp.logic",),
     ("amp.data",),
     ("amp.prompts",),

@@ -2,7 +2,8 @@
 
 Part of the model option group of every model-using command (:mod:`amp.cli.model_options`):
 ``--api-base`` (default ``$AMP_API_BASE``), ``--api-mode chat|completions``, ``--api-logprobs
-on|off``, ``--api-grammar``, ``--api-concurrency``, ``--api-timeout``, ``--api-retries``.  The
+on|off``, ``--api-grammar``, ``--api-concurrency``, ``--api-timeout`` (one request in all: connecting
+and every read), ``--api-retries``, ``--api-budget`` (all of the command's requests).  The
 key is read from ``$AMP_API_KEY`` or ``$OPENAI_API_KEY`` (never an option: a command line is
 visible to every user of the machine and lands in shell histories).
 """
@@ -16,21 +17,12 @@ from typing import Any
 from amp.cli import common
 from amp.errors import AmpError
 from amp.parser.backends import api_protocol as proto
+from amp.parser.backends import api_replies as replies
 from amp.parser.backends.api import ApiBackend
 from amp.parser.backends.api_protocol import ApiMode, ApiSettings
 
 #: ``--api-logprobs`` values.
 ON_OFF = ("on", "off")
-
-
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
-    if not 0 < value <= proto.MAX_TIMEOUT_S:
-        raise argparse.ArgumentTypeError(f"must be above 0 and at most {proto.MAX_TIMEOUT_S:g}")
-    return value
 
 
 def add_api_options(group: Any) -> None:
@@ -47,10 +39,17 @@ def add_api_options(group: Any) -> None:
                        help="send the decoding grammar as GBNF (llama.cpp's server)")
     group.add_argument("--api-concurrency", type=common.count(1, proto.MAX_CONCURRENCY), default=proto.DEFAULT_CONCURRENCY,
                        help=f"requests in flight at once (default {proto.DEFAULT_CONCURRENCY})")
-    group.add_argument("--api-timeout", type=_positive_float, default=proto.DEFAULT_TIMEOUT_S,
-                       help=f"seconds per request (default {proto.DEFAULT_TIMEOUT_S:g})")
+    group.add_argument("--api-timeout", type=common.bounded(proto.check_timeout), default=proto.DEFAULT_TIMEOUT_S,
+                       help="seconds one request may take in all, connecting and every read together "
+                            f"(default {proto.DEFAULT_TIMEOUT_S:g})")
     group.add_argument("--api-retries", type=common.count(0, proto.MAX_RETRIES), default=proto.DEFAULT_RETRIES,
-                       help=f"retries of a 429/5xx/lost connection, with backoff (default {proto.DEFAULT_RETRIES})")
+                       help="retries of a 408/409/429/5xx, a timed-out request or a lost connection, after the "
+                            f"server's Retry-After (up to {replies.MAX_RETRY_AFTER_S:g} s) or a backoff "
+                            f"(default {proto.DEFAULT_RETRIES})")
+    group.add_argument("--api-budget", type=common.bounded(proto.check_budget), default=None, metavar="SECONDS",
+                       help="seconds all of the command's requests to the endpoint may take together, retries "
+                            "and waits included (default: no budget); when it runs out the command stops with "
+                            "one error, what finished is cached")
 
 
 def api_settings(args: argparse.Namespace) -> ApiSettings | None:
@@ -68,7 +67,8 @@ def api_settings(args: argparse.Namespace) -> ApiSettings | None:
         raise AmpError(f"--model {spec} needs --api-base URL (or ${proto.BASE_ENV}), e.g. http://127.0.0.1:8000/v1")
     return ApiSettings(base_url=base, model=proto.api_model_name(str(spec)), mode=ApiMode(args.api_mode),
                        logprobs=args.api_logprobs == "on", grammar=bool(args.api_grammar),
-                       concurrency=args.api_concurrency, timeout_s=args.api_timeout, retries=args.api_retries)
+                       concurrency=args.api_concurrency, timeout_s=args.api_timeout, retries=args.api_retries,
+                       budget_s=getattr(args, "api_budget", None))
 
 
 def api_run_settings(parser: Any) -> dict[str, Any]:

@@ -1,4 +1,6 @@
-"""Helpers shared by the command modules: argparse-style errors and checked argument types.
+"""Helpers shared by the command modules: argparse-style errors, checked argument types, and text
+made safe for the terminal (:func:`printable`, :func:`terminal_text`, :func:`terminal_json`: a model's
+or an endpoint's text never moves the cursor, clears the screen or sets a window title).
 
 The argument types turn a bad value into argparse's usage error (one ``error:`` line, exit 2)
 using the bounds of :mod:`amp.parser.core.limits`, so the CLI refuses what the library would.
@@ -7,6 +9,7 @@ using the bounds of :mod:`amp.parser.core.limits`, so the CLI refuses what the l
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -14,6 +17,7 @@ from typing import Any
 from amp.data.types import find_type, type_ids
 from amp.errors import AmpError
 from amp.logic.vocabulary import DEFAULT_FORMAT, DEFAULT_MODE, FORMATS, MODES
+from amp.parser.backends.api_replies import strip_controls
 from amp.parser.core import limits
 
 #: Exit status of a command that refuses its input or cannot load its model (argparse's usage status).
@@ -36,9 +40,26 @@ def fail(problem: str | BaseException, parser: argparse.ArgumentParser | None = 
 
 
 def printable(text: str) -> str:
-    """``text`` on one line, with undecodable bytes (surrogates) shown as escapes, never raising."""
-    one_line = " ".join(str(text).split())
+    """``text`` on one line, without terminal controls, with undecodable bytes (surrogates) shown
+    as escapes, never raising."""
+    one_line = " ".join(strip_controls(str(text), keep="").split())
     return one_line.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def terminal_text(text: str) -> str:
+    """Lines for the terminal: ``text`` without terminal controls (line breaks and tabs kept),
+    undecodable bytes shown as escapes."""
+    return strip_controls(str(text)).encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+#: What JSON text may hold raw that a terminal acts on: DEL and the C1 controls (JSON escapes C0).
+_RAW_CONTROLS = re.compile(r"[\x7f-\x9f]")
+
+
+def terminal_json(text: str) -> str:
+    """JSON text with DEL and the C1 controls escaped (``\\u009b``): the same data, nothing a
+    terminal acts on."""
+    return _RAW_CONTROLS.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)
 
 
 def count(minimum: int, maximum: int) -> Callable[[str], int]:

@@ -1,4 +1,4 @@
-"""A cache value file over :data:`amp.cache.MAX_VALUE_BYTES` is a miss, judged by its size alone
+"""A cache value file over :data:`amp.cache_disk.MAX_VALUE_BYTES` is a miss, judged by its size alone
 (issue #27 item 12: a 1 GB sparse ``.val`` cost 2.1 GB of memory before it was dropped)."""
 
 from __future__ import annotations
@@ -8,9 +8,11 @@ import tracemalloc
 import warnings
 from pathlib import Path
 
-from amp import cache as cache_module
+import pytest
+
+from amp import cache_disk as cache_module
 from amp.cache import ResultCache
-from amp.errors import CacheWarning
+from amp.errors import CacheError, CacheWarning
 
 MAX_VALUE_BYTES = getattr(cache_module, "MAX_VALUE_BYTES", 64 * 2**20)
 
@@ -46,7 +48,11 @@ def test_a_value_at_the_limit_is_still_read(tmp_path: Path, monkeypatch) -> None
     cache = ResultCache(tmp_path / "results")
     cache.set("k", {"blob": "y" * 150_000}, model="m1")
     assert cache.get("k") == {"blob": "y" * 150_000}
+    with pytest.raises(CacheError, match="over the result cache's limit"):  # the writer refuses it now
+        cache.set("big", {"blob": "y" * 250_000}, model="m1")
+    monkeypatch.setattr(cache_module, "MAX_VALUE_BYTES", 300_000)  # written under a larger cap …
     cache.set("big", {"blob": "y" * 250_000}, model="m1")
+    monkeypatch.setattr(cache_module, "MAX_VALUE_BYTES", 200_000)  # … the reader still refuses it
     with warnings.catch_warnings(record=True):
         warnings.simplefilter("always")
         assert cache.get("big") is None

@@ -19,14 +19,17 @@ from amp.code_digest import CODE_MODULES, PACKAGE_DIR, code_digest, source_diges
 #: amp/parser modules that do not decide what a cached result holds (see CODE_MODULES' comment):
 #: the package, model loading (identified by weight hashes), the backend interface and its
 #: capabilities record, the engine registry (which backend runs; the backend's runtime is in every
-#: key), the remote client, its job protocol and request bounds.
+#: key), the remote client, its job protocol and request bounds, the API backend's HTTP transport
+#: (it bounds how long and how much an endpoint may send; it decides nothing a result holds), the
+#: JSON depth bound of a request, and the fair-share gate that orders requests' search steps on a
+#: replica (when a step runs, never what it computes).
 NOT_RESULT_CODE = {"parser/__init__.py", "parser/backend.py", "parser/jobs.py", "parser/engines.py",
                    "parser/core/__init__.py", "parser/core/errors.py", "parser/core/limits.py",
-                   "parser/core/capabilities.py",
-                   "parser/search/__init__.py", "parser/search/settings.py",
+                   "parser/core/capabilities.py", "parser/core/json_bounds.py",
+                   "parser/search/__init__.py", "parser/search/settings.py", "parser/search/fair_share.py",
                    "parser/models/__init__.py", "parser/models/spec.py", "parser/models/embedded.py",
                    "parser/models/loading.py", "parser/models/registry.py", "parser/models/names.py",
-                   "parser/backends/__init__.py", "parser/backends/remote.py"}
+                   "parser/backends/__init__.py", "parser/backends/remote.py", "parser/backends/api_transport.py"}
 
 
 def _copy_package(dest: Path) -> Path:

@@ -21,9 +21,10 @@ from amp.errors import AmpError, SettingError
 from amp.logic.gbnf import gbnf_text
 from amp.logic.grammar import lark_parser
 from amp.parser.backends import api_protocol as proto
+from amp.parser.backends import api_replies as replies
 from amp.parser.backends.api import ApiBackend
 from amp.parser.backends.api_protocol import ApiMode, ApiSettings
-from amp.parser.core.errors import BackendError, EndpointUnreachable
+from amp.parser.core.errors import BackendError, EndpointUnreachable, InvalidReply
 from amp.parser.parser import Parser
 from amp.prompts import zero_shot_prompt
 
@@ -221,3 +222,85 @@ def test_cli_errors_are_one_line(tmp_path, capsys: pytest.CaptureFixture[str]) -
                  "--out", str(tmp_path / "out")])
     lines = [line for line in capsys.readouterr().err.splitlines() if line.startswith("error:")]
     assert code != 0 and len(lines) == 1 and "cannot reach the model endpoint" in lines[0]
+
+
+def test_an_echoed_token_straddling_the_prompts_end_is_the_lfs_first_step() -> None:
+    """#45: the echoed token from ``prompt_chars − 1`` into the LF (``": exists"``: the prompt's last
+    character and the LF's first word) is the first step, the steps cover the whole framed LF, and
+    the token generated after the LF is not one of them."""
+    prompt = "Human: a girl\nComputer:"
+    lf = "exists x . girl(x)"
+    pieces = ["Human", ":", " a", " girl", "\n", "Computer", ": exists", " x", " .", " girl", "(x)", "\n", "Human"]
+    offsets = [sum(len(p) for p in pieces[:i]) for i in range(len(pieces))]
+    assert "".join(pieces[:-1]) == f"{prompt} {lf}\n" and offsets[6] == len(prompt) - 1
+    values = [None, -0.5, -0.4, -0.3, -0.2, -0.1, -0.7, -0.6, -0.05, -0.9, -0.01, -0.2, -3.0]
+    logprobs = replies.CompletionLogprobs(tokens=tuple(pieces), text_offset=tuple(offsets),
+                                        token_logprobs=tuple(values), top_logprobs=(None,) * len(pieces))
+    score = proto.forced_from_echo(lf, len(prompt), logprobs, top_n=3)
+    assert score.tokens == (": exists", " x", " .", " girl", "(x)", "\n")
+    assert score.sum_logprob == pytest.approx(-0.7 - 0.6 - 0.05 - 0.9 - 0.01 - 0.2)
+    assert score.min_prob == pytest.approx(math.exp(-0.9))
+
+
+def test_echo_logprobs_of_a_reply_are_checked_into_the_record() -> None:
+    reply = {"choices": [{"text": "x", "logprobs": {"tokens": ["a", "b"], "text_offset": [0, 1],
+                                                    "token_logprobs": [None, -1.5],
+                                                    "top_logprobs": [None, {"b": -1.5, "c": -2.0}]}}]}
+    assert replies.echo_logprobs(reply, "here") == replies.CompletionLogprobs(
+        tokens=("a", "b"), text_offset=(0, 1), token_logprobs=(None, -1.5), top_logprobs=(None, {"b": -1.5, "c": -2.0}))
+    assert replies.echo_logprobs({"choices": [{"text": "x"}]}, "here") is None
+    with pytest.raises(InvalidReply, match=r"invalid reply from here: choices\[0\].logprobs.text_offset\[0\] is not a "
+                                           "whole number but text"):
+        replies.echo_logprobs({"choices": [{"logprobs": {"tokens": ["a"], "text_offset": ["0"]}}]}, "here")
+
+
+@pytest.mark.parametrize(("headers", "seconds"), [
+    ({"Retry-After": "3"}, 3.0), ({"retry-after": "0.5"}, 0.5), ({"Retry-After-Ms": "1500"}, 1.5),
+    ({"Retry-After": "Wed, 21 Oct 2015 07:28:30 GMT"}, 30.0), ({"Retry-After": "soon"}, None), ({}, None),
+    ({"Retry-After": "-4"}, 0.0), ({"Retry-After": "nan"}, None)])
+def test_retry_after_is_read_as_seconds_or_a_date(headers: dict[str, str], seconds: float | None) -> None:
+    now = 1445412480.0  # Wed, 21 Oct 2015 07:28:00 GMT
+    assert replies.retry_after_s(headers, now=now) == seconds
+
+
+def test_backoff_and_the_count_of_requests_in_words() -> None:
+    assert [replies.backoff_s(r) for r in (1, 2, 3, 4, 5, 6)] == [0.5, 1.0, 2.0, 4.0, 8.0, 8.0]
+    assert [replies.requests_made(n) for n in (0, 1, 2, 3)] == ["no request", "1 request, no retry",
+                                                              "2 requests: 1 retry", "3 requests: 2 retries"]
+
+
+@pytest.mark.parametrize(("text", "kept"), [
+    ("a\x1b[2Jb", "ab"), ("a\x1b]0;my title\x07b", "ab"), ("a\x1b]2;t\x1b\\b", "ab"), ("a\x9b31mb", "ab"),
+    ("line\nnext\ttab", "line\nnext\ttab"), ("a\rb\x00c\x7fd\x85e", "a bcde"), ("plain é ∀", "plain é ∀")])
+def test_terminal_controls_are_stripped_and_line_breaks_kept(text: str, kept: str) -> None:
+    assert replies.strip_controls(text) == kept
+    assert "\n" not in replies.endpoint_text(text) and "\x1b" not in replies.endpoint_text(text)
+
+
+def test_an_error_replys_own_text() -> None:
+    assert replies.error_message(b'{"error": {"message": "bad\\u001b[2J model"}}') == "bad model"
+    assert replies.error_message(b'{"error": "text"}') == "text"
+    assert replies.error_message(b'{"detail": "no such route"}') == "no such route"
+    assert replies.error_message(b"<html>\n Bad gateway </html>") == "<html> Bad gateway </html>"
+    assert replies.endpoint_text("x" * 600) == "x" * 499 + "…"
+
+
+def test_the_budget_is_a_setting_checked_once() -> None:
+    assert ApiSettings(base_url="http://h/v1", model="m", budget_s=30).budget_s == 30
+    for bad in (0, -1, float("nan"), proto.MAX_BUDGET_S + 1):
+        with pytest.raises(SettingError, match="the API time budget must be above 0"):
+            ApiSettings(base_url="http://h/v1", model="m", budget_s=bad)
+
+
+def test_the_budget_and_timeout_options_use_the_librarys_checks(capsys: pytest.CaptureFixture[str]) -> None:
+    s = api_settings(_args("--model", "openai:gpt", "--api-base", "http://h/v1", "--api-budget", "30",
+                           "--api-timeout", "5"))
+    assert s is not None and (s.budget_s, s.timeout_s) == (30.0, 5.0)
+    plain = api_settings(_args("--model", "openai:gpt", "--api-base", "http://h/v1"))
+    assert plain is not None and plain.budget_s is None and plain.timeout_s == proto.DEFAULT_TIMEOUT_S
+    for option, value, said in (("--api-budget", "0", "the API time budget must be above 0"),
+                                ("--api-timeout", "nan", "the API timeout must be above 0"),
+                                ("--api-budget", "soon", "the API time budget is a number of seconds")):
+        with pytest.raises(SystemExit) as stopped:
+            _args("--model", "openai:gpt", option, value)
+        assert stopped.value.code == 2 and said in capsys.readouterr().err

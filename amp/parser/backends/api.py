@@ -10,8 +10,11 @@ Implements :class:`amp.parser.backend.Backend` for what an endpoint can do, with
   prompt as is, stopped at the first line break.  The n choices, in the endpoint's order, are the
   top-k beams; the reader decides later whether each is an LF (an unparseable choice is neither).
   **An endpoint that ignores n** (llama.cpp's server returns one choice whatever n says) gets the
-  missing choices as separate requests, n in all: at temperature 0 they are the same greedy answer,
-  which is what n = 5 at temperature 0 gives on the paper's API too.
+  missing choices as separate requests, at most :data:`~amp.parser.backends.api_protocol.MAX_FILL_REQUESTS`
+  per prompt (n = 5, the paper's, in full): at temperature 0 they are the same greedy answer, which
+  is what n = 5 at temperature 0 gives on the paper's API too.  Beyond that cap a parse holds fewer
+  beams than asked, says so in its settings (``api_choices``) and warns once
+  (:class:`~amp.parser.core.errors.ApiWarning`); choices beyond n are dropped.
 * **log-probs** (``ApiSettings.logprobs``) — each choice's token probabilities (its steps: the
   heatmap's confidences), and **P(LF0)** by scoring both readings from the prompt log-probs of an
   echoed completion (``echo=True``; llama.cpp's server and vLLM give them, chat-only APIs do not).
@@ -21,23 +24,37 @@ Implements :class:`amp.parser.backend.Backend` for what an endpoint can do, with
 * **grammar** (``ApiSettings.grammar``) — the decoding grammar sent as GBNF in the request's
   ``grammar`` field (llama.cpp's server), rendered from the same declaration as the automaton's
   (:mod:`amp.logic.gbnf`), for searches that are constrained.
-* **bounds** — at most ``concurrency`` requests in flight, each with ``timeout_s``; the client
-  retries a 408/409/429/5xx or a lost connection ``retries`` times with exponential backoff
-  (0.5 s doubling to 8 s, or the server's ``Retry-After``).  Failures become one typed error each:
+* **bounds** — at most ``concurrency`` requests in flight; each request has one deadline,
+  ``timeout_s`` for connecting and every read together, and all requests of the backend together
+  the budget ``budget_s`` from the first one on (:mod:`amp.parser.backends.api_transport` holds
+  both, and cuts every reply at :data:`~amp.parser.backends.api_protocol.MAX_REPLY_BYTES`).  The
+  backend itself (the ``openai`` client retries nothing) retries a 408/409/429/5xx, a request past
+  its deadline or a lost connection ``retries`` times, after the server's ``Retry-After`` (up to
+  :data:`~amp.parser.backends.api_protocol.MAX_RETRY_AFTER_S`; a longer one is an error saying how
+  long it asked for) or else a backoff of 0.5 s doubling to 8 s; every message says how many
+  requests were made.  Failures become one typed error each:
   :class:`~amp.parser.core.errors.EndpointUnreachable` (a sweep stops at it: what finished is
-  cached), ``unauthorized`` (a missing or refused key), ``unknown-model`` (the endpoint does not
-  list the name), :class:`~amp.parser.core.errors.ModelRefused`, ``timeout``, ``server``.
+  cached), :class:`~amp.parser.core.errors.BudgetSpent` (the same, for the budget),
+  ``unauthorized`` (a missing or refused key), ``unknown-model`` (the endpoint does not list the
+  name), :class:`~amp.parser.core.errors.ModelRefused`, :class:`~amp.parser.core.errors.DeadlinePassed`,
+  ``server``, :class:`~amp.parser.core.errors.ReplyTooLarge` and
+  :class:`~amp.parser.core.errors.InvalidReply` (not JSON, or JSON of the wrong shape: one line
+  naming the endpoint, never an ``AttributeError``).
 
 The API key comes from ``$AMP_API_KEY`` or ``$OPENAI_API_KEY`` when the client is made; it is
 held by the client only — never in a cache key or value, a run manifest, a log or an error
-message (a message the endpoint echoes it in has it replaced by ``***``).
+message (a message the endpoint echoes it in has it replaced by ``***``).  An endpoint's own
+text in a message has its terminal controls stripped
+(:func:`~amp.parser.backends.api_protocol.endpoint_text`).
 """
 
 from __future__ import annotations
 
+import math
 import os
 import threading
 import time
+import warnings
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
 from functools import partial
@@ -47,10 +64,15 @@ from typing import Any, TypeVar
 from amp.logic.gbnf import gbnf_text
 from amp.logic.own_words import NO_WORDS, OwnWords
 from amp.parser.backends import api_protocol as proto
+from amp.parser.backends import api_replies as replies
 from amp.parser.backends.api_protocol import ApiMode, ApiSettings
+from amp.parser.backends.api_replies import Choice
 from amp.parser.core.capabilities import Capabilities
 from amp.parser.core.errors import (
+    ApiWarning,
     BackendError,
+    BudgetSpent,
+    DeadlinePassed,
     EndpointUnreachable,
     LogprobsUnavailable,
     ModelLoadError,
@@ -59,11 +81,17 @@ from amp.parser.core.errors import (
 from amp.parser.core.results import Beam, ForcedScore, PairScore, ParseResult, Runtime, TokenStep
 from amp.parser.search.settings import Ask, SearchSettings
 
+# long: ~510 lines — one class, the Backend protocol over one endpoint, and its request loop (deadline,
+# budget, retries, the count of requests made) that every method shares; its protocol, replies and
+# transport are already modules of their own (api_protocol, api_replies, api_transport).
+
 T = TypeVar("T")
 #: Seconds :attr:`ApiBackend.scores` waits before probing an unreachable endpoint again.
 UNREACHABLE_QUIET_S = 30.0
 #: Sent as the key to an endpoint that needs none (llama.cpp's server, vLLM and ollama without one).
 NO_KEY = "no-key"
+#: HTTP statuses a request is retried after (with 5xx): timeout, conflict, rate limit.
+RETRIED_STATUSES = frozenset({408, 409, 429})
 
 
 def api_key() -> str | None:
@@ -94,6 +122,10 @@ class ApiBackend:
         self._n_honoured: bool | None = None  # whether the endpoint returns n choices for n > 1
         self._echoes: bool | None = None  # whether it returns prompt log-probs (echo)
         self._quiet_until = 0.0  # no new probe before this (monotonic s) after the endpoint was unreachable
+        self._attempt = threading.local()  # the deadline of the request the calling thread makes
+        self._budget_lock = threading.Lock()
+        self._budget_until: float | None = None  # the end of budget_s (monotonic s), from the first request
+        self._closed = threading.Event()  # close(): a wait before a retry ends
 
     # -- what it computes with ----------------------------------------------------------------------
 
@@ -186,39 +218,106 @@ class ApiBackend:
         if self._client is None:
             try:
                 import openai  # late: optional dependency (openai)
+
+                from amp.parser.backends import api_transport  # late: optional dependency (openai)
             except ImportError as exc:
                 raise ModelLoadError("a model behind an API needs the openai package: "
                                      "pip install 'amp-explorer[api]'") from exc
             s = self.settings
+            http = api_transport.bounded_http_client(s.base_url, self._deadline,
+                                                     where=f"the model endpoint at {s.base_url}")
             self._client = openai.OpenAI(base_url=s.base_url, api_key=self.__key or NO_KEY,
-                                         timeout=s.timeout_s, max_retries=s.retries)
+                                         timeout=s.timeout_s, max_retries=0, http_client=http)
         return self._client
 
     def _hide(self, text: str) -> str:
         key = self.__key
         return text.replace(key, "***") if key and len(key) >= 4 else text
 
-    def _call(self, fn: Callable[[Any], T]) -> T:
-        """``fn(client)``, its failures as the typed errors of the module docstring."""
+    def _shown(self, text: str) -> str:
+        """An endpoint's text for a message: controls stripped, the key hidden, then cut."""
+        return replies.endpoint_text(self._hide(replies.endpoint_text(text, 64 * 1024)))
+
+    # -- deadlines and retries ---------------------------------------------------------------------------
+
+    def _deadline(self) -> tuple[float, bool]:
+        """The deadline of the request the calling thread makes (the transport asks), and whether
+        it is the budget's; none outside :meth:`_call`."""
+        return getattr(self._attempt, "deadline", (math.inf, False))
+
+    def _budget_end(self) -> float:
+        """The end of the budget (monotonic s; infinite without one), counted from the first request."""
+        if self.settings.budget_s is None:
+            return math.inf
+        with self._budget_lock:
+            if self._budget_until is None:
+                self._budget_until = time.monotonic() + float(self.settings.budget_s)
+            return self._budget_until
+
+    def _budget_spent(self, made: int) -> BudgetSpent:
+        tried = f"{replies.requests_made(made)} for this call" if made else "no request made"
+        return BudgetSpent(f"the time budget of {self.settings.budget_s:g} s for the model endpoint at "
+                           f"{self.settings.base_url} ran out (--api-budget; {tried}); results finished so far "
+                           "are cached")
+
+    def _call(self, path: str, fn: Callable[[Any], Any]) -> Any:
+        """The JSON reply of ``fn(client)`` (a raw-response call of ``path``), retried as the module
+        docstring says; its failures as the typed errors there, each saying how many requests it made."""
         client = self.client()
         import openai  # late: optional dependency (openai)
 
         s = self.settings
-        try:
-            return fn(client)
-        except openai.APITimeoutError:
-            raise BackendError(f"the model endpoint at {s.base_url} did not answer within {s.timeout_s:g} s "
-                               f"({s.retries} retries)", kind="timeout") from None
-        except openai.APIConnectionError as exc:
-            cause = self._hide(str(exc.__cause__ or exc))
-            raise EndpointUnreachable(f"cannot reach the model endpoint at {s.base_url} ({cause}); "
-                                      "results finished so far are cached") from None
-        except openai.APIStatusError as exc:
-            raise self._status_error(exc) from None
+        made = 0
+        while True:
+            budget_end = self._budget_end()
+            if time.monotonic() >= budget_end:
+                raise self._budget_spent(made)
+            made += 1
+            mine = time.monotonic() + s.timeout_s
+            self._attempt.deadline = (mine, False) if mine <= budget_end else (budget_end, True)
+            asked_wait: float | None = None
+            try:
+                raw = fn(client)
+                return replies.reply_json(raw.content, f"the model endpoint at {s.base_url} ({path})")
+            except DeadlinePassed as exc:
+                if exc.budget:
+                    raise self._budget_spent(made) from None
+                failure: BackendError = self._too_slow(path, made)
+            except openai.APITimeoutError:
+                failure = self._too_slow(path, made)
+            except openai.APIConnectionError as exc:
+                cause = self._shown(str(exc.__cause__ or exc))
+                failure = EndpointUnreachable(f"cannot reach the model endpoint at {s.base_url} ({cause}; "
+                                              f"{replies.requests_made(made)}); results finished so far are cached")
+            except openai.APIStatusError as exc:
+                failure = self._status_error(exc, made)
+                code = int(exc.status_code)
+                if code not in RETRIED_STATUSES and code < 500:
+                    raise failure from None
+                asked_wait = replies.retry_after_s(exc.response.headers)
+            finally:
+                self._attempt.deadline = (math.inf, False)
+            if made > s.retries:
+                raise failure
+            if asked_wait is not None and asked_wait > replies.MAX_RETRY_AFTER_S:
+                raise BackendError(f"{failure}; it asked to wait {asked_wait:g} s before a retry (Retry-After), "
+                                   f"over the {replies.MAX_RETRY_AFTER_S:g} s this client waits",
+                                   kind=failure.kind, status=failure.status)
+            wait = replies.backoff_s(made) if asked_wait is None else asked_wait
+            if time.monotonic() + wait >= budget_end:
+                raise self._budget_spent(made)
+            if self._closed.wait(wait):
+                raise failure
 
-    def _status_error(self, exc: Any) -> BackendError:
+    def _too_slow(self, path: str, made: int) -> DeadlinePassed:
+        s = self.settings
+        return DeadlinePassed(f"the model endpoint at {s.base_url} did not finish a request ({path}) within "
+                              f"{s.timeout_s:g} s (--api-timeout, for connecting and every read together; "
+                              f"{replies.requests_made(made)})")
+
+    def _status_error(self, exc: Any, made: int) -> BackendError:
         s, code = self.settings, int(exc.status_code)
-        message = self._hide(_server_message(exc))
+        message = self._shown(replies.error_message(exc.response.content))
         if code in (401, 403):
             hint = ("no API key is set: set AMP_API_KEY or OPENAI_API_KEY" if not self.__key
                     else "the API key was refused: check AMP_API_KEY / OPENAI_API_KEY")
@@ -228,11 +327,11 @@ class ApiBackend:
             return BackendError(f"the endpoint at {s.base_url} has no model {s.model!r} or no "
                                 f"{s.mode} API (404): {message}", kind="unknown-model", status=code)
         if code == 429:
-            return BackendError(f"the model endpoint at {s.base_url} is rate-limiting requests (429, after "
-                                f"{s.retries} retries): {message}", kind="server", status=code)
+            return BackendError(f"the model endpoint at {s.base_url} is rate-limiting requests (429; "
+                                f"{replies.requests_made(made)}): {message}", kind="server", status=code)
         kind = "server" if code >= 500 else "refused"
-        return BackendError(f"the model endpoint at {s.base_url} refused the request ({code}): {message}",
-                            kind=kind, status=code)
+        return BackendError(f"the model endpoint at {s.base_url} refused the request ({code}; "
+                            f"{replies.requests_made(made)}): {message}", kind=kind, status=code)
 
     def _gather(self, calls: Sequence[Callable[[], T]]) -> list[T]:
         """Run ``calls`` at most ``concurrency`` at a time; results in order, the first error raised."""
@@ -245,10 +344,14 @@ class ApiBackend:
                 raise f.exception()  # type: ignore[misc]
         return [f.result() for f in futures]
 
+    def _where(self, path: str) -> str:
+        return f"the model endpoint at {self.settings.base_url} ({path})"
+
     def _model_names(self) -> set[str] | None:
         """The model names the endpoint lists; None when it has no model list (404)."""
         try:
-            return {m.id for m in self._call(lambda c: list(c.models.list()))}
+            return replies.model_ids(self._call("/models", lambda c: c.models.with_raw_response.list()),
+                                   self._where("/models"))
         except BackendError as exc:
             if exc.status == 404 or exc.kind == "unknown-model":
                 return None
@@ -256,22 +359,22 @@ class ApiBackend:
 
     def _probe_echo(self) -> bool:
         try:
-            reply = self._call(lambda c: c.completions.create(
+            reply = self._call("/completions", lambda c: c.completions.with_raw_response.create(
                 model=self.settings.model, prompt="Human: hi\nComputer:", max_tokens=1, temperature=0,
                 echo=True, logprobs=1))
         except BackendError as exc:
             if exc.kind in ("refused", "unknown-model"):
                 return False
             raise
-        lp = reply.choices[0].logprobs if reply.choices else None
-        return bool(lp and lp.tokens and lp.text_offset and any(v is not None for v in lp.token_logprobs or []))
+        lp = replies.echo_logprobs(reply, self._where("/completions"))
+        return bool(lp and lp.tokens and lp.text_offset and any(v is not None for v in lp.token_logprobs))
 
     # -- one request --------------------------------------------------------------------------------------
 
     def _request(self, prompt: str, *, n: int, fmt: str, top_n: int, grammar: bool, max_tokens: int,
                  temperature: float = 0.0, seed: int | None = None,
-                 words: OwnWords = NO_WORDS) -> list[tuple[str, bool, tuple[TokenStep, ...]]]:
-        """One request: its choices as ``(text, finished, steps)``."""
+                 words: OwnWords = NO_WORDS) -> list[Choice]:
+        """One request: its choices (checked: :class:`~amp.parser.core.errors.InvalidReply` otherwise)."""
         s = self.settings
         args: dict[str, Any] = {"model": s.model, "n": n, "temperature": temperature, "max_tokens": max_tokens}
         if seed is not None:
@@ -281,35 +384,49 @@ class ApiBackend:
         if s.mode == ApiMode.CHAT:
             if s.logprobs:
                 args.update(logprobs=True, top_logprobs=max(1, top_n))
-            reply = self._call(lambda c: c.chat.completions.create(messages=proto.chat_messages(prompt), **args))
-            out = []
-            for ch in reply.choices:
-                refusal = getattr(ch.message, "refusal", None)
-                if refusal or ch.finish_reason == "content_filter":
+            path = "/chat/completions"
+            reply = self._call(path, lambda c: c.chat.completions.with_raw_response.create(
+                messages=proto.chat_messages(prompt), **args))
+            choices = replies.chat_choices(reply, top_n, self._where(path))[:n]
+            for ch in choices:
+                if ch.refusal or ch.finish_reason == "content_filter":
                     raise ModelRefused(f"the model {s.model!r} refused to answer: "
-                                       f"{self._hide(str(refusal or 'its content filter stopped the reply'))}")
-                steps = proto.chat_steps(ch.logprobs.content if ch.logprobs else None, top_n)
-                out.append((ch.message.content or "", ch.finish_reason == "stop", steps))
-            return out
+                                       f"{self._shown(ch.refusal or 'its content filter stopped the reply')}")
+            return choices
         if s.logprobs:
             args["logprobs"] = max(1, top_n)
-        reply = self._call(lambda c: c.completions.create(prompt=prompt, stop=["\n"], **args))
-        return [(ch.text or "", ch.finish_reason == "stop", proto.completion_steps(ch.logprobs, top_n))
-                for ch in reply.choices]
+        reply = self._call("/completions", lambda c: c.completions.with_raw_response.create(
+            prompt=prompt, stop=["\n"], **args))
+        return replies.completion_choices(reply, top_n, self._where("/completions"))[:n]
 
     def _choices(self, prompts: Sequence[str], budgets: Sequence[int], n: int,
-                 **kw: Any) -> list[list[tuple[str, bool, tuple[TokenStep, ...]]]]:
-        """``n`` choices per prompt: one request with ``n``, then single requests for what is missing."""
+                 **kw: Any) -> list[list[Choice]]:
+        """Up to ``n`` choices per prompt: one request with ``n``, then single requests for what is
+        missing, at most :data:`~amp.parser.backends.api_protocol.MAX_FILL_REQUESTS` per prompt
+        (an :class:`~amp.parser.core.errors.ApiWarning` says when that leaves some out)."""
         ask_n = n if self._n_honoured is not False else 1
         got = self._gather([partial(self._request, p, n=ask_n, max_tokens=m, **kw)
                             for p, m in zip(prompts, budgets, strict=True)])
         if n > 1 and ask_n > 1:
             self._n_honoured = all(len(g) >= n for g in got)
-        extra = [i for i in range(len(prompts)) for _ in range(max(0, n - len(got[i])))]
+        extra = [i for i in range(len(prompts)) for _ in range(min(proto.MAX_FILL_REQUESTS, max(0, n - len(got[i]))))]
         more = self._gather([partial(self._request, prompts[i], n=1, max_tokens=budgets[i], **kw) for i in extra])
         for i, choices in zip(extra, more, strict=True):
-            got[i].extend(choices)
+            got[i].extend(choices[:1])
+        short = min(len(g) for g in got) if got else n
+        if short < n:
+            warnings.warn(f"the model endpoint at {self.settings.base_url} ignores n: {short} of {n} choices per "
+                          f"prompt (one request and at most {proto.MAX_FILL_REQUESTS} single ones)",
+                          ApiWarning, stacklevel=3)
         return [g[:n] for g in got]
+
+    @staticmethod
+    def _choices_note(asked: int, got: int) -> dict[str, str]:
+        """What a parse's settings say when the endpoint gave fewer choices than asked (nothing otherwise)."""
+        if got >= asked:
+            return {}
+        return {"api_choices": f"{got} of {asked}: the endpoint ignores n and at most "
+                               f"{proto.MAX_FILL_REQUESTS} single requests fill in"}
 
     # -- the work -----------------------------------------------------------------------------------------
 
@@ -321,11 +438,12 @@ class ApiBackend:
         replies = self._choices(prompts, budgets, search.beams, fmt=fmt, top_n=top_n, grammar=grammar, words=words)
         out = []
         for choices, budget in zip(replies, budgets, strict=True):
-            beams = tuple(proto.choice_beam(i, raw, fin, steps, fmt, words)
-                          for i, (raw, fin, steps) in enumerate(choices))
+            beams = tuple(proto.choice_beam(i, ch.text, ch.finished, ch.steps, fmt, words)
+                          for i, ch in enumerate(choices))
             out.append(ParseResult(beams=beams, constrained=grammar, fmt=fmt,
                                    settings={**search.as_dict(), "top_n": top_n, "api_mode": str(self.settings.mode),
-                                             "max_tokens": budget, "temperature": 0.0}))
+                                             "max_tokens": budget, "temperature": 0.0,
+                                             **self._choices_note(search.beams, len(beams))}))
         return out
 
     def parse_and_score(self, asks: Sequence[Ask], *, fmt: str, top_n: int, search: SearchSettings,
@@ -337,12 +455,15 @@ class ApiBackend:
                 for parse, (_p, a, b) in zip(parses, asks, strict=True)]
 
     def _forced_one(self, prompt: str, lf: str, top_n: int) -> ForcedScore:
-        reply = self._call(lambda c: c.completions.create(
+        reply = self._call("/completions", lambda c: c.completions.with_raw_response.create(
             model=self.settings.model, prompt=f"{prompt} {lf}\n", max_tokens=1, temperature=0, echo=True,
             logprobs=max(1, top_n)))
+        logprobs = replies.echo_logprobs(reply, self._where("/completions"))
         try:
-            return proto.forced_from_echo(lf, len(prompt), reply.choices[0].logprobs, top_n)
-        except (ValueError, IndexError, AttributeError, TypeError) as exc:
+            if logprobs is None:
+                raise ValueError("the reply holds no log-probs")
+            return proto.forced_from_echo(lf, len(prompt), logprobs, top_n)
+        except (ValueError, IndexError) as exc:
             raise LogprobsUnavailable(f"the endpoint at {self.settings.base_url} sent no usable prompt "
                                       f"log-probs for the LF ({exc})") from None
 
@@ -379,15 +500,15 @@ class ApiBackend:
         budget = max_new_tokens or proto.token_budget(prompt)
 
         def one(i: int) -> str | None:
-            ((raw, finished, _steps),) = self._request(prompt, n=1, fmt=fmt, top_n=0, grammar=self.settings.grammar,
-                                                       max_tokens=budget, temperature=temperature, seed=seed + i,
-                                                       words=words)[:1]
-            return proto.lf_text(raw) if finished and proto.lf_text(raw) else None
+            (choice,) = self._request(prompt, n=1, fmt=fmt, top_n=0, grammar=self.settings.grammar,
+                                      max_tokens=budget, temperature=temperature, seed=seed + i, words=words)[:1]
+            return proto.lf_text(choice.text) if choice.finished and proto.lf_text(choice.text) else None
 
         return self._gather([partial(one, i) for i in range(n)])
 
     def close(self) -> None:
-        """Stop the request threads and close the HTTP client."""
+        """Stop the request threads (a wait before a retry ends) and close the HTTP client."""
+        self._closed.set()
         self._pool.shutdown(wait=False, cancel_futures=True)
         if self._client is not None:
             self._client.close()
@@ -395,13 +516,3 @@ class ApiBackend:
     def __repr__(self) -> str:
         return f"ApiBackend({self.settings.spec!r} at {self.settings.base_url!r})"
 
-
-def _server_message(exc: Any) -> str:
-    body = getattr(exc, "body", None)
-    if isinstance(body, dict):
-        err = body.get("error", body)
-        if isinstance(err, dict) and err.get("message"):
-            return str(err["message"])[:500]
-        if body.get("detail"):
-            return str(body["detail"])[:500]
-    return str(getattr(exc, "message", "") or exc)[:500]

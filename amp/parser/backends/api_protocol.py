@@ -17,13 +17,16 @@ What :mod:`amp.parser.backends.api` sends and how it reads the replies:
   reader (:func:`amp.evaluation.matching.match_lf`: an unparseable choice is neither reading).
 * :func:`forced_from_echo` — the forced score of one LF from the prompt log-probs of an echoed
   completion (P(LF0) by scoring both readings, docs/paper-notes.md §12).
+* the replies read into typed records, and the bounds of a conversation with an endpoint (byte
+  cap, ``Retry-After``, backoff, terminal controls): :mod:`amp.parser.backends.api_replies`.
+  :data:`MAX_FILL_REQUESTS` bounds the single requests asked of an endpoint that ignores ``n``.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -46,9 +49,15 @@ BASE_ENV = "AMP_API_BASE"
 MIN_BUDGET, MAX_BUDGET = 64, 256
 #: Requests in flight at once, per backend: default and largest.
 DEFAULT_CONCURRENCY, MAX_CONCURRENCY = 4, 32
-#: Seconds one request may take (default, largest) and retries of a 429/5xx/unreachable request.
+#: Seconds one request may take in all — connecting and every read — (default, largest) and
+#: retries of a 408/409/429/5xx, a timed-out or an unreachable request.
 DEFAULT_TIMEOUT_S, MAX_TIMEOUT_S = 120.0, 3600.0
 DEFAULT_RETRIES, MAX_RETRIES = 3, 10
+#: The largest time budget of one command's requests (``--api-budget``, seconds; none by default).
+MAX_BUDGET_S = 7 * 24 * 3600.0
+#: Single requests per prompt for the choices an endpoint that ignores ``n`` left out (the paper's
+#: n = 5: one request and four more); beyond, a parse holds fewer beams and says so.
+MAX_FILL_REQUESTS = 4
 
 _EXAMPLE_LF = re.compile(r"^Computer: ?(\S.*)$", re.MULTILINE)
 _PIECES = re.compile(r"\w+|[^\w\s]")
@@ -88,6 +97,26 @@ def normalise_base(url: str) -> str:
     return url
 
 
+def _seconds(value: Any, what: str, maximum: float) -> float:
+    try:
+        seconds = float(value)
+    except (TypeError, ValueError):
+        raise SettingError(f"the API {what} is a number of seconds, not {value!r}") from None
+    if not 0 < seconds <= maximum:
+        raise SettingError(f"the API {what} must be above 0 and at most {maximum:g} s, not {value!r}")
+    return seconds
+
+
+def check_timeout(value: Any) -> float:
+    """The seconds one request may take in all (``--api-timeout``): above 0, at most :data:`MAX_TIMEOUT_S`."""
+    return _seconds(value, "timeout", MAX_TIMEOUT_S)
+
+
+def check_budget(value: Any) -> float:
+    """The seconds all of a command's requests may take (``--api-budget``): above 0, at most :data:`MAX_BUDGET_S`."""
+    return _seconds(value, "time budget", MAX_BUDGET_S)
+
+
 @dataclass(frozen=True)
 class ApiSettings:
     """A model behind an OpenAI-compatible endpoint and how it is asked (validated on construction).
@@ -95,9 +124,11 @@ class ApiSettings:
     ``logprobs``: ask for token log-probs (choices' token confidences, and P(LF0) by scoring both
     readings where the endpoint echoes prompt log-probs); ``grammar``: send the decoding grammar as
     GBNF (llama.cpp's server; :mod:`amp.logic.gbnf`).  ``concurrency`` bounds the requests in
-    flight, ``timeout_s`` one request, ``retries`` the retries (with backoff) of a 429, a 5xx or a
-    lost connection.  The API key is not a setting: it is read from :data:`KEY_ENVS` when the
-    client is made and never stored, logged or shown.
+    flight, ``timeout_s`` one request in all (connecting and every read: a total deadline, not a
+    timeout per read), ``retries`` the retries (with backoff) of a 408/409/429/5xx, a timed-out or
+    a lost connection, ``budget_s`` (None: no budget) every request of the backend together, from
+    its first request on — a command's budget.  The API key is not a setting: it is read from
+    :data:`KEY_ENVS` when the client is made and never stored, logged or shown.
     """
 
     base_url: str
@@ -108,6 +139,7 @@ class ApiSettings:
     concurrency: int = DEFAULT_CONCURRENCY
     timeout_s: float = DEFAULT_TIMEOUT_S
     retries: int = DEFAULT_RETRIES
+    budget_s: float | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "base_url", normalise_base(self.base_url))
@@ -119,10 +151,11 @@ class ApiSettings:
             raise SettingError(f"the API mode must be one of {', '.join(ApiMode)}, not {self.mode!r}") from None
         if not 1 <= int(self.concurrency) <= MAX_CONCURRENCY:
             raise SettingError(f"the API concurrency must be 1 to {MAX_CONCURRENCY}, not {self.concurrency!r}")
-        if not 0 < float(self.timeout_s) <= MAX_TIMEOUT_S:
-            raise SettingError(f"the API timeout must be above 0 and at most {MAX_TIMEOUT_S:g} s")
+        object.__setattr__(self, "timeout_s", check_timeout(self.timeout_s))
         if not 0 <= int(self.retries) <= MAX_RETRIES:
             raise SettingError(f"the API retries must be 0 to {MAX_RETRIES}, not {self.retries!r}")
+        if self.budget_s is not None:
+            object.__setattr__(self, "budget_s", check_budget(self.budget_s))
 
     @property
     def spec(self) -> str:
@@ -213,25 +246,6 @@ def token_step(token: str, logprob: Any, top: Mapping[str, Any] | None, top_n: i
     alternatives = sorted(((t, _prob(lp)) for t, lp in (top or {}).items()), key=lambda a: -a[1])[:top_n]
     return TokenStep(token=token, token_id=-1, prob=_prob(logprob), prob_grammar=math.nan,
                      alternatives=tuple(TokenAlternative(t, -1, p) for t, p in alternatives))
-
-
-def chat_steps(content: Sequence[Any] | None, top_n: int) -> tuple[TokenStep, ...]:
-    """Steps of a chat choice's ``logprobs.content`` (items with ``token``, ``logprob``, ``top_logprobs``)."""
-    steps = []
-    for item in content or ():
-        top = {alt.token: alt.logprob for alt in (getattr(item, "top_logprobs", None) or ())}
-        steps.append(token_step(item.token, item.logprob, top, top_n))
-    return tuple(steps)
-
-
-def completion_steps(logprobs: Any, top_n: int) -> tuple[TokenStep, ...]:
-    """Steps of a completion choice's ``logprobs`` (parallel lists ``tokens``, ``token_logprobs``, ``top_logprobs``)."""
-    if logprobs is None or not getattr(logprobs, "tokens", None):
-        return ()
-    tops = list(getattr(logprobs, "top_logprobs", None) or [])
-    tops += [None] * (len(logprobs.tokens) - len(tops))
-    return tuple(token_step(t, lp, top, top_n)
-                 for t, lp, top in zip(logprobs.tokens, logprobs.token_logprobs or [], tops, strict=False))
 
 
 def cut_steps(steps: tuple[TokenStep, ...], raw: str) -> tuple[TokenStep, ...]:

@@ -52,7 +52,7 @@ class BackendError(AmpError):
     ``status`` is the HTTP status of a remote refusal (None for other failures); ``kind`` a short
     machine-readable word (``"unreachable"``, ``"unauthorized"``, ``"version"``, ``"refused"``,
     ``"server"``, ``"protocol"``; the API backend adds ``"timeout"``, ``"unknown-model"``,
-    ``"needs-logprobs"`` and ``"refusal"``).
+    ``"needs-logprobs"``, ``"refusal"``, ``"invalid-reply"``, ``"too-large"`` and ``"budget"``).
     """
 
     def __init__(self, message: str, *, kind: str = "refused", status: int | None = None) -> None:
@@ -72,6 +72,16 @@ class EndpointUnreachable(BackendError):
         super().__init__(message, kind="unreachable")
 
 
+class BudgetSpent(EndpointUnreachable):
+    """The time budget of a command's requests to a model endpoint (``--api-budget``) ran out: like
+    an endpoint that cannot be reached, a sweep stops at it with this one message (what finished
+    is cached)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.kind = "budget"
+
+
 class LogprobsUnavailable(BackendError):
     """A result that needs log-probs (P(LF0), token confidences) from a model that gives none."""
 
@@ -84,3 +94,34 @@ class ModelRefused(BackendError):
 
     def __init__(self, message: str) -> None:
         super().__init__(message, kind="refusal")
+
+
+class InvalidReply(BackendError):
+    """A model endpoint's reply that is not what the API promises: not JSON, or JSON of the wrong
+    shape (``choices`` not a list, a choice without text, log-probs of the wrong kind); the message
+    names the endpoint and what was wrong (:mod:`amp.parser.backends.api_protocol`)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, kind="invalid-reply")
+
+
+class ReplyTooLarge(BackendError):
+    """A model endpoint's reply over the API backend's byte cap: reading stopped at the cap
+    (:data:`amp.parser.backends.api_protocol.MAX_REPLY_BYTES`)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, kind="too-large")
+
+
+class DeadlinePassed(BackendError):
+    """A request to a model endpoint past its deadline: its own (connecting and every read,
+    ``--api-timeout``) or, when ``budget``, the command's time budget (``--api-budget``)."""
+
+    def __init__(self, message: str, *, budget: bool = False) -> None:
+        super().__init__(message, kind="timeout")
+        self.budget = budget
+
+
+class ApiWarning(UserWarning):
+    """A model endpoint answered less than was asked and the API backend capped what it asks for
+    (an endpoint that ignores ``n``); issued with :func:`warnings.warn`, never raised."""
