@@ -9,6 +9,7 @@ the order ``--help`` shows them.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 
@@ -19,6 +20,7 @@ from amp.cli import (
     demo_pack,
     generate,
     influence,
+    interrupt,
     metrics,
     parse,
     prompt,
@@ -66,20 +68,28 @@ def _undecodable_argument(args: argparse.Namespace) -> str | None:
 
 def main(argv: list[str] | None = None) -> int:
     """Run one command.  Every failure is one ``error:`` line on stderr, never a traceback:
-    usage errors exit 2 (argparse), data errors 1 unless the command says otherwise.
+    usage errors exit 2 (argparse), data errors 1 unless the command says otherwise; Ctrl-C
+    ``error: interrupted`` and 130 (a command marked :func:`amp.cli.interrupt.quick_interrupt`, run
+    as the command line, ``argv=None``: within :data:`amp.cli.interrupt.GRACE_S`).
     ``AMP_DEBUG=1`` re-raises unexpected exceptions (for a traceback)."""
 
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    bad = _undecodable_argument(args)
-    if bad is not None:
-        parser.error(f"{bad}: the value is not valid UTF-8 text")
+    quick = False
     try:
-        return int(args.func(args) or 0)
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        bad = _undecodable_argument(args)
+        if bad is not None:
+            parser.error(f"{bad}: the value is not valid UTF-8 text")
+        quick = interrupt.wants_quick_interrupt(args) and argv is None  # this process is the command line itself
+        with interrupt.watched() if quick else contextlib.nullcontext():
+            return int(args.func(args) or 0)
     except BrokenPipeError:  # e.g. `python -m amp generate --all | head`
         return 0
     except KeyboardInterrupt:
-        return 130
+        print(interrupt.INTERRUPTED_LINE, file=sys.stderr)
+        if quick:
+            interrupt.exit_now(interrupt.EXIT_INTERRUPTED)  # no teardown: seconds with a model loaded
+        return interrupt.EXIT_INTERRUPTED
     except AmpError as exc:
         print(f"error: {printable(str(exc)) or type(exc).__name__}", file=sys.stderr)
         return 1

@@ -25,6 +25,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from amp.cli import common
+from amp.cli.interrupt import quick_interrupt
 from amp.cli.model_options import add_model_options, make_parser, model_header, model_payload
 from amp.errors import AmpError
 from amp.evaluation.matching import match_lf
@@ -109,9 +110,10 @@ def run_with_model(args: argparse.Namespace, compute: Callable[[Any, PromptRead]
     except AmpError as exc:
         return common.fail(exc)
     if args.json:
-        print(json.dumps({**model_payload(args, parser), **as_json(value)}, ensure_ascii=False, indent=2))
+        print(common.terminal_json(json.dumps({**model_payload(args, parser), **as_json(value)}, ensure_ascii=False,
+                                              indent=2)))
     else:
-        print("\n".join([model_header(parser), *as_lines(value)]))
+        print(common.terminal_text("\n".join([model_header(parser), *as_lines(value)])))
     return 0
 
 
@@ -175,3 +177,4 @@ def register(subparsers: Any) -> None:
                         "both are scored in the prompt convention (what the model wrote, then which reading it "
                         "scores higher)")
     p.set_defaults(func=run)
+    quick_interrupt(p)  # Ctrl-C ends it at once, even inside llama.cpp (issue #44 point 5)

@@ -2,10 +2,16 @@
 
 Reading names are the teacher's own words: they go through :func:`plain_label`, so markup in a
 name is shown as typed, never as a link or bold text.  On a projector (issue #40 point 7) the
-names stand horizontal and whole, wrapped at word boundaries into lines of at most
+names stand horizontal, wrapped at word boundaries into lines of at most
 :data:`LABEL_LINE_CHARS` characters (each line escaped, the breaks the figure's own ``<br>``), and
 the vote axis has a few integer ticks from 0 to the largest count (:func:`vote_ticks`), so 30 or
 150 votes read as clearly as 3.
+
+A label's size is bounded whatever a teacher types (issue #44 point 5: a name of 40 characters
+without a break shrank the projector's plot area to 64 px and cut its label): a word longer than a
+line is split over lines, and a name longer than :data:`LABEL_MAX_LINES` lines
+(:data:`PROJECTOR_MAX_LINES` on the projector) ends in :data:`ELLIPSIS` at a word boundary; the
+hover shows every name whole.
 """
 
 from __future__ import annotations
@@ -19,19 +25,29 @@ import plotly.graph_objects as go
 
 from amp.reporting.style import LF0_COLOR, LF1_COLOR, plain_label
 
-__all__ = ["LABEL_LINE_CHARS", "MAX_VOTE_TICKS", "PROJECTOR_FONT_PX", "PROJECTOR_LINE_CHARS", "PROJECTOR_TICK_PX", "PROJECTOR_VOTE_TICKS",
+__all__ = ["ELLIPSIS", "LABEL_LINE_CHARS", "LABEL_MAX_LINES", "MAX_VOTE_TICKS", "PROJECTOR_FONT_PX",
+           "PROJECTOR_LINE_CHARS", "PROJECTOR_MAX_LINES", "PROJECTOR_TICK_PX", "PROJECTOR_VOTE_TICKS",
            "poll_bars", "reading_label", "vote_ticks"]
 
 #: Type size of the vote chart on the projector (``height=None``, the Presentation): plotly sizes
 #: text in pixels, not with the window, so the projector's chart gets type a class can read from
 #: the back of the room (the page's own text scales with the viewport, :mod:`ui.classroom.present`).
 PROJECTOR_FONT_PX = 24
-#: Longest line of a reading's label under its bar: half of the narrowest chart holds it (the
-#: Class poll's column at 1280 px with the sidebar open; the projector's, at
-#: :data:`PROJECTOR_TICK_PX` type, in half of a 1280×720 screen: :data:`PROJECTOR_LINE_CHARS`, so
-#: a name of up to about 50 characters takes two lines and leaves the bars room).
+#: Longest line of a reading's label under its bar: half of the narrowest chart holds it, so the
+#: two names never overlap (the Class poll's column at 1280 px with the sidebar open; the
+#: Presentation's chart beside the tally, about 410 px wide at 1280×720 with the sidebar open, at
+#: :data:`PROJECTOR_TICK_PX` type: :data:`PROJECTOR_LINE_CHARS`, measured in Chromium, issue #44
+#: point 5).
 LABEL_LINE_CHARS = 22
-PROJECTOR_LINE_CHARS = 26
+PROJECTOR_LINE_CHARS = 18
+#: Most lines of a reading's label: on the page (240 px high, type of 12 px), and on the projector,
+#: where three lines of :data:`PROJECTOR_TICK_PX` type leave the bars over half of a 200 px chart
+#: box.  A name of up to about 45 characters (``LF0 · `` included) is whole on the projector, and
+#: every name the app allows (60 characters after ``LF0 · ``) on the page.
+LABEL_MAX_LINES = 3
+PROJECTOR_MAX_LINES = 3
+#: Ends a label cut short (at a word boundary; the hover holds the whole name).
+ELLIPSIS = "…"
 #: Most intervals on the vote axis (so at most this many ticks above 0): on the page, and on the
 #: projector, whose chart may be as low as 150 px at 1280×720 (three tick labels fit there).
 MAX_VOTE_TICKS = 4
@@ -62,32 +78,36 @@ def vote_ticks(most: int, intervals: int = MAX_VOTE_TICKS) -> tuple[int, int]:
     raise AssertionError("unreachable")  # pragma: no cover
 
 
-def reading_label(name: str, width: int = LABEL_LINE_CHARS) -> str:
-    """``name`` as a bar's label: whole, wrapped at spaces into lines of at most ``width``
-    characters (a longer word keeps its own line), each line escaped (:func:`plain_label`) and
-    the lines joined by ``<br>``."""
-    lines = textwrap.wrap(" ".join(str(name).split()), width, break_long_words=False, break_on_hyphens=False)
-    return "<br>".join(plain_label(line) for line in lines)
+def reading_label(name: str, width: int = LABEL_LINE_CHARS, lines: int = LABEL_MAX_LINES) -> str:
+    """``name`` as a bar's label: wrapped at spaces into at most ``lines`` lines of at most
+    ``width`` characters (a longer word split over lines; a longer name cut at a word boundary
+    and ended with :data:`ELLIPSIS`), each line escaped (:func:`plain_label`) and the lines joined
+    by ``<br>``."""
+    wrapped = textwrap.wrap(" ".join(str(name).split()), width, break_long_words=True, break_on_hyphens=False,
+                            max_lines=lines, placeholder=f" {ELLIPSIS}")
+    return "<br>".join(plain_label(line) for line in wrapped)
 
 
 def poll_bars(names: Sequence[str], counts: Sequence[int], hovers: Sequence[str], *,
               height: int | None = 240) -> go.Figure:
-    """One bar per reading (LF0 blue, LF1 vermillion): its votes, labelled ``names[i]`` (whole and
-    horizontal, :func:`reading_label`), with ``hovers[i]`` (the votes by confidence) on hover;
-    integer vote ticks (:func:`vote_ticks`); ``height=None``: as high as its box, with
-    projector-sized type (:data:`PROJECTOR_FONT_PX`, ticks :data:`PROJECTOR_TICK_PX`) and at most
-    :data:`PROJECTOR_VOTE_TICKS` intervals."""
+    """One bar per reading (LF0 blue, LF1 vermillion): its votes, labelled ``names[i]``
+    (horizontal, in at most :data:`LABEL_MAX_LINES` lines, :func:`reading_label`), with the whole
+    name and ``hovers[i]`` (the votes by confidence) on hover; integer vote ticks
+    (:func:`vote_ticks`); ``height=None``: as high as its box, with projector-sized type
+    (:data:`PROJECTOR_FONT_PX`, ticks :data:`PROJECTOR_TICK_PX`), at most
+    :data:`PROJECTOR_MAX_LINES` lines a name and :data:`PROJECTOR_VOTE_TICKS` intervals."""
     if not len(names) == len(counts) == len(hovers) == 2:
         raise ValueError(f"poll_bars needs two readings, got {len(names)} names, {len(counts)} counts, "
                          f"{len(hovers)} hovers")
     projector = height is None
-    line_chars, intervals = (PROJECTOR_LINE_CHARS, PROJECTOR_VOTE_TICKS) if projector else \
-        (LABEL_LINE_CHARS, MAX_VOTE_TICKS)
+    line_chars, max_lines, intervals = (PROJECTOR_LINE_CHARS, PROJECTOR_MAX_LINES, PROJECTOR_VOTE_TICKS) \
+        if projector else (LABEL_LINE_CHARS, LABEL_MAX_LINES, MAX_VOTE_TICKS)
     fig = go.Figure()
     for choice, color in enumerate((LF0_COLOR, LF1_COLOR)):
-        fig.add_bar(x=[reading_label(names[choice], line_chars)], y=[counts[choice]], marker_color=color,
+        hover = [plain_label(part) for part in (names[choice], hovers[choice]) if part]
+        fig.add_bar(x=[reading_label(names[choice], line_chars, max_lines)], y=[counts[choice]], marker_color=color,
                     name=plain_label(names[choice]), text=[counts[choice]], textposition="auto",
-                    hovertext=[plain_label(hovers[choice])])
+                    hovertext=["<br>".join(hover)])
     if projector:
         fig.update_layout(font={"size": PROJECTOR_FONT_PX})
         fig.update_xaxes(tickfont={"size": PROJECTOR_TICK_PX})

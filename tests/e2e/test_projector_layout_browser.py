@@ -1,6 +1,7 @@
 """Real browser: the Presentation and the Class poll on a projector (issue #27 item 4).
 
-A poll with two items (the model's P(LF0) stored with them, so no model loads) and votes.
+Two polls of two items (the model's P(LF0) stored with them, so no model loads) and votes: one
+with the reading names :data:`NAMES`, one with :data:`LONG_NAMES`.
 
 * At 1280×720, 1600×900 and 1920×1080, sidebar open and collapsed: no button label and no
   metric label is cut (``scrollWidth <= clientWidth`` for the label and everything in it), and
@@ -14,6 +15,12 @@ A poll with two items (the model's P(LF0) stored with them, so no model loads) a
   1280×720 and 1920×1080, sidebar open, collapsed and full screen: its vote ticks are integers from
   0 to at least the largest count and their labels do not overlap, and the reading names stand
   horizontal and whole (every character of each name, inside the chart).
+* Reading names of 40 characters (issue #44 point 5; one of them a single word, which shrank the
+  plot area to 64 px and cut its label): at 1280×720 and 1920×1080, sidebar open and collapsed, and
+  in full screen at 1280×720, the plot area keeps at least :data:`PLOT_SHARE` of the chart box's
+  width and of its height, every tick label lies inside the chart box, the two names do not
+  overlap, each name is its label as built (:func:`amp.reporting.poll_plots.reading_label`, whole
+  or ending in "…") and the hover holds it whole.
 """
 
 from __future__ import annotations
@@ -29,6 +36,11 @@ SIZES = ((1280, 720), (1600, 900), (1920, 1080))
 VOTES = (110, 40)
 #: The readings' names on the poll: the second long enough to wrap at 1280 px.
 NAMES = ("the man had the telescope", "the boy used the telescope as an instrument")
+#: Reading names of 40 characters, the most an own sentence allows (issue #44 point 5): words, and
+#: one word that no space breaks.
+LONG_NAMES = ("the man who stood on the hill had a lens", "Fernrohrbenutzungsinstrumentalbedeutung!")
+#: The least share of the chart box's width and of its height the plot area keeps.
+PLOT_SHARE = 0.4
 
 #: The vote chart's tick labels and their boxes, and the chart's box.
 _TICKS = r"""() => {
@@ -80,16 +92,19 @@ def poll_server(launch_streamlit, tmp_path_factory):
     cache.mkdir()
     from amp.prompts import mixed_prompt
 
-    # the model's parse and P(LF0) stored with each item, with the lesson's prompt they came from (so no model loads)
-    items = [replace(PollItem.from_pair(pair, p, "lf0", prompt=mixed_prompt(pair, 0.3, seed=0, k=10)),
-                     name0=NAMES[0], name1=NAMES[1])
-             for pair, p in zip(gen.pairs("pp")[:2], (0.7, 0.3), strict=True)]
     store = PollStore(cache / "polls.sqlite")
-    poll = store.create_poll(items, "projector")
-    for i, choice in enumerate([0] * VOTES[0] + [1] * VOTES[1]):
-        store.submit_vote(poll.code, 0, f"student{i}", choice, 1 + i % 3)
+    codes = []
+    for names in (NAMES, LONG_NAMES):
+        # the model's parse and P(LF0) stored with each item, with the lesson's prompt they came from (no model loads)
+        items = [replace(PollItem.from_pair(pair, p, "lf0", prompt=mixed_prompt(pair, 0.3, seed=0, k=10)),
+                         name0=names[0], name1=names[1])
+                 for pair, p in zip(gen.pairs("pp")[:2], (0.7, 0.3), strict=True)]
+        poll = store.create_poll(items, "projector")
+        for i, choice in enumerate([0] * VOTES[0] + [1] * VOTES[1]):
+            store.submit_vote(poll.code, 0, f"student{i}", choice, 1 + i % 3)
+        codes.append(poll.code)
     server = launch_streamlit({"AMP_CACHE_DIR": str(cache)})
-    yield server, poll.code
+    yield server, *codes
     server.stop()
 
 
@@ -146,6 +161,53 @@ def _vote_chart_problems(page: Page, where: str) -> list[str]:
     return problems
 
 
+#: The vote chart's box, its plot area, every tick label's box and text, and the bars' hovers.
+_PLOT = r"""() => {
+  const gd = document.querySelector('[data-testid="stMain"] .js-plotly-plot');
+  if (!gd || !gd._fullLayout) return null;
+  const box = (e) => { const r = e.getBoundingClientRect();
+                       return {top: r.top, bottom: r.bottom, left: r.left, right: r.right}; };
+  const size = gd._fullLayout._size;
+  return {chart: box(gd), plot: {width: size.w, height: size.h},
+          x: [...gd.querySelectorAll('.xtick text')].map((t) => ({text: t.textContent, box: box(t)})),
+          y: [...gd.querySelectorAll('.ytick text')].map((t) => ({text: t.textContent, box: box(t)})),
+          hovers: gd.data.map((trace) => trace.hovertext[0])};
+}"""
+
+
+def _long_name_problems(page: Page, where: str) -> list[str]:
+    """The plot keeps :data:`PLOT_SHARE` of the box each way; every tick label inside the box; the
+    names apart, as built, and whole in the hover (issue #44 point 5)."""
+    from amp.reporting.poll_plots import PROJECTOR_LINE_CHARS, PROJECTOR_MAX_LINES, reading_label
+    from amp.reporting.style import plain_label
+
+    m = page.evaluate(_PLOT)
+    if m is None:
+        return [f"{where}: no vote chart"]
+    problems = []
+    chart, plot = m["chart"], m["plot"]
+    width, height = chart["right"] - chart["left"], chart["bottom"] - chart["top"]
+    if plot["width"] < PLOT_SHARE * width or plot["height"] < PLOT_SHARE * height:
+        problems.append(f"{where}: plot area {plot['width']:.0f}x{plot['height']:.0f} px in a chart box of "
+                        f"{width:.0f}x{height:.0f} px")
+    for t in m["x"] + m["y"]:
+        b = t["box"]
+        if b["left"] < chart["left"] - 0.5 or b["right"] > chart["right"] + 0.5 or b["top"] < chart["top"] - 0.5 \
+                or b["bottom"] > chart["bottom"] + 0.5:
+            problems.append(f"{where}: tick label {t['text']!r} outside the chart box {chart}: {b}")
+    xs = sorted(m["x"], key=lambda t: t["box"]["left"])
+    if len(xs) != 2 or xs[0]["box"]["right"] > xs[1]["box"]["left"] + 0.5:
+        problems.append(f"{where}: reading names overlap or are missing: {xs}")
+    names = [f"LF{i} · {n}" for i, n in enumerate(LONG_NAMES)]
+    built = sorted("".join(reading_label(n, PROJECTOR_LINE_CHARS, PROJECTOR_MAX_LINES).replace("<br>", "").split())
+                   for n in names)
+    if sorted("".join(t["text"].split()) for t in m["x"]) != built:
+        problems.append(f"{where}: reading names {[t['text'] for t in m['x']]} are not the labels built: {built}")
+    if [h.split("<br>")[0] for h in m["hovers"]] != [plain_label(n) for n in names]:
+        problems.append(f"{where}: the hovers do not hold the names whole: {m['hovers']}")
+    return problems
+
+
 def _settle(page: Page, width: int, height: int) -> None:
     page.set_viewport_size({"width": width, "height": height})
     page.wait_for_timeout(700)  # plotly's resize is debounced
@@ -153,7 +215,7 @@ def _settle(page: Page, width: int, height: int) -> None:
 
 
 def test_presentation_scales_and_nothing_is_cut_or_falls_off(page_on, poll_server) -> None:
-    server, code = poll_server
+    server, code, _long = poll_server
     page = page_on(server)
     page.goto(server.url)
     wait_idle(page)
@@ -204,7 +266,7 @@ def test_presentation_scales_and_nothing_is_cut_or_falls_off(page_on, poll_serve
 
 
 def test_class_poll_labels_are_not_cut_at_1280_with_the_sidebar_open(page_on, poll_server) -> None:
-    server, code = poll_server
+    server, code, _long = poll_server
     page = page_on(server)
     page.set_viewport_size({"width": 1280, "height": 720})
     page.goto(server.url)
@@ -221,4 +283,29 @@ def test_class_poll_labels_are_not_cut_at_1280_with_the_sidebar_open(page_on, po
     shot(page, "projector-class-poll-1280")
     assert cut == [], cut
     assert _vote_chart_problems(page, "class poll at 1280") == []
+    assert_clean(page)
+
+
+def test_long_reading_names_keep_the_plot_and_every_label_inside_the_chart(page_on, poll_server) -> None:
+    server, _code, long_code = poll_server
+    page = page_on(server)
+    page.goto(server.url)
+    wait_idle(page)
+    _present(page, long_code)
+    problems: list[str] = []
+    for sidebar in (True, False):
+        for width, height in ((1280, 720), (1920, 1080)):
+            _settle(page, width, height)
+            _set_sidebar(page, sidebar)
+            _settle(page, width, height)
+            where = f"{width}x{height} sidebar {'open' if sidebar else 'collapsed'}"
+            problems += _long_name_problems(page, where)
+            shot(page, f"projector-long-names-{width}x{height}-{'open' if sidebar else 'collapsed'}")
+    page.get_by_role("button", name="Full screen").click()
+    expect(page.get_by_role("button", name="Exit full screen")).to_be_visible(timeout=30_000)
+    wait_idle(page)
+    _settle(page, 1280, 720)
+    problems += _long_name_problems(page, "full screen 1280x720")
+    shot(page, "projector-long-names-full-1280x720")
+    assert problems == [], "\n".join(problems)
     assert_clean(page)
