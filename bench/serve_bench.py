@@ -7,9 +7,10 @@
    (throughput ratio), for 16 different prompts and for 16 students asking the same one;
 3. a sweep job on 2 replicas vs 1 (wall-time ratio);
 4. job submit → first result latency;
-5. ``--stall``: one large request's effect on the p50 latency of small requests behind it on the only
-   replica (the issue's ``beams 64 × 1,024 tokens``, and the largest legal request sent by a client
-   that gives up after a few seconds), and the replica's memory before and after.
+5. ``--stall``: the p50 latency of small requests (1 beam, 8 tokens) on the only replica, alone,
+   behind one largest legal request (cost = ``MAX_SEARCH_COST``: 32 beams × 1,024 tokens) and
+   behind four of them (their clients keep waiting); then those clients give up: how soon the
+   replica's running work drops to 0 (``/v1/info``), and its memory before and after (issue #44).
 Starts its own local Ray cluster on loopback (and stops it); caches are fresh temporary folders.
 """
 
@@ -18,6 +19,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
+import http.client
 import json
 import os
 import socket
@@ -63,8 +65,8 @@ def parse_args() -> argparse.Namespace:
     ap.add_argument("--items", type=int, default=8, help="items of the sweep job")
     ap.add_argument("--max-new-tokens", type=int, default=None)
     ap.add_argument("--stall", action="store_true", help="only 5.: the large request's effect on small ones")
-    ap.add_argument("--small", type=int, default=3, help="small requests timed per phase of 5.")
-    ap.add_argument("--give-up", type=float, default=5.0, help="seconds the large request's client waits")
+    ap.add_argument("--small", type=int, default=5, help="small requests timed per phase of 5.")
+    ap.add_argument("--settle", type=float, default=2.0, help="seconds between sending large requests and timing")
     ap.add_argument("--small-timeout", type=float, default=60.0, help="seconds a small request's client waits")
     return ap.parse_args()
 
@@ -179,37 +181,96 @@ def _replica_rss() -> float:
     return total / 2**30
 
 
+def _stats(url: str) -> dict[str, int]:
+    with urllib.request.urlopen(url + "/v1/info", timeout=30) as r:
+        return dict(json.loads(r.read()).get("stats", {}))
+
+
+class Held:
+    """A request whose client waits until :meth:`give_up` closes its connection."""
+
+    def __init__(self, url: str, path: str, body: dict[str, Any]) -> None:
+        host, port = url.split("//")[1].split(":")
+        self.conn = http.client.HTTPConnection(host, int(port), timeout=3600)
+        self.conn.request("POST", path, body=json.dumps(body).encode(), headers={"Content-Type": "application/json"})
+        self.status: int | str | None = None
+        self.thread = threading.Thread(target=self._wait, daemon=True)
+        self.thread.start()
+
+    def _wait(self) -> None:
+        try:
+            self.status = self.conn.getresponse().status
+        except OSError as exc:
+            self.status = type(exc).__name__
+
+    def give_up(self) -> None:
+        with contextlib.suppress(OSError):
+            if self.conn.sock is not None:
+                self.conn.sock.shutdown(socket.SHUT_RDWR)
+        self.conn.close()
+        self.thread.join(10)
+
+
 def stall(args: argparse.Namespace, tmp: str) -> None:
-    """5. p50 of small requests alone, and right behind a large one whose client gives up."""
+    """5. p50 of small requests alone, behind one largest legal request, behind four of them (their
+    clients wait); then the large ones' clients give up: how soon the replica stops, its memory."""
+    from amp.parser.core import limits
+
     url, _cfg = _start(args.model, 1, f"{tmp}/stall")
     counter = iter(range(10**6))
     small_limit = args.small_timeout
+    beams = 32
+    large = {"beams": beams, "max_new_tokens": limits.MAX_SEARCH_COST // beams}  # cost = MAX_SEARCH_COST
 
     def small_p50() -> tuple[float, int]:
         times, late = [], 0
         for _ in range(args.small):
             body = {"prompts": [f"Human: the man saw girl {next(counter)}\nComputer:"],
-                    "search": {"beams": 2, "max_new_tokens": 16}}
+                    "search": {"beams": 1, "max_new_tokens": 8}}
             status, took = _post(url + "/v1/parse", body, small_limit)
             late += status != 200
             times.append(took)
         return statistics.median(times), late
 
+    def big() -> Held:
+        return Held(url, "/v1/parse", {"prompts": [f"Human: the big request {next(counter)}\nComputer:"],
+                                       "search": large})
+
+    held: list[Held] = []
     try:
         small_p50()  # load + warm
         alone, _ = small_p50()
-        print(f"5. small request (1 prompt, beams 2, 16 tokens) alone: p50 {alone:.2f} s; replica "
-              f"{_replica_rss():.2f} GB")
-        for name, search in (("issue's beams 64 × 1,024 tokens", {"beams": 64, "max_new_tokens": 1024}),
-                             ("largest legal request: beams 32 × 1,024 tokens", {"beams": 32, "max_new_tokens": 1024})):
-            body = {"prompts": [f"Human: the big request {next(counter)}\nComputer:"], "search": search}
-            status, took = _post(url + "/v1/parse", body, args.give_up)
+        start_rss = _replica_rss()
+        print(f"5. small request (1 prompt, 1 beam, 8 tokens) alone: p50 {alone:.2f} s over {args.small}; "
+              f"replica {start_rss:.2f} GB")
+        for count in (1, 4):
+            while len(held) < count:
+                held.append(big())
+                time.sleep(0.2)  # (apart: Serve would merge calls sent together into one batch)
+            time.sleep(args.settle)  # the large ones are searching
             behind, late = small_p50()
-            print(f"   behind the {name} (answered {status} after {took:.1f} s; its client gives up at "
-                  f"{args.give_up:g} s): small p50 {behind:.2f} s = ×{behind / alone:.1f} of alone; "
-                  f"{late}/{args.small} small requests failed or timed out at {small_limit:g} s; "
-                  f"replica {_replica_rss():.2f} GB")
+            print(f"   behind {count} largest legal request(s) (beams {beams} × {large['max_new_tokens']} tokens, "
+                  f"cost {limits.MAX_SEARCH_COST:,}; their clients wait): small p50 {behind:.2f} s = "
+                  f"×{behind / alone:.2f} of alone; {late}/{args.small} failed or timed out at {small_limit:g} s; "
+                  f"replica {_replica_rss():.2f} GB; stats {_stats(url)}")
+        peak = _replica_rss()
+        t0 = time.perf_counter()
+        for h in held:
+            h.give_up()
+        stopped = None
+        while time.perf_counter() - t0 < 60:
+            if not _stats(url).get("running"):
+                stopped = time.perf_counter() - t0
+                break
+            time.sleep(0.1)
+        time.sleep(1.0)
+        took = f"{stopped:.1f} s" if stopped is not None else "more than 60 s"
+        print(f"   their clients give up: the replica's running work is 0 after {took} (stats {_stats(url)}); "
+              f"replica {peak:.2f} GB at the peak → {_replica_rss():.2f} GB "
+              f"({(_replica_rss() - start_rss) * 1024:+.0f} MB from its start)")
     finally:
+        for h in held:
+            h.give_up()
         launch.stop()
 
 

@@ -2,7 +2,7 @@
 
     python -m amp serve [--model M] [--device cuda] [--dtype bfloat16] [--engine llama.cpp] [--replicas N]
         [--host 127.0.0.1] [--port 8600] [--address RAY_ADDRESS] [--batch-size 8]
-        [--trust-remote-code] [--no-cache] [--job-retention-hours 168]
+        [--trust-remote-code] [--no-cache] [--job-retention-hours 168] [--deadline 300]
 
 Starts a local Ray cluster (or joins ``--address``) and deploys the parser: one replica per GPU
 with ``--device cuda``, else ``--replicas`` CPU replicas (default 1).  Clients point at it with
@@ -25,6 +25,7 @@ from amp.cli.common import fail
 from amp.cli.model_options import add_model_options
 from amp.errors import AmpError
 from amp.serve import launch
+from amp.serve.work import ServeConfig
 
 
 def run(args: argparse.Namespace) -> int:
@@ -35,7 +36,7 @@ def run(args: argparse.Namespace) -> int:
             spec=args.model, device=args.device, dtype=args.dtype, replicas=args.replicas, host=args.host,
             port=args.port, address=args.address, token=token, trust_remote_code=args.trust_remote_code,
             use_cache=not args.no_cache, batch_size=args.batch_size, engine=args.engine,
-            job_retention_s=args.job_retention_hours * 3600.0)
+            job_retention_s=args.job_retention_hours * 3600.0, deadline_s=args.deadline)
     except AmpError as exc:
         return fail(exc)
 
@@ -80,4 +81,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--no-cache", action="store_true", help="no server-side result cache")
     p.add_argument("--job-retention-hours", type=float, default=7 * 24.0,
                    help="hours a finished job (and its results) is kept on the server (default a week)")
+    p.add_argument("--deadline", type=float, default=ServeConfig.deadline_s,
+                   help="seconds one request may take on a replica before it is stopped with a 503 "
+                        f"(default {ServeConfig.deadline_s:g}; sweeps sent as jobs have none)")
     p.set_defaults(func=run)

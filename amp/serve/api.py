@@ -12,7 +12,10 @@ the right bearer token (compared in constant time; required whenever the service
 with ``AMP_TOKEN``, which it must be when it listens beyond loopback), 411/413 for a body
 without a length or over :data:`amp.parser.core.limits.MAX_BODY_BYTES`, 422 for a body outside
 the schema or its bounds, 400 for input the parser refuses (an LF outside the grammar, a
-prompt over the model's context), 404 for an unknown job; 503 if the model cannot load.
+prompt over the model's context), 404 for an unknown job, 410 for a stored job that cannot be
+sent (its DELETE removes it), 429 when the job store has no room for a new job (413 for one
+larger than the whole store); 503 if the model cannot load or a
+request ran past the service's deadline (``amp serve --deadline``, :mod:`amp.serve.worker`).
 """
 
 
@@ -73,12 +76,21 @@ async def guard(request: Request, call_next: Any) -> Any:
     return await call_next(request)
 
 
+def _what_is_wrong(error: dict[str, Any]) -> str:
+    """One validation error in the project's words: a bound's own message (not pydantic's
+    ``"Value error, …"`` wrapping of it), else pydantic's short sentence; never its links."""
+    cause = (error.get("ctx") or {}).get("error")
+    text = str(cause) if isinstance(cause, Exception) else str(error.get("msg") or "invalid")
+    return " ".join(text.split())
+
+
 @app.exception_handler(RequestValidationError)
 async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
     errors = exc.errors()
     first = errors[0] if errors else {}
     where = ".".join(str(p) for p in first.get("loc", ()) if p != "body")
-    message = f"{where}: {first.get('msg', 'invalid')}" if where else str(first.get("msg", "invalid request"))
+    what = _what_is_wrong(first) if first else "invalid request"
+    message = f"{where}: {what}" if where else what
     return JSONResponse(status_code=422, content={"error": {"type": "invalid", "message": message, "status": 422}})
 
 
@@ -119,6 +131,12 @@ async def ask(response: Any) -> Any:
 
 def _missing(job_id: str) -> JSONResponse:
     return refusal(404, "not_found", f"no job {job_id!r} on this server")
+
+
+def _job_answer(reply: Any) -> Any:
+    """The job manager's reply: its refusal ``{"error": {…}}`` (a store cap, a job that cannot be
+    sent) as that 4xx; a job's status (whose ``error`` is text or null) as is."""
+    return answer(reply) if isinstance(reply, dict) and isinstance(reply.get("error"), dict) else reply
 
 
 @serve.deployment(name="Api", max_ongoing_requests=1024, ray_actor_options={"num_cpus": 0})
@@ -164,16 +182,16 @@ class Api:
 
     @app.post("/v1/jobs")
     async def submit(self, body: schema.JobRequest) -> Any:
-        return await self.jobs.submit.remote(body.model_dump())
+        return _job_answer(await self.jobs.submit.remote(body.model_dump()))
 
     @app.get("/v1/jobs")
     async def list_jobs(self) -> Any:
-        return {"jobs": await self.jobs.list.remote()}
+        return await self.jobs.list.remote()  # {"jobs": […], "skipped": [{"id", "reason"}, …]}
 
     @app.get("/v1/jobs/{job_id}")
     async def job(self, job_id: str) -> Any:
         status = await self.jobs.status.remote(job_id)
-        return status if status is not None else _missing(job_id)
+        return _job_answer(status) if status is not None else _missing(job_id)
 
     @app.get("/v1/jobs/{job_id}/results")
     async def job_results(self, job_id: str, start: int = 0) -> Any:

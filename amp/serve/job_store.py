@@ -1,33 +1,46 @@
 """The job store of the parser service: each sweep job's summary, items and results on disk, no pickle.
 
 Under ``<cache root>/jobs/``: ``<id>.json`` (the job's summary: settings, state, counts, ``meta``),
-``<id>.items.json`` (its items) and ``<id>.results.jsonl`` (one line per finished item).  A
-:class:`Job` holds the summary, and — while it runs or its results are read — its items and where
-each recorded result's line starts.  :mod:`amp.serve.jobs` runs the jobs; this module only keeps them.
+``<id>.items.jsonl`` (its items, one line each) and ``<id>.results.jsonl`` (one line per finished
+item).  A :class:`Job` holds the summary, and — while it runs or its results are read — where each
+item's line and each recorded result's line start: the items themselves are read from disk a
+chunk or a page at a time, so a manager running many large jobs does not hold their items.
+(Earlier layouts — items inside the summary, or as one JSON list in ``<id>.items.json`` — are
+rewritten as they are met.)  :mod:`amp.serve.jobs` runs the jobs; this module only keeps them.
+
+A summary that cannot be read, or whose status cannot be sent as JSON (a ``meta`` nested past
+:data:`~amp.parser.core.limits.MAX_JSON_DEPTH`, written by an earlier version or a damaged disk),
+is never executed nor sent: :meth:`JobStore.load_all` reports it apart, with the reason.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import time
+from array import array
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from amp.parser.core.json_bounds import check_json_depth
 from amp.parser.core.results import JobStatus
 from amp.settings import cache_root
 
+log = logging.getLogger(__name__)
+
 
 def jobs_dir() -> Path:
-
     return cache_root() / "jobs"
 
 
 @dataclass
 class Job:
-    """A job's summary, and — while it runs or its results are read — its items and where each
-    recorded result's line starts in the results file (``offsets``: position → byte offset)."""
+    """A job's summary, and — while it runs or its results are read — where each item's line starts
+    in the items file (``item_at``: position → byte offset) and where each recorded result's line
+    starts in the results file (``offsets``: position → byte offset).  ``unreadable`` says why the
+    job's status cannot be sent (None: it can)."""
 
     id: str
     label: str
@@ -46,8 +59,9 @@ class Job:
     cached: int = 0
     errors: int = 0
     computed: int = 0
-    items: list[dict[str, Any]] | None = None
+    item_at: array | None = None
     offsets: dict[int, int] | None = None
+    unreadable: str | None = None
     searched: int = 0  # items searched inside running chunks, not yet recorded
     run_started: float | None = None  # when this manager (re)started the job
     eta: tuple[float, float] | None = None  # the last estimate given, and when
@@ -82,6 +96,18 @@ class Job:
                 "errors": self.errors}
 
 
+def unsendable(job: Job) -> str | None:
+    """Why the job's status cannot be sent as JSON — its ``meta`` nested past
+    :data:`~amp.parser.core.limits.MAX_JSON_DEPTH`, a value that has no JSON form (an object a Python
+    caller put there) — or None."""
+    try:
+        check_json_depth(job.meta, "its meta")
+        json.dumps(job.status().to_dict(), allow_nan=False)
+    except (ValueError, TypeError, RecursionError) as exc:
+        return " ".join(str(exc).split())[:300]
+    return None
+
+
 def _job_of(d: dict[str, Any], total: int) -> Job:
     return Job(id=str(d["id"]), label=str(d.get("label", "")), search=dict(d["search"]), top_n=int(d["top_n"]),
                batch_size=int(d["batch_size"]), meta=dict(d.get("meta") or {}), created=float(d["created"]),
@@ -91,7 +117,7 @@ def _job_of(d: dict[str, Any], total: int) -> Job:
 
 
 class JobStore:
-    """Jobs on disk: a JSON summary, a JSON list of items and a JSON-lines file of results per job
+    """Jobs on disk: a JSON summary, a JSON-lines file of items and one of results per job
     (no pickle)."""
 
     def __init__(self, folder: Path) -> None:
@@ -106,13 +132,46 @@ class JobStore:
         tmp.write_text(json.dumps(job.summary(), ensure_ascii=False), encoding="utf-8")
         tmp.replace(self._path(job.id, "json"))
 
-    def save_items(self, job_id: str, items: list[dict[str, Any]]) -> None:
-        tmp = self._path(job_id, "items.json.tmp")
-        tmp.write_text(json.dumps(items, ensure_ascii=False), encoding="utf-8")
-        tmp.replace(self._path(job_id, "items.json"))
+    @staticmethod
+    def encode_items(items: list[dict[str, Any]]) -> bytes:
+        """The items file's bytes: one JSON line per item (their size is known before anything is stored)."""
+        return b"".join((json.dumps(item, ensure_ascii=False) + "\n").encode("utf-8") for item in items)
+
+    def save_items(self, job_id: str, items: list[dict[str, Any]] | bytes) -> None:
+        data = items if isinstance(items, bytes) else self.encode_items(items)
+        tmp = self._path(job_id, "items.jsonl.tmp")
+        tmp.write_bytes(data)
+        tmp.replace(self._path(job_id, "items.jsonl"))
+
+    def item_offsets(self, job_id: str) -> array:
+        """Where each item's line starts (an item list in the earlier one-list file is rewritten first)."""
+        path = self._path(job_id, "items.jsonl")
+        earlier = self._path(job_id, "items.json")
+        if not path.exists() and earlier.exists():
+            self.save_items(job_id, list(json.loads(earlier.read_text(encoding="utf-8"))))
+            earlier.unlink()
+        at = array("q")
+        with open(path, "rb") as fh:
+            offset = 0
+            for line in fh:
+                at.append(offset)
+                offset += len(line)
+        return at
+
+    def read_items(self, job_id: str, offsets: list[int]) -> list[dict[str, Any]]:
+        """The items whose lines start at these byte offsets."""
+        out: list[dict[str, Any]] = []
+        if not offsets:
+            return out
+        with open(self._path(job_id, "items.jsonl"), "rb") as fh:
+            for offset in offsets:
+                fh.seek(offset)
+                out.append(dict(json.loads(fh.readline())))
+        return out
 
     def load_items(self, job_id: str) -> list[dict[str, Any]]:
-        return list(json.loads(self._path(job_id, "items.json").read_text(encoding="utf-8")))
+        """Every item of a job, in order."""
+        return self.read_items(job_id, list(self.item_offsets(job_id)))
 
     def append(self, job: Job, index: int, result: dict[str, Any]) -> tuple[int, int]:
         """Append one result line; (the byte offset where it starts, the file's size after it)."""
@@ -155,20 +214,32 @@ class JobStore:
         return out
 
     def size(self, job_id: str) -> int:
+        """Bytes of the job's files on disk."""
         total = 0
-        for kind in ("json", "items.json", "results.jsonl"):
+        for kind in ("json", "items.jsonl", "items.json", "results.jsonl"):
             with contextlib.suppress(OSError):
                 total += self._path(job_id, kind).stat().st_size
         return total
 
     def delete(self, job_id: str) -> None:
-        for kind in ("json", "items.json", "results.jsonl", "json.tmp", "items.json.tmp"):
+        for kind in ("json", "items.jsonl", "items.json", "results.jsonl", "json.tmp", "items.jsonl.tmp",
+                     "items.json.tmp"):
             with contextlib.suppress(FileNotFoundError):
                 self._path(job_id, kind).unlink()
 
-    def load_all(self) -> dict[str, Job]:
-        """Every job's summary (a summary written before items had a file of their own is split now)."""
+    def modified(self, job_id: str) -> float:
+        """When the job's summary was last written (0 if it is gone)."""
+        try:
+            return self._path(job_id, "json").stat().st_mtime
+        except OSError:
+            return 0.0
+
+    def load_all(self) -> tuple[dict[str, Job], dict[str, str]]:
+        """Every job's summary (a summary written before items had a file of their own is split now),
+        and apart, ``id → reason`` for each summary that cannot be read (each logged once here).
+        A job whose status cannot be sent is loaded with its reason in ``unreadable``."""
         jobs: dict[str, Job] = {}
+        broken: dict[str, str] = {}
         for path in sorted(self.folder.glob("*.json")):
             if path.name.endswith(".items.json"):
                 continue
@@ -182,10 +253,16 @@ class JobStore:
                     self.save(job)
                 else:
                     job = _job_of(d, int(d["total"]))
-            except (OSError, ValueError, KeyError, TypeError):
+            except (OSError, ValueError, KeyError, TypeError, RecursionError) as exc:
+                job_id = path.name[: -len(".json")]
+                broken[job_id] = f"its stored summary cannot be read ({type(exc).__name__})"
+                log.warning("job %s skipped: %s", job_id, broken[job_id])
                 continue  # an unreadable job file is skipped, never executed
+            job.unreadable = unsendable(job)
+            if job.unreadable:
+                log.warning("job %s is not listed: its status cannot be sent (%s)", job.id, job.unreadable)
             jobs[job.id] = job
-        return jobs
+        return jobs, broken
 
     def _recount(self, job: Job) -> None:
         offsets, job.cached, job.errors = self.scan(job)

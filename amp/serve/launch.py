@@ -15,7 +15,7 @@ import amp
 from amp.parser.engines import check_combination, select_engine
 from amp.parser.search.settings import DEFAULT_TOP_N
 from amp.serve.errors import ServeError
-from amp.serve.work import ServeConfig
+from amp.serve.work import ServeConfig, check_deadline
 from amp.settings import REPO_ROOT, cache_root
 
 #: Environment variables the replicas inherit from the process that starts the service.
@@ -36,7 +36,8 @@ def is_loopback(host: str) -> bool:
 def config_from_args(*, spec: str, device: str | None, dtype: str | None, replicas: int | None, host: str,
                      port: int, address: str | None, token: str | None, trust_remote_code: bool = False,
                      use_cache: bool = True, batch_size: int = 8, top_n: int = DEFAULT_TOP_N,
-                     job_retention_s: float = ServeConfig.job_retention_s, engine: str | None = None) -> ServeConfig:
+                     job_retention_s: float = ServeConfig.job_retention_s, engine: str | None = None,
+                     deadline_s: float = ServeConfig.deadline_s) -> ServeConfig:
     """A checked :class:`ServeConfig` (raises :class:`ServeError` with the reason)."""
     if not is_loopback(host) and not token:
         raise ServeError(f"listening on {host} reaches beyond this machine: set AMP_TOKEN to a secret first "
@@ -51,6 +52,10 @@ def config_from_args(*, spec: str, device: str | None, dtype: str | None, replic
         raise ServeError(f"--batch-size must be 1-64, not {batch_size}")
     if not job_retention_s > 0:
         raise ServeError(f"--job-retention-hours must be above 0, not {job_retention_s / 3600:g}")
+    try:
+        deadline_s = check_deadline(deadline_s)
+    except (TypeError, ValueError) as exc:
+        raise ServeError(f"--deadline: {exc}") from None
     cpus = os.cpu_count() or 1
     gpu = (device or "").startswith("cuda")
     n = replicas or 1
@@ -67,7 +72,7 @@ def config_from_args(*, spec: str, device: str | None, dtype: str | None, replic
                        trust_remote_code=trust_remote_code,
                        replicas=n, cpus_per_replica=1.0, gpus_per_replica=1.0 if gpu else 0.0, host=host, port=port,
                        address=address, use_cache=use_cache, batch_size=batch_size, top_n=top_n,
-                       threads=max(1, cpus // n), job_retention_s=float(job_retention_s))
+                       threads=max(1, cpus // n), job_retention_s=float(job_retention_s), deadline_s=deadline_s)
 
 
 def _runtime_env(config: ServeConfig) -> dict[str, Any]:

@@ -10,12 +10,12 @@ import dataclasses
 import json
 from typing import TYPE_CHECKING, Annotated, Any, get_type_hints
 
-from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, create_model, model_validator
 
 from amp.logic.own_words import MAX_OWN_WORDS, MAX_WORD_CHARS
 from amp.logic.vocabulary import DEFAULT_FORMAT
 from amp.logic.vocabulary import Format as Fmt
-from amp.parser.core import limits
+from amp.parser.core import json_bounds, limits
 from amp.parser.core.results import BatchItem
 from amp.parser.search.settings import DEFAULT_SEARCH as _DEFAULT
 from amp.parser.search.settings import DEFAULT_TOP_N, MAX_TOP_N
@@ -23,6 +23,9 @@ from amp.parser.search.settings import DEFAULT_TOP_N, MAX_TOP_N
 Prompt = Annotated[str, Field(min_length=1, max_length=limits.MAX_PROMPT_CHARS)]
 LF = Annotated[str, Field(min_length=1, max_length=limits.MAX_LF_CHARS)]
 TopN = Annotated[int, Field(ge=0, le=MAX_TOP_N)]
+#: A free-form JSON object nested at most :data:`~amp.parser.core.limits.MAX_JSON_DEPTH` levels
+#: (a 422 naming the bound, before anything is stored or sent on).
+JsonDict = Annotated[dict[str, Any], AfterValidator(lambda v: json_bounds.check_json_depth(v, "the object"))]
 
 
 class Strict(BaseModel):
@@ -48,19 +51,21 @@ class Search(Strict):
     alpha: float = Field(_DEFAULT.alpha, ge=0.0, le=limits.MAX_ALPHA, allow_inf_nan=False)
     constrained: bool = _DEFAULT.constrained
     max_new_tokens: int | None = Field(_DEFAULT.max_new_tokens, ge=1, le=limits.MAX_NEW_TOKENS)
+    # (its cost is checked by the request that holds it, with that request's count of prompts)
 
-    @model_validator(mode="after")
-    def _one_search_within_cost(self) -> Search:
-        _within_cost(1, self)
-        return self
+
+def _within(check: Any, *args: Any) -> None:
+    """A cost check of :mod:`~amp.parser.core.limits` (``RequestTooLarge``) as the ValueError that
+    pydantic turns into a 422 carrying its message (the ingress drops pydantic's own wording)."""
+    try:
+        check(*args)
+    except ValueError as exc:
+        raise ValueError(str(exc)) from None
 
 
 def _within_cost(prompts: int, search: Search) -> None:
     """prompts × beams × tokens within :data:`~amp.parser.core.limits.MAX_SEARCH_COST` (a 422 naming it)."""
-    try:
-        limits.check_search_cost(prompts, search.beams, search.max_new_tokens)
-    except ValueError as exc:  # RequestTooLarge: pydantic turns a ValueError into a 422 with its text
-        raise ValueError(str(exc)) from None
+    _within(limits.check_search_cost, prompts, search.beams, search.max_new_tokens)
 
 
 class ParseRequest(Strict):
@@ -102,6 +107,11 @@ class ForcedRequest(Strict):
     words: Words | None = None
     top_n: TopN = DEFAULT_TOP_N
 
+    @model_validator(mode="after")
+    def _within_cost(self) -> ForcedRequest:
+        _within(limits.check_scoring_cost, self.lfs, "the LFs to score")
+        return self
+
 
 class PairsRequest(Strict):
     """P(LF0) of each ``(prompt, lf0, lf1)``."""
@@ -111,16 +121,30 @@ class PairsRequest(Strict):
     words: Words | None = None
     top_n: TopN = DEFAULT_TOP_N
 
+    @model_validator(mode="after")
+    def _within_cost(self) -> PairsRequest:
+        _within(limits.check_scoring_cost, [lf for _p, lf0, lf1 in self.items for lf in (lf0, lf1)],
+                f"{len(self.items)} pair(s)")
+        return self
+
 
 class StepsRequest(Strict):
     """Per-token detail of one beam (a :class:`~amp.parser.core.results.Beam` as JSON)."""
 
     prompt: Prompt
-    beam: dict[str, Any]
+    beam: JsonDict
     fmt: Fmt = DEFAULT_FORMAT
     words: Words | None = None
     top_n: TopN = DEFAULT_TOP_N
     constrained: bool = True
+
+    @model_validator(mode="after")
+    def _within_cost(self) -> StepsRequest:
+        ids = self.beam.get("token_ids")
+        if isinstance(ids, list) and len(ids) > limits.MAX_NEW_TOKENS:  # (its shape is the Beam's to check: 400)
+            raise ValueError(f"the beam has {len(ids):,} token ids, over the limit of {limits.MAX_NEW_TOKENS:,} "
+                             "(MAX_NEW_TOKENS: no search makes a longer one)")
+        return self
 
 
 class SampleRequest(Strict):
@@ -133,6 +157,11 @@ class SampleRequest(Strict):
     fmt: Fmt = DEFAULT_FORMAT
     words: Words | None = None
     max_new_tokens: int | None = Field(None, ge=1, le=limits.MAX_NEW_TOKENS)
+
+    @model_validator(mode="after")
+    def _within_cost(self) -> SampleRequest:
+        _within(limits.check_sampling_cost, self.n, self.max_new_tokens)
+        return self
 
 
 def wire_model(record: type, bounds: dict[str, Any], doc: str, *, name: str) -> type[Strict]:
@@ -182,7 +211,12 @@ class JobRequest(Strict):
     top_n: TopN = DEFAULT_TOP_N
     batch_size: int = Field(8, ge=1, le=limits.MAX_JOB_BATCH)
     label: str = Field("", max_length=limits.MAX_ID_CHARS)
-    meta: dict[str, Any] = Field(default_factory=dict)
+    meta: JsonDict = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _each_search_within_cost(self) -> JobRequest:
+        _within_cost(1, self.search)  # (each item's search; a chunk takes as many as the bound allows)
+        return self
 
     @model_validator(mode="after")
     def _meta_within_bound(self) -> JobRequest:

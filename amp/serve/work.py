@@ -10,21 +10,29 @@ an exception, so the replica keeps serving.
 over the calls that arrived together, and they are merged into shared batched forward passes
 (identical asks computed once), :data:`batch_size` items per model call.  If a merged pass
 fails, each call is retried on its own so that only the guilty call gets the error.
+
+A call that is stopped (its client went away, or it ran past :attr:`ServeConfig.deadline_s`)
+raises :class:`~amp.parser.core.errors.SearchCancelled` out of every method here: the replica
+(:mod:`amp.serve.worker`) counts it in :attr:`Work.stats` and answers a deadline with a 503.
 """
 
 from __future__ import annotations
 
 import functools
 import json
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+
+from pydantic import ValidationError
 
 from amp.cache import ResultCache
 from amp.errors import AmpError
 from amp.logic.own_words import NO_WORDS, OwnWords
 from amp.logic.vocabulary import DEFAULT_FORMAT
-from amp.parser.backends.remote import API_VERSION, code_version
+from amp.parser.backends.local import InProcessBackend
+from amp.parser.backends.remote import API_VERSION, WORK_TIMEOUT_S, code_version
 from amp.parser.batch import run_batch
 from amp.parser.core import limits
 from amp.parser.core.errors import ModelLoadError, RequestTooLarge, SearchCancelled
@@ -33,7 +41,12 @@ from amp.parser.engines import local_backend
 from amp.parser.parser import Parser
 from amp.parser.search.cancel import current_check, progress_scope
 from amp.parser.search.settings import DEFAULT_TOP_N, SearchSettings
-from amp.records import JsonRecord
+from amp.records import JsonRecord, describe
+from amp.serve.errors import DeadlinePassed
+
+#: The default of :attr:`ServeConfig.deadline_s`: five minutes, well under the seconds the
+#: project's own client waits for an answer (:data:`~amp.parser.backends.remote.WORK_TIMEOUT_S`).
+DEFAULT_DEADLINE_S = 300.0
 
 
 @dataclass(frozen=True)
@@ -60,11 +73,26 @@ class ServeConfig(JsonRecord):
     threads: int = 1
     #: Seconds a finished job is kept (:mod:`amp.serve.jobs`; default a week).
     job_retention_s: float = 7 * 24 * 3600.0
+    #: Seconds one request may take on a replica, waiting for its turn included: past it the work
+    #: stops and the client gets a 503 naming it (``amp serve --deadline``; jobs' chunks have none:
+    #: a job outlives its client and is cancelled on its own).  Above 0, below the client's wait.
+    deadline_s: float = DEFAULT_DEADLINE_S
+
+
+def check_deadline(seconds: Any) -> float:
+    """A deadline in seconds: above 0 and below the client's own wait
+    (:data:`~amp.parser.backends.remote.WORK_TIMEOUT_S`), so the client hears why (a ``ValueError`` otherwise)."""
+    value = float(seconds)
+    if not 0 < value < WORK_TIMEOUT_S:
+        raise ValueError(f"the deadline must be above 0 and below {WORK_TIMEOUT_S:g} s (the client's own wait), "
+                         f"not {seconds:g}")
+    return value
 
 
 def error_answer(exc: BaseException) -> dict[str, Any]:
-    """``{"error": {...}}`` for an exception: 400 for bad input, 503 for a model that cannot load."""
-    if isinstance(exc, ModelLoadError):
+    """``{"error": {...}}`` for an exception: 400 for bad input, 503 for a model that cannot load or
+    a request past its deadline."""
+    if isinstance(exc, (ModelLoadError, DeadlinePassed)):
         status = 503
     elif isinstance(exc, RequestTooLarge):
         status = 413
@@ -72,7 +100,8 @@ def error_answer(exc: BaseException) -> dict[str, Any]:
         status = 400
     else:
         status = 500
-    message = " ".join(str(exc).split()) or type(exc).__name__
+    text = f"a record of the request does not fit: {describe(exc)}" if isinstance(exc, ValidationError) else str(exc)
+    message = " ".join(text.split()) or type(exc).__name__
     return {"error": {"type": type(exc).__name__, "message": message, "status": status}}
 
 
@@ -87,6 +116,8 @@ def _words(call: dict[str, Any]) -> OwnWords:
 def _safe(fn: Callable[[], dict[str, Any]]) -> dict[str, Any]:
     try:
         return fn()
+    except SearchCancelled:
+        raise  # stopped, not answered (the replica counts it, and answers a deadline itself)
     except Exception as exc:  # noqa: BLE001 - every failure becomes an answer; the replica keeps serving
         return error_answer(exc)
 
@@ -101,9 +132,17 @@ class Work:
                                      trust_remote_code=config.trust_remote_code, threads=config.threads)
         self.cache = ResultCache() if config.use_cache else None
         self._parsers: dict[int, Any] = {}
-        #: Calls answered and merged passes run by :meth:`joint`/:meth:`parse` (``/v1/info`` shows them).
-        #: ``cancelled``: merged passes stopped because every caller went away.
-        self.stats = {"merged_calls": 0, "merged_passes": 0, "cancelled": 0}
+        #: Calls answered and merged passes run by :meth:`joint`/:meth:`parse` (``/v1/info`` shows them);
+        #: the replica's own counts (:mod:`amp.serve.worker`): ``running``, pieces of model work under
+        #: way now (waiting for their turn included); ``cancelled``, pieces stopped because every caller
+        #: went away; ``deadline``, those stopped at :attr:`ServeConfig.deadline_s`.
+        self.stats = {"merged_calls": 0, "merged_passes": 0, "running": 0, "cancelled": 0, "deadline": 0}
+
+    @property
+    def interleaves(self) -> bool:
+        """Whether requests may take turns on the model between decode steps: the in-process
+        (transformers) engine keeps each call's state in the call; llama.cpp's cells are shared."""
+        return isinstance(self.backend, InProcessBackend)
 
     def parser(self, top_n: int) -> Any:
         """The facade for ``top_n`` (one per value; all share one backend and one cache)."""
@@ -120,7 +159,8 @@ class Work:
 
         return {"api": API_VERSION, "code": code_version(), "spec": self.backend.spec,
                 "runtime": self.backend.runtime().to_dict(), "top_n": self.config.top_n,
-                "replicas": self.config.replicas, "loaded": self.backend.loaded, "stats": dict(self.stats),
+                "replicas": self.config.replicas, "replica": os.getpid(), "loaded": self.backend.loaded,
+                "stats": dict(self.stats),
                 "capabilities": self.backend.capabilities().to_dict(),
                 "limits": {name.lower(): getattr(limits, name) for name in dir(limits) if name.startswith("MAX_")}}
 
@@ -176,8 +216,7 @@ class Work:
                 for i in members:
                     answers[i] = {"results": [done[x] for x in inputs(calls[i])]}
             except SearchCancelled:
-                self.stats["cancelled"] += 1
-                raise  # every caller went away: nothing to answer
+                raise  # every caller went away, or the deadline passed: nothing to answer here
             except Exception:  # noqa: BLE001 - find the guilty call: each on its own
                 for i in members:
                     answers[i] = _safe(functools.partial(self._alone, calls[i], inputs, run))

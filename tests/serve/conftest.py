@@ -1,6 +1,7 @@
 """A real parser service on a local Ray cluster (loopback only), with the tiny saved GPT-2.
 
-``service`` starts it once per module (two CPU replicas, its own cache folder) and stops Ray
+``service`` starts it once per module (two CPU replicas, its own cache folder, a deadline of
+:data:`SERVICE_DEADLINE_S`) and stops Ray
 afterwards; ``service_helpers.free_port`` finds a loopback port.
 """
 
@@ -12,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from service_helpers import free_port
+from service_helpers import SERVICE_DEADLINE_S, free_port
 
 
 @dataclasses.dataclass
@@ -30,7 +31,8 @@ def service(saved_tiny_model: Path, tmp_path_factory: pytest.TempPathFactory) ->
 
     cache_dir = tmp_path_factory.mktemp("served-cache")
     config = launch.config_from_args(spec=str(saved_tiny_model), device="cpu", dtype="float32", replicas=2,
-                                     host="127.0.0.1", port=free_port(), address=None, token=None, batch_size=2)
+                                     host="127.0.0.1", port=free_port(), address=None, token=None, batch_size=2,
+                                     deadline_s=SERVICE_DEADLINE_S)
     config = dataclasses.replace(config, cache_dir=str(cache_dir))
     url = launch.start(config, None)
     try:

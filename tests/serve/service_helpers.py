@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import socket
 
+#: The test service's deadline (seconds a request may take on a replica): short, so that a test sees it
+#: fire, and long enough for every other request of the tests on a busy machine.
+SERVICE_DEADLINE_S = 20.0
+
 
 def free_port() -> int:
     """A free TCP port on loopback."""

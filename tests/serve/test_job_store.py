@@ -102,13 +102,13 @@ def test_a_restarted_manager_holds_summaries_and_reads_results_when_asked(work, 
     job_id = _run(go())
     again = runner_over(work, folder)  # a manager started again over the same folder
     job = again.jobs[job_id]
-    assert job.items is None and job.offsets is None  # only the summary is in memory
+    assert job.item_at is None and job.offsets is None  # only the summary is in memory
     status = job.status()
     assert (status.state, status.done, status.total, status.meta) == ("done", 3, 3, {"page": "unit"})
     page = again.results(job_id, 0)
     assert [r["index"] for r in page] == [0, 1, 2] and [r["item"]["id"] for r in page] == ["lazy0", "lazy1", "lazy2"]
     assert all(r["result"]["parse"] is not None for r in page)
-    assert job.items is None and job.offsets is None  # the last page was read: dropped again
+    assert job.item_at is None and job.offsets is None  # the last page was read: dropped again
     assert again.results(job_id, 2)[0]["index"] == 2
 
 
@@ -135,8 +135,10 @@ def test_beyond_the_store_cap_the_oldest_finished_jobs_go_first(work, tmp_path, 
         for k in range(3):
             ids.append(runner.submit(request(1, f"n{k}")).id)
             await finish(runner, ids[-1])
-        assert runner.expire(force=True) == [ids[0]]
+        # the third submit made room at once: the oldest finished job went, with its files
         assert sorted(runner.jobs) == sorted(ids[1:])
+        assert files_of(tmp_path / "jobs", ids[0]) == []
+        assert runner.expire(force=True) == []  # within the cap again
 
     _run(go())
 

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from service_helpers import SERVICE_DEADLINE_S
 
 from amp.cache import ResultCache
 from amp.evaluation.inspection import inspect
@@ -508,3 +509,129 @@ def test_a_sweep_job_that_finished_with_no_tab_open_is_in_the_research_list(serv
     at.switch_page("views/research.py").run()
     assert not at.exception, [e.value for e in at.exception]
     assert mine[0].stem in at.selectbox(key="research_run_0").options
+
+
+# -- every endpoint bounded and cancellable, the deadline, plain 422s (issue #44 items 1, 2, 7) ---------
+
+
+def _message(path: str, body: dict) -> tuple[int, str]:
+    status, reply = post_json(path, body)
+    assert set(reply) == {"error"} and reply["error"]["status"] == status, reply
+    return status, reply["error"]["message"]
+
+
+def post_json(url: str, body: dict) -> tuple[int, dict]:
+    return _raw(url, "POST", json.dumps(body).encode())
+
+
+def test_every_endpoint_refuses_work_over_the_cost_bound_counting_right(service):
+    base = service.url
+    lf = "exists x . man(x) AND " + " AND ".join(f"girl(x{k})" for k in range(12))
+    cases = {
+        "/v1/parse": ({"prompts": [f"{PROMPT} {k}" for k in range(200)],
+                       "search": {"beams": 64, "max_new_tokens": 1024}},
+                      "200 prompt(s) × 64 beams × 1024 tokens"),
+        "/v1/parse_and_score": ({"items": [[PROMPT, None, None]] * 3, "search": {"beams": 32, "max_new_tokens": 1024}},
+                                "3 prompt(s) × 32 beams × 1024 tokens"),
+        "/v1/sample": ({"prompt": PROMPT, "n": 500, "max_new_tokens": 1024}, "500 samples × 1024 tokens"),
+        "/v1/pairs": ({"items": [[PROMPT, lf, lf]] * 256}, "256 pair(s) (512 LFs"),
+        "/v1/forced": ({"prompt": PROMPT, "lfs": [lf * 4] * 64}, "64 LFs"),
+        "/v1/steps": ({"prompt": PROMPT, "beam": {"token_ids": [1] * 2000}}, "2,000 token ids"),
+        "/v1/jobs": ({"items": [{"id": "a", "prompt": PROMPT}], "search": {"beams": 64, "max_new_tokens": 1024}},
+                     "1 prompt(s) × 64 beams × 1024 tokens"),
+    }
+    for path, (body, counted) in cases.items():
+        t0 = time.perf_counter()
+        status, message = _message(base + path, body)
+        assert status == 422 and counted in message, (path, message)
+        assert ("MAX_SEARCH_COST" if path != "/v1/steps" else "MAX_NEW_TOKENS") in message, (path, message)
+        assert time.perf_counter() - t0 < 5, path  # refused before any work
+    # within the bound, each is served
+    status, _ = post_json(base + "/v1/sample", {"prompt": PROMPT, "n": 4, "max_new_tokens": 8})
+    assert status == 200
+    status, _ = post_json(base + "/v1/pairs", {"items": [[PROMPT, LF0, LF1]] * 4})
+    assert status == 200
+
+
+def test_no_refusal_carries_validator_internals(service):
+    base = service.url
+    beam = Parser.remote(base, cache=None).parse(PROMPT, **FAST).beams[0].to_dict()
+    beam.pop("steps", None)
+    bad = {
+        "/v1/parse": [{}, {"prompts": "one"}, {"prompts": [PROMPT], "search": {"beams": 0}},
+                      {"prompts": [PROMPT], "search": {"beams": 64, "max_new_tokens": 1024}}],
+        "/v1/parse_and_score": [{"items": [[PROMPT]]}, {"items": [[PROMPT, None, None]], "top_n": -1}],
+        "/v1/forced": [{"prompt": PROMPT}, {"prompt": PROMPT, "lfs": [LF0], "fmt": "nope"}],
+        "/v1/pairs": [{"items": [[PROMPT, LF0]]}, {"items": [[PROMPT, LF0, LF1]], "extra": 1}],
+        "/v1/steps": [{"prompt": PROMPT}, {"prompt": PROMPT, "beam": []},
+                      {"prompt": PROMPT, "beam": {**beam, "token_ids": "abc"}},
+                      {"prompt": PROMPT, "beam": {"no": "beam"}}],
+        "/v1/sample": [{"prompt": PROMPT, "n": 0}, {"prompt": PROMPT, "temperature": "hot"},
+                       {"prompt": PROMPT, "n": 500, "max_new_tokens": 1024}],
+        "/v1/jobs": [{"items": []}, {"items": [{"id": "a"}]}],
+    }
+    for path, bodies in bad.items():
+        for body in bodies:
+            status, message = _message(base + path, body)
+            assert 400 <= status < 500, (path, body, status)
+            for internal in ("errors.pydantic.dev", "Value error,", "For further information", "validation error"):
+                assert internal not in message, (path, body, message)
+
+
+def _per_replica(service, calls: int = 20) -> dict[int, dict]:
+    """Each replica's ``stats``, by its ``replica`` id (``/v1/info`` answers from one at a time)."""
+    seen: dict[int, dict] = {}
+    for _ in range(calls):
+        with urllib.request.urlopen(service.url + "/v1/info", timeout=10) as r:
+            info = json.loads(r.read())
+        seen[info["replica"]] = info["stats"]
+    return seen
+
+
+def test_sampling_clients_that_give_up_stop_the_work_and_the_memory_comes_back(service):
+    import psutil
+
+    far = Parser.remote(service.url, cache=None)
+    for k in range(4):  # both replicas have their model loaded
+        far.parse(f"{PROMPT} warm sampling {k}", **FAST)
+    replicas = [p for p in psutil.Process().children(recursive=True)
+                if any("ParserWorker" in part for part in p.cmdline())]
+    assert len(replicas) == 2
+
+    def rss() -> int:
+        return sum(p.memory_info().rss for p in replicas)
+
+    start = rss()
+    before = sum(s["cancelled"] for s in _per_replica(service).values())
+    # 32 samples × 990 tokens (within MAX_SEARCH_COST and the tiny model's context): seconds of work,
+    # whose client gives up after half a second; a flat temperature keeps the grammar's samples long
+    # (at 1.0 the tiny model may close every LF within a few tokens and answer before the client goes)
+    for k in range(2):
+        host, port = service.url.split("//")[1].split(":")
+        conn = http.client.HTTPConnection(host, int(port), timeout=0.5)
+        conn.request("POST", "/v1/sample", headers={"Content-Type": "application/json"}, body=json.dumps(
+            {"prompt": f"{PROMPT} sampled {k}", "n": 32, "max_new_tokens": 990, "seed": k,
+             "temperature": 50.0}).encode())
+        with pytest.raises(OSError):
+            conn.getresponse()
+        conn.close()
+    deadline = time.time() + 20
+    while (stats := _per_replica(service)) and any(s["running"] for s in stats.values()):
+        assert time.time() < deadline, stats
+        time.sleep(0.2)
+    # each stopped at a step (SearchCancelled), not run to its end after its client went away
+    assert sum(s["cancelled"] for s in stats.values()) == before + 2
+    assert rss() <= start + 200 * 2**20, (start, rss())
+    assert far.sample(PROMPT, n=2, seed=3, max_new_tokens=8)  # the replicas serve on
+
+
+def test_a_request_past_the_deadline_is_stopped_with_a_503_naming_it(service):
+    big = {"prompts": ["Human: a search past the deadline\nComputer:"], "search": {"beams": 32, "max_new_tokens": 960}}
+    t0 = time.perf_counter()
+    status, message = _message(service.url + "/v1/parse", big)
+    took = time.perf_counter() - t0
+    assert status == 503, message
+    assert f"deadline of {SERVICE_DEADLINE_S:g} s" in message and "deadline_s" in message and "--deadline" in message
+    assert SERVICE_DEADLINE_S <= took < SERVICE_DEADLINE_S + 30
+    assert sum(s.get("deadline", 0) for s in replica_stats(service)) >= 1
+    assert Parser.remote(service.url, cache=None).parse(PROMPT + " after the deadline", **FAST).beams

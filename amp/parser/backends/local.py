@@ -3,7 +3,8 @@
 Implements :class:`amp.parser.backend.Backend` with the decoding functions of
 :mod:`amp.parser.search.decode`, :mod:`amp.parser.search.scoring` and :mod:`amp.parser.search.sampling`.  The
 model loads lazily (:meth:`InProcessBackend.load`, on the facade's first cache miss); every
-model call holds the model's lock and runs under ``torch.inference_mode``.  Identities come
+model call holds the model's lock (or, in the parser service, its turn at the replica's step gate,
+:mod:`amp.parser.search.fair_share`) and runs under ``torch.inference_mode``.  Identities come
 from the spec and file hashes, so :meth:`runtime` never loads the model.
 """
 
@@ -23,6 +24,7 @@ from amp.parser.models import registry as model_registry
 from amp.parser.models.loading import DTYPES, LoadedModel, select_device, select_dtype
 from amp.parser.models.quantize import INT8, scheme
 from amp.parser.models.spec import DEFAULT_SPEC, identities
+from amp.parser.search.fair_share import model_lock
 from amp.parser.search.settings import Ask, SearchSettings
 
 T = TypeVar("T")
@@ -146,7 +148,7 @@ class InProcessBackend:
         lm = self.loaded_model()
         import torch  # late: start-up cost (torch)
 
-        with lm.lock, torch.inference_mode():
+        with model_lock(lm.lock), torch.inference_mode():  # (a service's step gate serialises instead)
             return fn(lm)
 
     # -- the work ---------------------------------------------------------------------------------------

@@ -9,7 +9,7 @@ a message naming the setting and its range, so every front end shows the same se
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sized
+from collections.abc import Iterable, Sequence, Sized
 from typing import Any
 
 from amp.errors import SettingError
@@ -52,10 +52,16 @@ MAX_ID_CHARS = 300
 MAX_JOB_META_BYTES = 64 * 2**10
 #: Bytes of one job's stored results (its ``results.jsonl``): a job over it stops, failed, saying so.
 MAX_JOB_RESULT_BYTES = 256 * 2**20
-#: Finished jobs kept by the service (the oldest finished ones go first beyond this) …
+#: Nesting of any free-form JSON the service takes and stores (a job's ``meta``, a beam to detail):
+#: objects and arrays inside one another, ``{"a": [1]}`` is 2 deep (:mod:`amp.parser.core.json_bounds`).
+MAX_JSON_DEPTH = 32
+#: Jobs kept by the service, finished or not (the oldest finished ones go first beyond this; a new
+#: job that only unfinished ones leave no room for is refused) …
 MAX_STORED_JOBS = 200
 #: … and bytes of every stored job together (likewise).
 MAX_JOBS_STORE_BYTES = 2 * 2**30
+#: Jobs queued or running at once (a submit beyond it is refused until one finishes or is cancelled).
+MAX_UNFINISHED_JOBS = 16
 #: Largest seed (seeds are 0 … MAX_SEED, as numpy's generators take them).
 MAX_SEED = 2**32 - 1
 #: The most tokens a budget derived from the prompt takes (``max_new_tokens=None``,
@@ -174,6 +180,35 @@ def check_search_cost(prompts: int, beams: int, max_new_tokens: int | None) -> i
             f"the search cost {prompts} prompt(s) × {beams} beams × {tokens} tokens = {cost:,} is over the "
             f"limit of {MAX_SEARCH_COST:,} (MAX_SEARCH_COST): use fewer beams, a smaller max_new_tokens or "
             "fewer prompts per call")
+    return cost
+
+
+def check_sampling_cost(n: int, max_new_tokens: int | None) -> int:
+    """A sampling call within :data:`MAX_SEARCH_COST`: each of its ``n`` samples counts as a beam
+    of the token budget (``RequestTooLarge`` naming the bound otherwise)."""
+    cost = search_cost(1, n, max_new_tokens)
+    if cost > MAX_SEARCH_COST:
+        tokens = max_new_tokens or DERIVED_MAX_NEW_TOKENS
+        raise RequestTooLarge(
+            f"the sampling cost {n} samples × {tokens} tokens = {cost:,} is over the limit of {MAX_SEARCH_COST:,} "
+            "(MAX_SEARCH_COST; each sample counts as a beam): ask for fewer samples or a smaller max_new_tokens")
+    return cost
+
+
+def scoring_cost(lfs: Iterable[str]) -> int:
+    """The cost of forcing ``lfs`` after a prompt, in the search's beam-tokens: each LF is one
+    sequence of at most its UTF-8 bytes + 2 tokens (a byte-level token covers at least one byte;
+    the framing adds a space and a newline), known before tokenising."""
+    return sum(len(lf.encode("utf-8")) + 2 for lf in lfs)
+
+
+def check_scoring_cost(lfs: Sequence[str], what: str) -> int:
+    """Forced scoring of ``lfs`` (``what``: how the call names them) within :data:`MAX_SEARCH_COST`."""
+    cost = scoring_cost(lfs)
+    if cost > MAX_SEARCH_COST:
+        raise RequestTooLarge(
+            f"the scoring cost of {what} ({len(lfs)} LFs, up to {cost:,} tokens together) is over the limit of "
+            f"{MAX_SEARCH_COST:,} (MAX_SEARCH_COST): send fewer or shorter LFs per call")
     return cost
 
 
