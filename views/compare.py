@@ -121,7 +121,7 @@ if saved and saved[0] == item.id:
     runs_by_label: dict[str, ModelRun] = saved[1]
     for col, (label, model) in zip(st.columns(2), runs_by_label.items(), strict=True):
         with col:
-            st.subheader(f"Model {label}: {plain(model.name)}")
+            st.header(f"Model {label}: {plain(model.name)}")  # h2 under the h1 (headings in order)
             if model.precision:
                 st.caption(model.precision)
             if model.result is None:
@@ -143,10 +143,14 @@ if saved and saved[0] == item.id:
               filename=f"compare-{which}")
 
 st.divider()
-st.subheader("Saved sweeps overlaid")
+st.header("Saved sweeps overlaid")
 runs = saved_runs.list_runs()
-chosen = st.multiselect("Runs (from `python -m amp reproduce` or a finished sweep of the Ratio sweep page)",
-                        [p.stem for p in runs], key="cmp_runs")
+RUNS_FROM = "`python -m amp reproduce` or a finished sweep of the Ratio sweep page"
+chosen: list[str] = []
+if runs:
+    chosen = st.multiselect(f"Runs (from {RUNS_FROM})", [p.stem for p in runs], key="cmp_runs")
+else:  # not an empty, greyed-out box (WCAG 1.4.3: its faded label is unreadable): say how to get runs
+    st.info(f"No saved runs yet: they come from {RUNS_FROM}.", icon=":material/info:")
 if chosen:
     curves = {}
     for p in runs:

@@ -38,7 +38,7 @@ except AmpError as exc:  # a broken library file: say so, the page stays usable
     st.error(own.error_text(exc), icon=":material/error:")
     halt()
 
-st.subheader(f"Your library ({len(sentences)})")
+st.header(f"Your library ({len(sentences)})")  # h2 under the h1 (headings in order)
 if not sentences:
     st.info("No sentences yet: add one above, or import a file below.", icon=":material/info:")
 for sentence in sentences:

@@ -49,7 +49,7 @@ fmt = prompt.lf_format
 if not built:
     st.info("No prompt built yet, so this is the default: PP attachment, 3 of 10 examples shown with LF0 "
             "(r = 0.3). Build your own in the Prompt builder.", icon=":material/info:")
-st.markdown(f"#### Test sentence: *{plain(prompt.test_utterance)}*")
+st.markdown(f"## Test sentence: *{plain(prompt.test_utterance)}*")  # h2 under the h1 (headings in order)
 own_examples.used_caption(prompt.test_utterance)  # an own sentence: which examples (issue #26 point 6)
 with st.expander(f"The prompt ({len(prompt.examples)} examples, LF0 fraction "
                  f"{'–' if prompt.lf0_fraction is None else f'{prompt.lf0_fraction:.0%}'})"):

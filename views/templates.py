@@ -70,7 +70,7 @@ with st.expander(f"{get_type(type_).name}: {len(shown)} template(s) — surface,
         slots = [(s.tag, s.words, ", ".join(w)) for s, w in zip(t.slots, t.choices(), strict=True) if s.tag]
         st.dataframe(pd.DataFrame(slots, columns=["slot", "word list", "words"]), hide_index=True)
 
-st.subheader("Generated sentences")
+st.header("Generated sentences")  # h2 under the h1 title (WCAG: headings in order)
 g1, g2, g3, g4 = st.columns([1.3, 1, 1, 1])
 how = g1.radio("Generate", ["seeded sample", "all"], horizontal=True, key="tpl_how", persist_state="session")
 n = g2.number_input("Sample size N", 1, 5000, 20, key="tpl_n", persist_state="session", disabled=how == "all")
@@ -101,7 +101,7 @@ if result is not None:
         rows = event["selection"]["rows"] if event else []
         row = table.iloc[rows[0] if rows and rows[0] < len(table) else 0]
         with detail:
-            st.markdown(f"#### *{plain(row['sentence'])}*")
+            st.markdown(f"### *{plain(row['sentence'])}*")  # h3 under "Generated sentences"
             readings.show_readings(row["sentence"], type_, (row["LF0"], row["LF1"]))
             sentence_actions(row["sentence"], type_, fmt)
     d1, d2, _ = st.columns([1, 1, 4])

@@ -2,7 +2,7 @@
 attribution as a diverging background, the test sentence's words as bars, and each example's
 attribution against its influence (Spearman's ρ).
 
-Colours follow :mod:`amp.reporting.style`: toward LF0 is LF0's blue, toward LF1 LF1's vermillion
+Colours follow :mod:`amp.reporting.style`: toward LF0 is LF0's blue, toward LF1 LF1's orange
 (Okabe–Ito, colour-blind safe), white = no push; an example's marker has the colour of the reading
 it is shown with (grey for an unambiguous ingredient).  User text is never markup: the prompt
 HTML escapes every character (:func:`html.escape`), plotly labels and hovers go through
@@ -35,12 +35,18 @@ def _rgb(hex_color: str) -> tuple[int, int, int]:
     return int(hex_color[1:3], 16), int(hex_color[3:5], 16), int(hex_color[5:7], 16)
 
 
+#: The most opaque a token's background gets: the page's text stays readable on it (WCAG 2.1 AA,
+#: 4.5:1; on the full colours dark text would be 3.4–3.6:1, docs/paper-notes.md §20).
+MAX_TOKEN_OPACITY = 0.75
+
+
 def _background(value: float, scale: float) -> str:
-    """The token's background: LF0's blue (> 0) or LF1's vermillion (< 0), opacity |value| / scale."""
+    """The token's background: LF0's blue (> 0) or LF1's orange (< 0), opacity |value| / scale
+    times :data:`MAX_TOKEN_OPACITY`."""
     if scale <= 0 or value == 0:
         return "transparent"
     r, g, b = _rgb(LF0_COLOR if value > 0 else LF1_COLOR)
-    return f"rgba({r}, {g}, {b}, {min(1.0, abs(value) / scale):.3f})"
+    return f"rgba({r}, {g}, {b}, {MAX_TOKEN_OPACITY * min(1.0, abs(value) / scale):.3f})"
 
 
 def _label_color(label: int | None) -> str:
@@ -60,9 +66,9 @@ def prompt_html(attr: Attribution) -> str:
         spans.append(f'<span class="amp-token" style="background:{_background(t.attribution, scale)}" '
                      f'title="{title}" data-attribution="{t.attribution:.6g}">{text}</span>')
     legend = (f'<div class="amp-legend" style="font-size:0.85em;margin-bottom:0.4em">'
-              f'<span style="background:{_background(1, 1)};color:white;padding:0 0.3em">toward LF0</span> '
-              f'<span style="background:{_background(-1, 1)};color:white;padding:0 0.3em">toward LF1</span> '
-              f'(opacity: |attribution| / {scale:.3g})</div>')
+              f'<span style="background:{LF0_COLOR};color:white;padding:0 0.3em">toward LF0</span> '
+              f'<span style="background:{LF1_COLOR};color:white;padding:0 0.3em">toward LF1</span> '
+              f'(opacity: |attribution| / {scale:.3g} × {MAX_TOKEN_OPACITY:g})</div>')
     return (f'<div class="amp-attribution">{legend}<pre style="white-space:pre-wrap;font-family:monospace;'
             f'line-height:1.5">{"".join(spans)}</pre></div>')
 

@@ -5,7 +5,7 @@ part), y the order of the beams' ends, best beam on top.  Edges are elbows: down
 at its position, then along to the node.  Each branch shows its text (ellipsised to the room it
 has; the hover keeps everything), each node's marker is coloured by its probability given the
 prefix (Viridis, 0–1, raw or renormalised over the grammar), a diamond marks a split, and the end
-of each beam is a larger marker in its label's colour (LF0 blue, LF1 vermillion,
+of each beam is a larger marker in its label's colour (LF0 blue, LF1 orange,
 :mod:`amp.reporting.style`; LF0 = LF1 reddish purple; neither reading grey, unparseable a grey
 cross) with ``beam r · label`` beside it.  Hover any node for its tokens, their probabilities, the
 prefix's log-probability and the beams through it.  Every trace's ``meta`` says what it draws

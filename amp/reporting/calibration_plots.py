@@ -31,7 +31,7 @@ def _num(value: float | None, digits: int = 3) -> str:
 
 
 def ratio_color(ratio: float) -> str:
-    """A ratio's colour: LF1's vermillion at r = 0 through to LF0's blue at r = 1 (r = fraction of LF0)."""
+    """A ratio's colour: LF1's orange at r = 0 through to LF0's blue at r = 1 (r = fraction of LF0)."""
     r = min(1.0, max(0.0, float(ratio)))
     low, high = hex_to_rgb(LF1_COLOR), hex_to_rgb(LF0_COLOR)
     mixed = find_intermediate_color(low, high, r)

@@ -2,7 +2,7 @@
 
 A pure function of :func:`amp.evaluation.coverage.coverage_frame`'s table (one row per type and
 k).  The four curves share one 0–100 % axis: ZM_k (paper Eq. 1) is in percent in the frame, the
-coverage measures are fractions there and shown as percentages.  LF0 blue and LF1 vermillion are
+coverage measures are fractions there and shown as percentages.  LF0 blue and LF1 orange are
 kept for the readings themselves, so the measures take the other Okabe–Ito colours and each its
 own dash and marker (legible without colour).
 

@@ -2,8 +2,8 @@
 on P(LF0), by size and by position, and the contrastive strip of LF0 against LF1.
 
 Colours follow :mod:`amp.reporting.style`: an example's bar has the colour of the reading it is
-shown with (LF0 blue, LF1 vermillion, an unambiguous ingredient grey); the log-odds scale runs
-from LF1's vermillion through white to LF0's blue (both Okabe–Ito, colour-blind safe), centred
+shown with (LF0 blue, LF1 orange, an unambiguous ingredient grey); the log-odds scale runs
+from LF1's orange through white to LF0's blue (a colour-blind-safe pair), centred
 on 0 = no preference.  Every text a user may have typed goes through :func:`plain_label`.
 """
 
@@ -31,7 +31,7 @@ from amp.reporting.style import (
 __all__ = ["LOG_ODDS_COLORSCALE", "contrast_alternatives", "contrast_frame", "contrast_strip", "influence_bars",
            "influence_frame", "influence_by_position"]
 
-#: Log-odds log p(LF0 token) − log p(LF1 token): vermillion (prefers LF1) — white — blue (LF0).
+#: Log-odds log p(LF0 token) − log p(LF1 token): orange (prefers LF1) — white — blue (LF0).
 LOG_ODDS_COLORSCALE = [[0.0, LF1_COLOR], [0.5, "#FFFFFF"], [1.0, LF0_COLOR]]
 
 _CHANGE_NAMES = {"removed": "removed", "flipped": "flipped to its other reading"}

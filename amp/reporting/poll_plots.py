@@ -90,7 +90,7 @@ def reading_label(name: str, width: int = LABEL_LINE_CHARS, lines: int = LABEL_M
 
 def poll_bars(names: Sequence[str], counts: Sequence[int], hovers: Sequence[str], *,
               height: int | None = 240) -> go.Figure:
-    """One bar per reading (LF0 blue, LF1 vermillion): its votes, labelled ``names[i]``
+    """One bar per reading (LF0 blue, LF1 orange): its votes, labelled ``names[i]``
     (horizontal, in at most :data:`LABEL_MAX_LINES` lines, :func:`reading_label`), with the whole
     name and ``hovers[i]`` (the votes by confidence) on hover; integer vote ticks
     (:func:`vote_ticks`); ``height=None``: as high as its box, with projector-sized type

@@ -2,7 +2,10 @@
 
 Conventions, so that figures read at a glance on a projector: template ``plotly_white``, a title
 on every figure, axis titles that say the unit; LF0 is always :data:`LF0_COLOR` (blue) and LF1
-always :data:`LF1_COLOR` (vermillion), from the colour-blind-safe Okabe–Ito palette; empty input
+always :data:`LF1_COLOR` (dark orange): a colour-blind-safe pair (blue against orange, after the
+Okabe–Ito palette), each readable as text on white and on the sidebar's grey (WCAG 2.1 AA, contrast
+≥ 4.5:1; ``tests/reporting/test_contrast.py``), and never the only carrier of a reading: the words
+LF0/LF1 (or the reading's name) stand next to every coloured item; empty input
 gives an empty figure whose title says what is missing (:func:`empty_figure`), never an exception.
 Type colours and names are declared with the type (:mod:`amp.data.types`).
 """
@@ -24,8 +27,9 @@ __all__ = ["IDEAL_COLOR", "LF0_COLOR", "LF1_COLOR", "NEITHER_COLOR", "PROB_COLOR
 TEMPLATE = "plotly_white"
 #: Colour of LF0 (the first reading) in every figure (Okabe–Ito blue).
 LF0_COLOR = "#0072B2"
-#: Colour of LF1 (the second reading) in every figure (Okabe–Ito vermillion).
-LF1_COLOR = "#D55E00"
+#: Colour of LF1 (the second reading) in every figure: Okabe–Ito's vermillion (``#D55E00``, 3.9:1 on
+#: white) darkened to 5.5:1, so that LF1 written in its colour is readable text (WCAG 2.1 AA).
+LF1_COLOR = "#B34700"
 #: Colour of "neither LF" (a prediction matching no gold LF).
 NEITHER_COLOR = "#999999"
 #: Colour of reference lines (ideal diagonal, "no preference" line).

@@ -113,7 +113,7 @@ def p_lf0_vs_ratio(per_ratio_df: pd.DataFrame | None, *, error: Literal["sem", "
 def accuracy_vs_ratio(per_ratio_df: pd.DataFrame | None) -> go.Figure:
     """Top-1 LF0 and LF1 accuracy against the prompt's LF0 ratio r, one panel per type (Fig. 6).
 
-    LF0 is solid blue with filled dots, LF1 dashed vermillion with larger open diamonds (so where the
+    LF0 is solid blue with filled dots, LF1 dashed orange with larger open diamonds (so where the
     two coincide, e.g. both 0 %, both stay visible, and a note under the figure names the types where
     they meet); faint dotted lines show where a model
     that exactly follows the prompt would lie (LF0: y = r, LF1: y = 1 − r).  FDM (docs/paper-notes.md

@@ -358,7 +358,7 @@ def inspection_heatmap(inspection: Inspection, *, prob: ProbKind = "raw", wrap: 
     """:func:`token_heatmap` of an :class:`~amp.evaluation.inspection.Inspection` (paper Fig. 4).
 
     Top row: the predicted (top) beam's tokens; bottom row: the forced decode of the other
-    reading; the rows are labelled with the reading each one is (LF0 blue, LF1 vermillion) and
+    reading; the rows are labelled with the reading each one is (LF0 blue, LF1 orange) and
     the first differing token is marked.
     """
     return token_heatmap(

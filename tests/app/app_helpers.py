@@ -99,4 +99,4 @@ WROTE_NEITHER = {
     "unparseable": "The model wrote neither reading: its parse is not even a logical form (it does not read as one).",
 }
 #: The colour of the "wrote" sentence: LF0 blue, LF1 orange, anything else grey.
-BLUE, ORANGE, GREY = "#0072B2", "#D55E00", "#444444"
+BLUE, ORANGE, GREY = "#0072B2", "#B34700", "#444444"

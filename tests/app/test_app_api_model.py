@@ -23,7 +23,7 @@ def _compare_b(at, spec: str) -> list[str]:  # type: ignore[no-untyped-def]
     at.text_input(key="cmp_spec_b").input(spec)
     at.button(key="cmp_run").click().run()
     assert_ok(at)
-    assert [s.value for s in at.subheader][1] == f"Model B: {plain(spec)}"
+    assert [s.value for s in at.header][1] == f"Model B: {plain(spec)}"
     return [e for e in texts(at, "error") if e.startswith("**Model B gave no result.**")]
 
 

@@ -74,8 +74,8 @@ def test_prompt_map_escapes_user_text() -> None:
                        words=(), examples=())
     page = prompt_html(attr)
     assert "<b>" not in page and "&lt;b&gt;x&lt;/b&gt;" in page
-    assert "rgba(213, 94, 0, 1.000)" in page  # the most negative token in LF1's vermillion, full strength
-    assert "rgba(0, 114, 178, 0.500)" in page  # half as much toward LF0 in LF0's blue
+    assert "rgba(179, 71, 0, 0.750)" in page  # the most negative token in LF1's orange, at the strongest (0.75)
+    assert "rgba(0, 114, 178, 0.375)" in page  # half as much toward LF0 in LF0's blue
     from amp.evaluation.attribution import WordAttribution
 
     fig = word_bars(Attribution(**{**attr.__dict__, "words": (WordAttribution(0, "<b>x</b>", -1.0),)}))

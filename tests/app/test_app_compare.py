@@ -41,7 +41,7 @@ def _statuses(at) -> dict[str, object]:  # type: ignore[no-untyped-def]
 
 
 def _model_a_shown(at, model_a: Path) -> None:  # type: ignore[no-untyped-def]
-    assert [s.value for s in at.subheader][0] == f"Model A: {plain(model_a)}"
+    assert [s.value for s in at.header][0] == f"Model A: {plain(model_a)}"
     assert [m.label for m in at.metric] == ["P(LF0) where the readings part"]
     (table,) = at.dataframe
     assert list(table.value.columns) == BEAM_COLUMNS
@@ -52,7 +52,7 @@ def _model_a_shown(at, model_a: Path) -> None:  # type: ignore[no-untyped-def]
 def test_a_model_b_that_fails_to_load_says_why_and_model_a_stays(at, app_env: Path, broken_model: Path) -> None:
     _compare(at, broken_model, "int8")
     _model_a_shown(at, app_env)
-    assert [s.value for s in at.subheader][1] == f"Model B: {plain(broken_model)}"
+    assert [s.value for s in at.header][1] == f"Model B: {plain(broken_model)}"
     reason = f"could not load model folder {broken_model.as_posix()!r} as a causal language model on cpu in int8"
     shown = [e for e in texts(at, "error") if e.startswith("**Model B gave no result.**")]
     assert len(shown) == 1 and plain(reason) in shown[0]  # in B's column, outside any status box
@@ -78,7 +78,7 @@ def test_a_model_b_that_does_not_exist_is_a_message_and_model_a_runs(at, app_env
     missing = tmp_path / "no-such-model"
     (shown,) = [e for e in texts(at, "error") if e.startswith("**Model B gave no result.**")]
     assert shown.startswith("**Model B gave no result.** " + plain(f"model path {str(missing)!r} does not exist;"))
-    assert [s.value for s in at.subheader][1] == f"Model B: {plain(missing)}"
+    assert [s.value for s in at.header][1] == f"Model B: {plain(missing)}"
     assert not [label for label in _statuses(at) if label.startswith("Model B")]  # it never ran
     assert list(at.session_state.get("model_errors", {})) == []
 
@@ -89,7 +89,7 @@ def test_model_b_runs_in_its_own_precision(at, app_env: Path) -> None:
     from ui.model.choice import ModelChoice
 
     _compare(at, app_env, "int8")
-    assert [s.value for s in at.subheader][:2] == [f"Model A: {plain(app_env)}", f"Model B: {plain(app_env)}"]
+    assert [s.value for s in at.header][:2] == [f"Model A: {plain(app_env)}", f"Model B: {plain(app_env)}"]
     assert {"cpu · float32", "cpu · int8"} <= set(texts(at, "caption"))
     assert set(_statuses(at)) == {"Model A done · cpu · float32", "Model B done · cpu · int8"}
     assert (parsers._load(ModelChoice(str(app_env), "transformers", "int8"))

@@ -61,7 +61,7 @@ def test_add_the_duck_sentence_and_see_its_words(page, own_lib) -> None:
     assert "duck (one place), Her (name), Me (name)" in message and "closest type" in message
     saved = own_lib.get(DUCK)
     assert saved is not None and saved.lf0 == DUCK0 and saved.type == "pp"
-    assert page.subheader[0].value == "Your library (1)"
+    assert page.header[0].value == "Your library (1)"
     assert any(DUCK0 == c.value for c in page.code)  # the stored, normalised LF
 
 
@@ -201,7 +201,7 @@ def test_export_and_import(page, own_lib, tmp_path) -> None:
     page.button(key="own_import").click().run()
     assert_ok(page)
     assert "1 added, 0 replaced" in shown(page, "success")
-    assert own_lib.list() == other.list() and page.subheader[0].value == "Your library (1)"
+    assert own_lib.list() == other.list() and page.header[0].value == "Your library (1)"
 
 
 def test_demo_packs_carry_own_sentences(own_lib) -> None:

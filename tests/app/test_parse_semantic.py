@@ -68,7 +68,7 @@ def test_the_mark_control_defaults_to_semantic_and_switches_the_marked_item(pars
         "where the model commits (token)", "where the meanings differ (semantic)", "both"]
     ins = parsed.session_state["inspection"]["result"]
     assert ins.predicted_match == "unparseable"  # the tiny model's parse is no LF
-    assert f"#### Test sentence: *{KNOWN['pp'][0]}*" in _said(parsed)  # the default prompt's sentence
+    assert f"## Test sentence: *{KNOWN['pp'][0]}*" in _said(parsed)  # the default prompt's sentence
     marked, sentence = _expected("pp", ins.alternative)
     spec = _heatmap(parsed)
     assert _boxed_rows(spec) == marked and marked[1]

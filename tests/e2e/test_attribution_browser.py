@@ -3,7 +3,7 @@
 A server of its own on the tiny local GPT-2 (module fixture ``tiny_server``).  The test parses the
 default prompt, asks for the influential examples, opens *Which words pushed it?*, sets 2
 integrated-gradients steps and presses **Attribute**; then reads the prompt map (one span per
-token, each background LF0's blue, LF1's vermillion or transparent; the whole prompt's text),
+token, each background LF0's blue, LF1's orange or transparent; the whole prompt's text),
 the word bars (one per word of the test sentence), the scatter's Spearman ρ in its title, and saves
 a screenshot.  No console error, no page error, nothing requested off the loopback.
 """
@@ -55,9 +55,9 @@ def test_attribution_view(tiny_server, page_on) -> None:
     texts = spans.evaluate_all("els => els.map(e => e.textContent)")
     colours = spans.evaluate_all("els => els.map(e => getComputedStyle(e).backgroundColor)")
     assert "".join(texts) == prompt.render()  # the prompt as plain text, every character once
-    allowed = re.compile(r"rgba\((0, 114, 178|213, 94, 0), [0-9.]+\)|rgba\(0, 0, 0, 0\)|rgb\((0, 114, 178|213, 94, 0)\)")
+    allowed = re.compile(r"rgba\((0, 114, 178|179, 71, 0), [0-9.]+\)|rgba\(0, 0, 0, 0\)|rgb\((0, 114, 178|179, 71, 0)\)")
     assert all(allowed.fullmatch(c) for c in colours), set(colours)
-    assert any("0, 114, 178" in c for c in colours) or any("213, 94, 0" in c for c in colours)
+    assert any("0, 114, 178" in c for c in colours) or any("179, 71, 0" in c for c in colours)
     words = chart.evaluate("el => el.querySelector('.js-plotly-plot').data[0].x.length")
     assert words == len(prompt.test_utterance.split())
     scatter = _chart(page, "Examples: attribution against influence")

@@ -216,7 +216,7 @@ def test_reliability_diagram_per_type_and_per_ratio() -> None:
     by_ratio = reliability_diagram(report, "ratio").to_dict()["data"]
     assert [t["meta"].get("group") for t in by_ratio] == ["0", "0.5", "1", "ideal"]
     assert by_ratio[0]["line"]["color"] == ratio_color(0.0)
-    assert ratio_color(0.0) == "rgb(213, 94, 0)" and ratio_color(0.5) == "rgb(106, 104, 89)" and LF1_COLOR == "#D55E00"
+    assert ratio_color(0.0) == "rgb(179, 71, 0)" and ratio_color(0.5) == "rgb(90, 92, 89)" and LF1_COLOR == "#B34700"
     assert ratio_color(1.0) == "rgb(0, 114, 178)"
 
 

@@ -57,7 +57,7 @@ def attribution_section(prompt: Prompt) -> None:
             return
         st.caption("Attributes the model's log-odds log p(LF0's token) − log p(LF1's token) where the readings "
                    "part to every prompt token (gradients of the loaded model; needs a local model). Blue pushes "
-                   "toward LF0, vermillion toward LF1.")
+                   "toward LF0, orange toward LF1.")
         if _no_gradients():
             return
         c1, c2, c3 = st.columns(3)

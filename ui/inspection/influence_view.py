@@ -48,7 +48,7 @@ def contrast_section(ins: Inspection, prob: str) -> None:
                       help="= log P(LF0) − log P(LF1) of the two forced decodes (the total-probability P(LF0)).")
             st.caption("Both readings are force-decoded after the same prompt. They share their first "
                        f"{c.divergence} tokens; at the next one the model chooses. Blue cells favour LF0, "
-                       "vermillion cells LF1; after the divergence each reading follows its own context.")
+                       "orange cells LF1; after the divergence each reading follows its own context.")
     csv_download(influence_plots.contrast_frame(c), "contrast_lf0_lf1.csv", key="pi_contrast_csv")
 
 

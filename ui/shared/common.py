@@ -17,6 +17,7 @@ import streamlit as st
 from amp.data.types import display_name
 from amp.errors import AmpError
 from amp.logic.errors import LFParseError
+from amp.reporting.chart_text import figure_text
 
 T = TypeVar("T")
 
@@ -51,16 +52,26 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9]+", "-", text).strip("-").lower() or "figure"
 
 
+#: The label of the expander holding a chart's data in words (:func:`chart`).
+CHART_TEXT_LABEL = "Chart as text"
+
+
 def figure_html(fig: Any) -> str:
     """A figure as a stand-alone interactive HTML page (plotly.js embedded: it opens offline)."""
     return str(fig.to_html(include_plotlyjs=True, full_html=True, config={"displaylogo": False}))
 
 
 def chart(fig: Any, *, key: str | None = None, filename: str = "figure", html_download: bool = True,
-          **kwargs: Any) -> None:
+          summary: str | None = None, summary_beside: bool = False, **kwargs: Any) -> None:
     """Place a plotly figure; the toolbar camera downloads it as a PNG named ``filename``, and a
     small button under it as an interactive HTML page (built only when clicked; not with
-    ``html_download=False``: a projector's slide, where every line of height counts)."""
+    ``html_download=False``: a projector's slide, where every line of height counts).
+
+    Every chart has a text alternative (WCAG 2.1 AA, 1.1.1: neither a screen reader nor axe-core
+    reads plotly's SVG): ``summary``, one short line shown under it as plain text; without one, the
+    figure's title, axes and data in words (:func:`amp.reporting.chart_text.figure_text`) in a
+    collapsed "Chart as text" expander.  ``summary_beside=True``: the caller shows the summary next
+    to the chart itself (the Presentation's tally, beside its chart), so nothing is added here."""
     config = {
         "displaylogo": False,
         "toImageButtonOptions": {"format": "png", "filename": _slug(filename), "scale": 2},
@@ -69,6 +80,11 @@ def chart(fig: Any, *, key: str | None = None, filename: str = "figure", html_do
     fig.update_xaxes(automargin=True)
     fig.update_yaxes(automargin=True)  # long axis titles are not clipped at the left edge
     st.plotly_chart(fig, key=key, config=config, theme=None, **kwargs)
+    if summary is not None and not summary_beside:
+        st.caption(plain(summary))
+    elif not summary_beside:
+        with st.expander(CHART_TEXT_LABEL, icon=":material/notes:"):
+            st.markdown("\n".join(f"- {plain(line)}" for line in figure_text(fig)))
     if not html_download:
         return
     st.download_button("HTML", data=lambda: figure_html(fig), file_name=f"{_slug(filename)}.html",
