@@ -39,6 +39,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from amp.evaluation import experiments as ex
+from amp.parser.core import limits
 from amp.parser.core.results import BatchItem
 from amp.parser.parser import Parser
 from amp.parser.search.settings import SearchSettings
@@ -214,8 +215,6 @@ class Held:
 def stall(args: argparse.Namespace, tmp: str) -> None:
     """5. p50 of small requests alone, behind one largest legal request, behind four of them (their
     clients wait); then the large ones' clients give up: how soon the replica stops, its memory."""
-    from amp.parser.core import limits
-
     url, _cfg = _start(args.model, 1, f"{tmp}/stall")
     counter = iter(range(10**6))
     small_limit = args.small_timeout

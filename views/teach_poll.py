@@ -149,9 +149,17 @@ def results() -> None:
     for item, r in zip(current.items, res.items, strict=True):
         with st.container(border=True):
             class_poll.item_results(item, r, item.model_p_lf0, key=f"tp_chart_{poll.code}_{r.index}")
-    d1, d2, _ = st.columns([1, 1, 3])
+    d1, v1, v2, d2, _ = st.columns([1, 1, 1, 1, 1])
     d1.download_button("Download votes (CSV)", store.export_csv(poll.code), file_name=f"poll-{poll.code}.csv",
                        mime="text/csv", key="tp_csv", icon=":material/download:", on_click="ignore")
+    # issue #41 point 4: each voter's answers under a pseudonym, with its first and last answer times
+    v1.download_button("Per voter (CSV)", store.export_voters_csv(poll.code), file_name=f"poll-{poll.code}-voters.csv",
+                       mime="text/csv", key="tp_voters_csv", icon=":material/download:", on_click="ignore",
+                       help="One row per student and sentence: an anonymous voter name, the choice, the "
+                            "confidence, and the times of the first answer and of the one that counts.")
+    v2.download_button("Per voter (JSON)", store.export_voters_json(poll.code),
+                       file_name=f"poll-{poll.code}-voters.json", mime="application/json", key="tp_voters_json",
+                       icon=":material/download:", on_click="ignore")
     if current.closed:
         d2.info("Poll closed", icon=":material/lock:")
     else:

@@ -91,6 +91,15 @@ if not readings.logic_hidden():
 shown = st.session_state.setdefault("present_revealed", set())
 if reveal:
     shown.add(item.surface)
+if poll is not None:  # issue #41 point 3: a poll's reveal is the store's (it locks the item's answers; a reload keeps it)
+    try:
+        if reveal:
+            class_poll.store().reveal_item(poll.code, pos)
+        if pos in class_poll.store().revealed_items(poll.code):
+            shown.add(item.surface)
+    except AmpError as exc:
+        st.error(f"The reveal could not be recorded, so the class can still change its answers: "
+                 f"{describe_error(exc)}", icon=":material/error:")
 if item.surface in shown:  # issue #26 point 5: what the model wrote, then what it scores
     did = model_reveal(item, prompt) if not item.model_match or item.model_p_lf0 is None else None
     p = item.model_p_lf0 if item.model_p_lf0 is not None else (did.p_lf0 if did else None)
@@ -118,6 +127,7 @@ def class_votes() -> None:
     with right:
         class_poll.item_chart(item, res, key=f"present_chart_{pos}", height=None)  # as high as the window allows
     left.caption(f"Class: {res.n_voters} vote(s) · P(LF0) = {fmt_prob(res.human_p_lf0, 2)}")
+    left.caption(plain(class_poll.votes_summary(item, res)))  # the chart's text alternative, beside it
     left.caption(CLASS_P_LF0_HOW)
 
 

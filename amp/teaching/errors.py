@@ -37,6 +37,11 @@ class DuplicateVoteError(PollError):
     """This voter already voted on this item (a second or replayed submission)."""
 
 
+class ItemRevealedError(PollError):
+    """The teacher revealed the model's answer on this item: its answers are locked (no new
+    answer, no change)."""
+
+
 class InvalidVoteError(PollError, ValueError):
     """A vote with a malformed field (type, range, voter id: :mod:`amp.teaching.voter`)."""
 

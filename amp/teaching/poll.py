@@ -10,8 +10,10 @@ The public names of the three modules that hold it, in one place:
 
 * :mod:`amp.teaching.poll_records` — items, polls, votes, results, errors, bounds, code rules;
 * :mod:`amp.teaching.voter` — the voter id: minted and checked in one place, one format;
-* :mod:`amp.teaching.poll_results` — the A.5 conversion, the tallies, their table and CSV (pure);
-* :mod:`amp.teaching.poll_store` — the SQLite :class:`PollStore` and its schema.
+* :mod:`amp.teaching.poll_results` — the A.5 conversion, the tallies, their table and CSV, the
+  per-voter export (pure);
+* :mod:`amp.teaching.poll_store` — the SQLite :class:`PollStore` and its schema; a vote may change
+  until the teacher reveals its item.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from amp.teaching.errors import (
     DuplicateVoteError,
     InvalidPollError,
     InvalidVoteError,
+    ItemRevealedError,
     PollClosedError,
     PollError,
     PollNotFoundError,
@@ -32,6 +35,8 @@ from amp.teaching.poll_records import (
     MAX_ITEMS,
     MAX_TEXT,
     MAX_TITLE,
+    Answered,
+    AnswerOutcome,
     ItemResult,
     Poll,
     PollItem,
@@ -42,8 +47,19 @@ from amp.teaching.poll_records import (
     normalise_code,
     tidy_code,
 )
-from amp.teaching.poll_results import VOTES_CSV_COLUMNS, confidence_to_p_lf0, results_frame, summarise, votes_csv
-from amp.teaching.poll_store import SCHEMA_VERSION, PollStore, default_poll_path
+from amp.teaching.poll_results import (
+    VOTER_COLUMNS,
+    VOTES_CSV_COLUMNS,
+    anonymous_voter,
+    confidence_to_p_lf0,
+    results_frame,
+    summarise,
+    voter_rows,
+    voters_csv,
+    voters_json,
+    votes_csv,
+)
+from amp.teaching.poll_store import SCHEMA_VERSION, PollStore, default_poll_path, shared_store
 from amp.teaching.voter import check_voter_id, is_voter_id, new_voter_id
 
 __all__ = [
@@ -54,11 +70,15 @@ __all__ = [
     "MAX_TEXT",
     "MAX_TITLE",
     "SCHEMA_VERSION",
+    "VOTER_COLUMNS",
     "VOTES_CSV_COLUMNS",
+    "AnswerOutcome",
+    "Answered",
     "DuplicateVoteError",
     "InvalidPollError",
     "InvalidVoteError",
     "ItemResult",
+    "ItemRevealedError",
     "Poll",
     "PollClosedError",
     "PollError",
@@ -70,6 +90,7 @@ __all__ = [
     "Vote",
     "check_answer",
     "check_vote_fields",
+    "anonymous_voter",
     "check_voter_id",
     "confidence_to_p_lf0",
     "default_poll_path",
@@ -77,7 +98,11 @@ __all__ = [
     "new_voter_id",
     "normalise_code",
     "results_frame",
+    "shared_store",
     "summarise",
     "tidy_code",
+    "voter_rows",
+    "voters_csv",
+    "voters_json",
     "votes_csv",
 ]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, fields
+from enum import Enum
 from typing import TYPE_CHECKING
 
 from amp.errors import AmpError
@@ -155,8 +156,13 @@ class Poll:
 
 @dataclass(frozen=True)
 class Vote:
-    """One answer of voter ``voter_id`` (:mod:`amp.teaching.voter`): ``choice`` 0 = LF0, 1 = LF1;
-    ``confidence`` 1–3 (not/somewhat/very)."""
+    """The answer of voter ``voter_id`` (:mod:`amp.teaching.voter`) on one item: ``choice`` 0 = LF0,
+    1 = LF1; ``confidence`` 1–3 (not/somewhat/very).
+
+    A voter has one vote per item, its latest answer: it may change it until the item is revealed
+    (:meth:`amp.teaching.poll_store.PollStore.answer`).  ``created`` is the time of its first
+    answer, ``updated`` that of its last (equal to ``created`` until a change; empty on a record
+    made by hand)."""
 
     code: str
     item_index: int
@@ -164,6 +170,23 @@ class Vote:
     choice: int
     confidence: int
     created: str = ""
+    updated: str = ""
+
+
+class AnswerOutcome(Enum):
+    """What an answer did to the voter's vote on an item."""
+
+    RECORDED = "recorded"  # its first answer on this item
+    CHANGED = "changed"  # another reading or confidence than before: the vote now says this
+    UNCHANGED = "unchanged"  # the same answer again (a double click, a replay): nothing changed
+
+
+@dataclass(frozen=True)
+class Answered:
+    """The vote as it stands after an answer, and what the answer did."""
+
+    vote: Vote
+    outcome: AnswerOutcome
 
 
 @dataclass(frozen=True)

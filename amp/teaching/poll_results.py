@@ -1,5 +1,6 @@
 """The tallies of a classroom poll (pure): the paper's confidence → P(LF0) conversion
-(Appendix A.5; docs/paper-notes.md §13.7), per-item results, their table and the per-vote CSV.
+(Appendix A.5; docs/paper-notes.md §13.7), per-item results, their table, the per-vote CSV and
+the per-voter export (CSV and JSON: each voter's answers under a pseudonym, with their times).
 
 The class's P(LF0) is set beside the model's (FIM-style, docs/paper-notes.md §13.5).
 """
@@ -7,7 +8,9 @@ The class's P(LF0) is set beside the model's (FIM-style, docs/paper-notes.md §1
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
+import json
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
@@ -31,6 +34,48 @@ VOTES_CSV_COLUMNS: tuple[str, ...] = (
     "poll", "item", "surface", "type", "voter_id", "choice", "reading",
     "paraphrase", "confidence", "confidence_label", "p_lf0", "model_p_lf0", "created",
 )
+
+
+#: The columns of the per-voter export (:func:`voter_rows`), one row per voter and item:
+#: ``voter`` is :func:`anonymous_voter`; ``first_answer`` / ``last_answer`` the times of the
+#: voter's first answer and of the one that counts (the same until it changed its vote).
+VOTER_COLUMNS: tuple[str, ...] = ("poll", "voter", "item", "choice", "confidence", "first_answer", "last_answer")
+
+
+def anonymous_voter(code: str, voter_id: str) -> str:
+    """The name of voter ``voter_id`` in poll ``code``'s per-voter export: 16 hex digits of a
+    SHA-256 of both — the same voter on every export of this poll, but not its cookie, so
+    whoever reads the export cannot answer as that phone (a vote may change until the reveal)."""
+    return hashlib.sha256(f"{code}:{voter_id}".encode()).hexdigest()[:16]
+
+
+def voter_rows(votes: Sequence[Vote]) -> tuple[dict[str, str | int], ...]:
+    """The per-voter export: one row (:data:`VOTER_COLUMNS`) per vote — each voter's latest
+    answer on each item it answered — grouped by voter in the order they first answered, then
+    by item."""
+    first_seen: dict[str, int] = {}
+    for n, vote in enumerate(votes):
+        first_seen.setdefault(vote.voter_id, n)
+    ordered = sorted(votes, key=lambda v: (first_seen[v.voter_id], v.item_index))
+    return tuple(
+        {"poll": v.code, "voter": anonymous_voter(v.code, v.voter_id), "item": v.item_index, "choice": v.choice,
+         "confidence": v.confidence, "first_answer": v.created, "last_answer": v.updated or v.created}
+        for v in ordered
+    )
+
+
+def voters_csv(votes: Sequence[Vote]) -> str:
+    """:func:`voter_rows` as CSV text (header :data:`VOTER_COLUMNS`)."""
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=VOTER_COLUMNS, lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(voter_rows(votes))
+    return buf.getvalue()
+
+
+def voters_json(votes: Sequence[Vote]) -> str:
+    """:func:`voter_rows` as a JSON list of objects (keys :data:`VOTER_COLUMNS`)."""
+    return json.dumps(list(voter_rows(votes)), ensure_ascii=False, indent=1)
 
 
 def confidence_to_p_lf0(votes: Iterable[Vote]) -> tuple[float, ...]:

@@ -2,19 +2,27 @@
 
 The file is in WAL mode; every write runs in a ``BEGIN IMMEDIATE`` transaction and "one vote
 per voter per item" is a ``UNIQUE`` constraint, so several app processes and threads can
-write at once without losing or doubling votes.  Only JSON and plain columns are stored —
-nothing is pickled.  The default file is ``<cache root>/polls.sqlite`` (``cache/`` or
-``$AMP_CACHE_DIR``, see :mod:`amp.settings`).  A file of an older schema is upgraded when a store
-opens it (schema 1 called the voter column ``session_id``; its votes keep counting).  Records and
-rules: :mod:`amp.teaching.poll_records`; voter ids: :mod:`amp.teaching.voter`; tallies:
-:mod:`amp.teaching.poll_results`.
+write at once without losing or doubling votes.  A voter's vote on an item is its latest answer:
+:meth:`PollStore.answer` changes it until the teacher reveals the item
+(:meth:`PollStore.reveal_item`), which locks the item's answers.  A store keeps its connections
+(a few idle ones, shared by its threads) and :func:`shared_store` keeps one store per file per
+process, so a vote costs one transaction, not a connection and a schema check.
+
+Only JSON and plain columns are stored — nothing is pickled.  The default file is
+``<cache root>/polls.sqlite`` (``cache/`` or ``$AMP_CACHE_DIR``, see :mod:`amp.settings`).  A file
+of an older schema is upgraded when a store opens it (schema 1 called the voter column
+``session_id``; schema 2 had no reveals and no last-answer time; their votes keep counting).
+Records and rules: :mod:`amp.teaching.poll_records`; voter ids: :mod:`amp.teaching.voter`;
+tallies: :mod:`amp.teaching.poll_results`.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import secrets
 import sqlite3
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -27,6 +35,7 @@ from amp.teaching.errors import (
     DuplicateVoteError,
     InvalidPollError,
     InvalidVoteError,
+    ItemRevealedError,
     PollClosedError,
     PollNotFoundError,
     PollStoreError,
@@ -36,21 +45,28 @@ from amp.teaching.poll_records import (
     CODE_LENGTH,
     MAX_ITEMS,
     MAX_TITLE,
+    Answered,
+    AnswerOutcome,
     Poll,
     PollItem,
     PollResults,
     Vote,
     check_vote_fields,
+    is_int,
     normalise_code,
 )
-from amp.teaching.poll_results import results_frame, summarise, votes_csv
+from amp.teaching.poll_results import results_frame, summarise, voters_csv, voters_json, votes_csv
 
 if TYPE_CHECKING:
     import pandas as pd
 
+# long: ~590 lines — the poll file's one writer: its schema and upgrades (schema 1 → 3), a pool of
+# connections shared by the app's threads, every operation as one transaction with its typed refusal,
+# and one kept store per file; the records and the tally live in poll_records and poll_results.
+
 T = TypeVar("T")
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -69,19 +85,43 @@ CREATE TABLE IF NOT EXISTS votes (
     voter_id TEXT NOT NULL,         -- amp.teaching.voter (schema 1 called it session_id)
     choice INTEGER NOT NULL CHECK (choice IN (0, 1)),
     confidence INTEGER NOT NULL CHECK (confidence IN (1, 2, 3)),
-    created TEXT NOT NULL,
+    created TEXT NOT NULL,          -- the voter's first answer on this item
+    updated TEXT NOT NULL DEFAULT '', -- the answer that counts now (schema 3; = created until a change)
     UNIQUE (code, item_index, voter_id)
 );
 CREATE INDEX IF NOT EXISTS votes_by_code ON votes (code, id);
+CREATE TABLE IF NOT EXISTS reveals (  -- items whose model answer the teacher revealed: answers locked
+    code TEXT NOT NULL REFERENCES polls(code),
+    item_index INTEGER NOT NULL,
+    revealed_at TEXT NOT NULL,
+    PRIMARY KEY (code, item_index)
+);
 """
 
+#: The columns of a vote as :class:`~amp.teaching.poll_records.Vote` takes them.
+_VOTE_COLUMNS = "code, item_index, voter_id, choice, confidence, created, updated"
 
-#: How a file of an older schema is brought up to date: schema → (its next schema, the SQL that
-#: gets there).  Each step runs in one ``BEGIN IMMEDIATE`` transaction, so processes that open an
-#: old file at once upgrade it once.
-_UPGRADES: dict[str, tuple[str, str]] = {
-    "1": ("2", "ALTER TABLE votes RENAME COLUMN session_id TO voter_id"),  # the one voter id (amp.teaching.voter)
+
+#: How a file of an older schema is brought up to date: schema → (its next schema, the SQL
+#: statements that get there).  Each step runs in one ``BEGIN IMMEDIATE`` transaction, so
+#: processes that open an old file at once upgrade it once.
+_UPGRADES: dict[str, tuple[str, tuple[str, ...]]] = {
+    "1": ("2", ("ALTER TABLE votes RENAME COLUMN session_id TO voter_id",)),  # the one voter id (amp.teaching.voter)
+    "2": ("3", (  # a vote may change until its item is revealed: its last-answer time, the reveals
+        "ALTER TABLE votes ADD COLUMN updated TEXT NOT NULL DEFAULT ''",
+        "UPDATE votes SET updated = created",
+        "CREATE TABLE IF NOT EXISTS reveals (code TEXT NOT NULL REFERENCES polls(code), "
+        "item_index INTEGER NOT NULL, revealed_at TEXT NOT NULL, PRIMARY KEY (code, item_index))",
+    )),
 }
+
+#: The votes of one poll in the order of their first answers: the teacher's tally reads them with
+#: this one query, on the ``votes_by_code`` index.
+POLL_VOTES_SQL = f"SELECT {_VOTE_COLUMNS} FROM votes WHERE code = ? ORDER BY id"
+
+#: At most this many idle connections a store keeps for its next calls (more threads at once
+#: open more; those beyond this are closed when they finish).
+MAX_IDLE_CONNECTIONS = 8
 
 
 def default_poll_path() -> Path:
@@ -98,7 +138,8 @@ def _upgrade(con: sqlite3.Connection) -> tuple[str] | None:
             row = con.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
             step = _UPGRADES.get(row[0]) if row is not None else None
             if step is not None:
-                con.execute(step[1])
+                for statement in step[1]:
+                    con.execute(statement)
                 con.execute("UPDATE meta SET value = ? WHERE key = 'schema'", (step[0],))
             con.execute("COMMIT")
         except BaseException:
@@ -126,17 +167,45 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
+def _open_item(con: sqlite3.Connection, code: str, item_index: int) -> None:
+    """Raise unless item ``item_index`` of poll ``code`` takes answers: the poll exists and is
+    open, the index is in range and the item was not revealed."""
+    row = con.execute("SELECT n_items, closed_at FROM polls WHERE code = ?", (code,)).fetchone()
+    if row is None:
+        raise PollNotFoundError(f"no poll with code {code!r}")
+    n_items, closed_at = row
+    if closed_at is not None:
+        raise PollClosedError(f"poll {code} was closed at {closed_at}; it takes no new votes")
+    if not 0 <= item_index < n_items:
+        raise InvalidVoteError(f"item_index {item_index} is out of range: poll {code} has {n_items} items")
+    revealed = con.execute("SELECT revealed_at FROM reveals WHERE code = ? AND item_index = ?",
+                           (code, item_index)).fetchone()
+    if revealed is not None:
+        raise ItemRevealedError(f"item {item_index} of poll {code} was revealed at {revealed[0]}: "
+                                "its answers are locked")
+
+
+#: Connections a forked child inherited from its parent: never closed in the child (closing one
+#: would drop the locks the child's own connections hold on the same file), never used.
+_INHERITED: list[sqlite3.Connection] = []
+
+
 class PollStore:
     """Polls and votes in one SQLite file, safe for concurrent threads and processes.
 
     ``path`` defaults to :func:`default_poll_path`; a new store on the same path sees
-    everything written before (also by other processes).  Each call opens its own connection,
-    so one store object may be shared between threads.
+    everything written before (also by other processes).  Each call borrows a connection for
+    one transaction and gives it back (at most :data:`MAX_IDLE_CONNECTIONS` are kept), so one
+    store object may be shared between threads; :func:`shared_store` is the one store of a file
+    in this process.
     """
 
     def __init__(self, path: str | Path | None = None, *, timeout: float = 30.0) -> None:
         self.path = Path(path) if path is not None else default_poll_path()
         self.timeout = timeout
+        self._idle: list[sqlite3.Connection] = []
+        self._lock = threading.Lock()
+        self._pid = os.getpid()
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             row = self._set_up_with_retries()
@@ -152,6 +221,21 @@ class PollStore:
 
     def __repr__(self) -> str:
         return f"PollStore({str(self.path)!r})"
+
+    def __getstate__(self) -> dict:
+        """A pickled store (sent to another process) carries its path, not its connections."""
+        return {"path": self.path, "timeout": self.timeout}
+
+    def __setstate__(self, state: dict) -> None:
+        self.path, self.timeout = state["path"], state["timeout"]
+        self._idle, self._lock, self._pid = [], threading.Lock(), os.getpid()
+
+    def close(self) -> None:
+        """Close the idle connections (the store stays usable: a later call opens another)."""
+        with self._lock:
+            idle, self._idle = self._idle, []
+        for con in idle:
+            con.close()
 
     # -- plumbing ---------------------------------------------------------------------------
 
@@ -176,7 +260,8 @@ class PollStore:
             delay = min(delay * 2, 0.1)
 
     def _connect(self) -> sqlite3.Connection:
-        con = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None)
+        # check_same_thread=False: an idle connection may serve another thread next (one at a time)
+        con = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None, check_same_thread=False)
         con.execute(f"PRAGMA busy_timeout = {int(self.timeout * 1000)}")
         con.execute("PRAGMA foreign_keys = ON")
         con.execute("PRAGMA synchronous = NORMAL")
@@ -187,19 +272,41 @@ class PollStore:
         """One connection, one transaction: ``BEGIN IMMEDIATE`` takes the write lock up front,
         so a read-check-insert sequence cannot interleave with another writer."""
         try:
-            con = self._connect()
+            con = self._borrow()
         except sqlite3.Error as exc:
             raise PollStoreError(f"cannot open the poll database {self.path}: {exc}") from exc
+        healthy = False
         try:
             con.execute("BEGIN IMMEDIATE" if write else "BEGIN")
             yield con
             con.execute("COMMIT")
+            healthy = True
         except BaseException:
             if con.in_transaction:
                 con.execute("ROLLBACK")
+            healthy = not con.in_transaction
             raise
         finally:
-            con.close()
+            self._give_back(con, healthy)
+
+    def _borrow(self) -> sqlite3.Connection:
+        """An idle connection of this store, or a new one."""
+        with self._lock:
+            if self._pid != os.getpid():  # a forked child: its parent's connections are not its own
+                _INHERITED.extend(self._idle)
+                self._idle, self._pid = [], os.getpid()
+            if self._idle:
+                return self._idle.pop()
+        return self._connect()
+
+    def _give_back(self, con: sqlite3.Connection, healthy: bool) -> None:
+        """Keep ``con`` for a next call (up to :data:`MAX_IDLE_CONNECTIONS`), else close it."""
+        if healthy:
+            with self._lock:
+                if self._pid == os.getpid() and len(self._idle) < MAX_IDLE_CONNECTIONS:
+                    self._idle.append(con)
+                    return
+        con.close()
 
     def _run(self, action: str, fn: Callable[[sqlite3.Connection], T], *, write: bool = True) -> T:
         try:
@@ -292,9 +399,11 @@ class PollStore:
     def submit_vote(
         self, code: str, item_index: int, voter_id: str, choice: int, confidence: int
     ) -> Vote:
-        """Record one answer; one per voter per item.
+        """Record a voter's first answer on an item; one per voter per item (to change it, see
+        :meth:`answer`).
 
         Raises :class:`PollNotFoundError` (unknown code), :class:`PollClosedError`,
+        :class:`ItemRevealedError` (the teacher revealed the item: :meth:`reveal_item`),
         :class:`InvalidVoteError` (index out of range, choice not 0/1, confidence not 1–3,
         non-int values, a ``voter_id`` that is not one, :func:`amp.teaching.voter.check_voter_id`)
         and :class:`DuplicateVoteError` (this voter already answered this item — also when two
@@ -305,18 +414,10 @@ class PollStore:
         created = _now()
 
         def insert(con: sqlite3.Connection) -> None:
-            row = con.execute("SELECT n_items, closed_at FROM polls WHERE code = ?", (code,)).fetchone()
-            if row is None:
-                raise PollNotFoundError(f"no poll with code {code!r}")
-            n_items, closed_at = row
-            if closed_at is not None:
-                raise PollClosedError(f"poll {code} was closed at {closed_at}; it takes no new votes")
-            if not 0 <= item_index < n_items:
-                raise InvalidVoteError(f"item_index {item_index} is out of range: poll {code} has {n_items} items")
+            _open_item(con, code, item_index)
             con.execute(
-                "INSERT INTO votes (code, item_index, voter_id, choice, confidence, created) "
-                "VALUES (?, ?, ?, ?, ?, ?)",
-                (code, item_index, voter_id, choice, confidence, created),
+                f"INSERT INTO votes ({_VOTE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (code, item_index, voter_id, choice, confidence, created, created),
             )
 
         try:
@@ -325,28 +426,118 @@ class PollStore:
             raise DuplicateVoteError(
                 f"voter {voter_id!r} already voted on item {item_index} of poll {code}"
             ) from None
-        return Vote(code, item_index, voter_id, choice, confidence, created)
+        return Vote(code, item_index, voter_id, choice, confidence, created, created)
 
-    def votes(self, code: str) -> tuple[Vote, ...]:
-        """All votes of a poll in submission order (open or closed)."""
-        code = self.get_poll(code).code
+    def answer(
+        self, code: str, item_index: int, voter_id: str, choice: int, confidence: int
+    ) -> Answered:
+        """Record a voter's answer on an item: its first, or a change of its vote, until the
+        teacher reveals the item.  The voter keeps one vote per item — this answer — so the
+        tallies count it once; the first answer's time stays ``created``, ``updated`` becomes the
+        time of this answer when it changes the vote (the same answer again changes nothing).
+
+        Raises what :meth:`submit_vote` raises, but never :class:`DuplicateVoteError`; after
+        :meth:`reveal_item`, :class:`ItemRevealedError` (the vote stays as it was).
+        """
+        code = normalise_code(code)
+        check_vote_fields(item_index, voter_id, choice, confidence)
+        now = _now()
+        key = (code, item_index, voter_id)
+
+        def upsert(con: sqlite3.Connection) -> Answered:
+            _open_item(con, code, item_index)
+            row = con.execute(
+                "SELECT choice, confidence, created, updated FROM votes "
+                "WHERE code = ? AND item_index = ? AND voter_id = ?", key,
+            ).fetchone()
+            if row is None:
+                con.execute(f"INSERT INTO votes ({_VOTE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                            (*key, choice, confidence, now, now))
+                return Answered(Vote(*key, choice, confidence, now, now), AnswerOutcome.RECORDED)
+            before_choice, before_confidence, created, updated = row
+            if (before_choice, before_confidence) == (choice, confidence):
+                return Answered(Vote(*key, choice, confidence, created, updated or created),
+                                AnswerOutcome.UNCHANGED)
+            con.execute("UPDATE votes SET choice = ?, confidence = ?, updated = ? "
+                        "WHERE code = ? AND item_index = ? AND voter_id = ?", (choice, confidence, now, *key))
+            return Answered(Vote(*key, choice, confidence, created, now), AnswerOutcome.CHANGED)
+
+        return self._run("record an answer", upsert)
+
+    def reveal_item(self, code: str, item_index: int) -> str:
+        """Mark item ``item_index`` as revealed (the teacher showed the model's answer): from now
+        on its answers are locked.  Idempotent; returns the time of the (first) reveal.
+
+        Raises :class:`PollNotFoundError` and :class:`InvalidPollError` (no such item).
+        """
+        code = normalise_code(code)
+        if not is_int(item_index):
+            raise InvalidPollError(f"item_index must be an int, got {item_index!r}")
+        now = _now()
+
+        def reveal(con: sqlite3.Connection) -> str:
+            row = con.execute("SELECT n_items FROM polls WHERE code = ?", (code,)).fetchone()
+            if row is None:
+                raise PollNotFoundError(f"no poll with code {code!r}")
+            if not 0 <= item_index < row[0]:
+                raise InvalidPollError(f"item_index {item_index} is out of range: poll {code} has {row[0]} items")
+            con.execute("INSERT OR IGNORE INTO reveals VALUES (?, ?, ?)", (code, item_index, now))
+            return con.execute("SELECT revealed_at FROM reveals WHERE code = ? AND item_index = ?",
+                               (code, item_index)).fetchone()[0]
+
+        return self._run("reveal an item", reveal)
+
+    def revealed_items(self, code: str) -> frozenset[int]:
+        """The indices of the poll's items the teacher revealed (their answers are locked)."""
+        code = normalise_code(code)
         rows = self._run(
-            "read votes",
+            "read the reveals",
+            lambda con: con.execute("SELECT item_index FROM reveals WHERE code = ?", (code,)).fetchall(),
+            write=False,
+        )
+        return frozenset(row[0] for row in rows)
+
+    def voter_votes(self, code: str, voter_id: str) -> dict[int, Vote]:
+        """One voter's votes on a poll, by item index (its latest answers; empty: none yet)."""
+        code = normalise_code(code)
+        rows = self._run(
+            "read a voter's votes",
             lambda con: con.execute(
-                "SELECT code, item_index, voter_id, choice, confidence, created FROM votes "
-                "WHERE code = ? ORDER BY id",
-                (code,),
+                f"SELECT {_VOTE_COLUMNS} FROM votes WHERE code = ? AND voter_id = ?", (code, voter_id)
             ).fetchall(),
             write=False,
         )
-        return tuple(Vote(*row) for row in rows)
+        return {row[1]: Vote(*row) for row in rows}
+
+    def votes(self, code: str) -> tuple[Vote, ...]:
+        """All votes of a poll (each voter's latest answer per item) in the order of their first
+        answers (open or closed)."""
+        return self._poll_and_votes(code)[1]
+
+    def _poll_and_votes(self, code: str) -> tuple[Poll, tuple[Vote, ...]]:
+        """The poll and its votes in one read transaction (the votes: one query on the
+        ``votes_by_code`` index)."""
+        code = normalise_code(code)
+
+        def read(con: sqlite3.Connection) -> tuple[tuple | None, list[tuple]]:
+            row = con.execute(
+                "SELECT code, title, items, created, closed_at FROM polls WHERE code = ?", (code,)
+            ).fetchone()
+            if row is None:
+                return None, []
+            return row, con.execute(POLL_VOTES_SQL, (code,)).fetchall()
+
+        row, rows = self._run("read votes", read, write=False)
+        if row is None:
+            raise PollNotFoundError(f"no poll with code {code!r}")
+        return self._poll_from_row(row), tuple(Vote(*vote) for vote in rows)
 
     # -- results ----------------------------------------------------------------------------
 
     def results(self, code: str) -> PollResults:
-        """Per-item tallies with the A.5 human P(LF0) beside the model's (see :func:`summarise`)."""
-        poll = self.get_poll(code)
-        return summarise(poll, self.votes(poll.code))
+        """Per-item tallies with the A.5 human P(LF0) beside the model's (see :func:`summarise`);
+        the poll and its votes are read in one transaction."""
+        return summarise(*self._poll_and_votes(code))
 
     def results_frame(self, code: str) -> pd.DataFrame:
         """:func:`results_frame` of :meth:`results`: one DataFrame row per item."""
@@ -354,5 +545,51 @@ class PollStore:
 
     def export_csv(self, code: str) -> str:
         """CSV text, one row per vote (see :func:`amp.teaching.poll_results.votes_csv`)."""
-        poll = self.get_poll(code)
-        return votes_csv(poll, self.votes(poll.code))
+        return votes_csv(*self._poll_and_votes(code))
+
+    def export_voters_csv(self, code: str) -> str:
+        """The per-voter export as CSV (:func:`amp.teaching.poll_results.voters_csv`)."""
+        return voters_csv(self._poll_and_votes(code)[1])
+
+    def export_voters_json(self, code: str) -> str:
+        """The per-voter export as JSON (:func:`amp.teaching.poll_results.voters_json`)."""
+        return voters_json(self._poll_and_votes(code)[1])
+
+
+#: The stores :func:`shared_store` keeps: path → (store, the file's identity when it was opened).
+_SHARED: dict[Path, tuple[PollStore, tuple[int, int]]] = {}
+_SHARED_LOCK = threading.Lock()
+#: At most this many files' stores are kept (an app has one; a test run opens many folders): the
+#: oldest is let go, its idle connections closed.
+MAX_SHARED_STORES = 4
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    try:
+        stat = path.stat()
+    except OSError:
+        return None
+    return stat.st_dev, stat.st_ino
+
+
+def shared_store(path: str | Path | None = None) -> PollStore:
+    """The one :class:`PollStore` of this file in this process (``path`` defaults to
+    :func:`default_poll_path`, read on every call), made once and kept with its connections, so
+    a page that calls this on every rerun costs no new connection and no schema check.  A file
+    removed or replaced since gets a fresh store (a kept connection would write to the old one)."""
+    where = (Path(path) if path is not None else default_poll_path()).absolute()
+    with _SHARED_LOCK:
+        kept = _SHARED.get(where)
+        if kept is not None and kept[1] == _identity(where):
+            return kept[0]
+        store = PollStore(where)
+        identity = _identity(where)
+        gone = [kept[0]] if kept is not None else []
+        _SHARED.pop(where, None)
+        if identity is not None:
+            _SHARED[where] = (store, identity)
+        while len(_SHARED) > MAX_SHARED_STORES:
+            gone.append(_SHARED.pop(next(iter(_SHARED)))[0])
+        for old in gone:
+            old.close()
+        return store

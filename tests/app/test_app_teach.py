@@ -41,6 +41,11 @@ def _student(code: str):
     return app
 
 
+def _messages(app) -> list[str]:
+    """Every message box of the page (success, info, warning, error), in order of kind."""
+    return [m for kind in ("success", "info", "warning", "error") for m in texts(app, kind)]
+
+
 def _poll(n: int = 1) -> tuple[PollStore, object]:
     store = PollStore()  # under $AMP_CACHE_DIR (the app_env fixture)
     pairs = gen.pairs("pp")[:n]
@@ -92,7 +97,7 @@ def test_teacher_creates_poll_and_sees_library_votes(at):
 
     bars = json.loads(charts[0].proto.spec)["data"]
     assert [b["y"][0] for b in bars] == [1, 1]
-    assert [b["marker"]["color"] for b in bars] == ["#0072B2", "#D55E00"]
+    assert [b["marker"]["color"] for b in bars] == ["#0072B2", "#B34700"]
     labels = [m.label for m in at.metric]
     assert "Class P(LF0)" in labels and "Model P(LF0)" in labels
     csv = at.get("download_button")
@@ -103,6 +108,18 @@ def test_teacher_creates_poll_and_sees_library_votes(at):
     assert store.get_poll(code).closed
     assert any("closed" in c for c in texts(at, "caption"))
     assert at.metric[0].value == "3"  # data kept
+
+
+def test_the_poll_page_offers_the_per_voter_export_beside_the_tally(at):
+    """Issue #41 point 4: per-voter CSV and JSON beside the votes' CSV (their rows: tests/teaching/
+    test_vote_change.py; the downloaded file against the votes cast: the browser test)."""
+    store, poll = _poll(1)
+    store.answer(poll.code, 0, "s1", 0, 3)
+    at.session_state["teach_poll_code"] = poll.code
+    goto(at, "teach_poll")
+    assert_ok(at)
+    buttons = {b.proto.label: b.proto for b in at.get("download_button")}
+    assert {"Download votes (CSV)", "Per voter (CSV)", "Per voter (JSON)"} <= set(buttons)
 
 
 def test_open_and_create_take_what_was_just_typed(at):
@@ -139,11 +156,14 @@ def test_student_votes_once(app_env):
     votes = store.votes(poll.code)
     assert len(votes) == 1 and votes[0].choice == 1 and votes[0].confidence == 3 and votes[0].item_index == 0
     assert any("Thanks" in s for s in texts(st_app, "success"))
-    # a second submission of the same item (double click / replay) is refused politely
+    # issue #41 point 3: the vote, not the form with Submit active; the same answer again (a replay)
+    # is still one vote, with one message
+    assert f"stu_submit_{poll.code}_0" not in [b.key for b in st_app.button] and not st_app.radio
+    st_app.button(key=f"stu_change_{poll.code}_0").click().run()
     st_app.button(key=f"stu_submit_{poll.code}_0").click().run()
     assert_ok(st_app)
     assert len(store.votes(poll.code)) == 1
-    assert any("already answered" in s for s in texts(st_app, "info"))
+    assert _messages(st_app) == [f"Your answer stays “{poll.items[0].paraphrase1}”, very confident."]
     # next item
     st_app.button(key=f"stu_next_{poll.code}_0").click().run()
     assert any("*" + poll.items[1].surface + "*" in m for m in texts(st_app, "markdown"))
@@ -207,12 +227,88 @@ def test_a_phone_that_voted_yesterday_keeps_its_voter_id(app_env, monkeypatch: p
     store.submit_vote(poll.code, 0, yesterday, 0, 3)
     written = _cookies(monkeypatch, {f"amp_voter_{poll.code}": yesterday})
     phone = _student(poll.code)
-    phone.radio[0].set_value(1)
-    phone.button[0].click().run()
-    assert_ok(phone)
-    assert any("already answered" in s for s in texts(phone, "info"))
+    assert not phone.radio  # its vote, read from the store, not the form
+    assert f"your answer: “{poll.items[0].paraphrase0}”, very confident" in _all_text(phone)
     assert [(v.voter_id, v.choice) for v in store.votes(poll.code)] == [(yesterday, 0)]
     assert written == {f"amp_voter_{poll.code}": yesterday}
+
+
+def test_a_phone_sees_its_vote_and_may_change_it_until_the_reveal(app_env, monkeypatch: pytest.MonkeyPatch):
+    """Issue #41 point 3: a fresh session with the phone's cookie (a reload, a new tab) reads its
+    vote from the store and starts at the first sentence it has not answered; the vote may change
+    (counted once, "Changed to …") until the teacher reveals the sentence; then a change is refused
+    with one message and the vote stays.  One message at a time throughout."""
+    store, poll = _poll(2)
+    phone_id = "f" * 32
+    _cookies(monkeypatch, {f"amp_voter_{poll.code}": phone_id})
+    p0, p1 = poll.items[0].paraphrase0, poll.items[0].paraphrase1
+    first = _student(poll.code)
+    first.radio[0].set_value(0)
+    first.button(key=f"stu_submit_{poll.code}_0").click().run()
+    assert_ok(first)
+    assert _messages(first) == [f"Thanks! Your answer is in.  \nYour answer: “{p0}”, somewhat confident. "
+                                "You can change it until your teacher reveals this sentence."]
+
+    again = _student(poll.code)  # a reload: a new session, the same cookie
+    assert any(poll.items[1].surface in m for m in texts(again, "markdown"))  # the first sentence not answered
+    again.button(key=f"stu_prev_{poll.code}_1").click().run()
+    assert_ok(again)
+    assert not again.radio and f"stu_submit_{poll.code}_0" not in [b.key for b in again.button]
+    assert _messages(again) == [f"Your answer: “{p0}”, somewhat confident. You can change it until your teacher "
+                                "reveals this sentence."]
+    again.button(key=f"stu_change_{poll.code}_0").click().run()
+    assert again.radio[0].value == 0 and again.select_slider[0].value == 2  # the form holds the vote
+    again.radio[0].set_value(1)
+    again.select_slider[0].set_value(3)
+    again.button(key=f"stu_submit_{poll.code}_0").click().run()
+    assert_ok(again)
+    assert _messages(again) == [f"Changed to “{p1}”, very confident."]
+    (vote,) = store.votes(poll.code)
+    assert (vote.voter_id, vote.choice, vote.confidence) == (phone_id, 1, 3) and vote.updated >= vote.created
+    assert store.results(poll.code).items[0].counts == (0, 1)  # the latest answer, once
+
+    again.button(key=f"stu_change_{poll.code}_0").click().run()  # the form is open ...
+    store.reveal_item(poll.code, 0)  # ... when the teacher reveals the sentence
+    again.radio[0].set_value(0)
+    again.button(key=f"stu_submit_{poll.code}_0").click().run()
+    assert_ok(again)
+    assert _messages(again) == ["Not recorded: Your teacher has revealed this sentence's answer, so its answers "
+                                f"are locked. Your answer stays “{p1}”, very confident."]
+    assert [(v.choice, v.confidence) for v in store.votes(poll.code)] == [(1, 3)]
+    assert f"stu_change_{poll.code}_0" not in [b.key for b in again.button]
+    later = _student(poll.code)
+    later.button(key=f"stu_prev_{poll.code}_1").click().run()
+    assert _messages(later) == [f"Your answer: “{p1}”, very confident. Your teacher has revealed this sentence's "
+                                "answer, so its answers are locked."]
+    assert not later.radio and f"stu_change_{poll.code}_0" not in [b.key for b in later.button]
+
+
+def test_the_student_page_imports_nothing_heavy():
+    """Issue #41 point 2: what the student page and the frame before it import loads no model
+    library (plotly and pandas come with Streamlit itself)."""
+    import ast
+    import subprocess
+    import sys
+
+    from app_helpers import APP
+
+    from amp.teaching import poll  # noqa: F401 - the page's library
+
+    repo = __import__("pathlib").Path(APP).parent
+    modules = set()
+    for script in (repo / "views" / "teach_student.py", repo / "app.py"):
+        for node in ast.walk(ast.parse(script.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                modules.add(node.module)
+            elif isinstance(node, ast.Import):
+                modules.update(alias.name for alias in node.names)
+    assert {"ui.classroom", "amp.teaching.poll", "ui.frame"} <= modules
+    probe = ("import sys\n" + "".join(f"import {m}\n" for m in sorted(modules))
+             + "print(','.join(sorted(m for m in ('torch', 'transformers', 'accelerate', 'llama_cpp', "
+               "'safetensors') if m in sys.modules)))")
+    out = subprocess.run([sys.executable, "-c", probe], cwd=repo, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "", out.stdout
 
 
 @pytest.mark.parametrize("cookie", ["not a voter id", "-1", "x" * 300, ""])
@@ -367,6 +463,39 @@ def test_presentation_shows_poll_results(at):
     assert_ok(at)
     assert len(at.get("plotly_chart")) == 1
     assert any("1 vote(s)" in c for c in texts(at, "caption"))
+
+
+def test_the_presentations_reveal_locks_the_items_answers_and_survives_a_reload(at):
+    """Issue #41 point 3: Reveal on a poll's slide is recorded in the store: that item's answers are
+    locked (the next item's are not) and a fresh session (F5) shows the slide revealed."""
+    import dataclasses
+
+    from streamlit.testing.v1 import AppTest
+
+    from amp.teaching.poll import ItemRevealedError
+
+    store = PollStore()
+    items = [dataclasses.replace(PollItem.from_pair(p, 0.8), model_match="lf0") for p in gen.pairs("pp")[:2]]
+    poll = store.create_poll(items, "reveal")  # the model's numbers stored: no model run
+    store.answer(poll.code, 0, "s1", 1, 2)
+    goto(at, "teach_present")
+    at.text_input(key="present_code").set_value(poll.code).run()
+    assert not any(m.label == "Model P(LF0)" for m in at.metric)
+    assert store.revealed_items(poll.code) == frozenset()
+    at.button(key="present_reveal_0").click().run()
+    assert_ok(at)
+    assert any(m.label == "Model P(LF0)" for m in at.metric)
+    assert store.revealed_items(poll.code) == frozenset({0})
+    with pytest.raises(ItemRevealedError):
+        store.answer(poll.code, 0, "s1", 0, 2)
+    assert store.answer(poll.code, 1, "s1", 0, 2).vote.choice == 0  # the next item still takes answers
+
+    again = AppTest.from_file(APP, default_timeout=TIMEOUT)  # F5: a new session, the poll and slide in the URL
+    again.run()
+    again.query_params.update({k: str(v) for k, v in at.query_params.items()})
+    goto(again, "teach_present")
+    assert_ok(again)
+    assert any(m.label == "Model P(LF0)" for m in again.metric)  # revealed without a click
 
 
 def test_presentation_shows_poll_text_as_plain_text(at):

@@ -131,8 +131,8 @@ def test_a_schema_1_database_is_upgraded_and_keeps_its_votes(tmp_path: Path) -> 
     assert [r["voter_id"] for r in rows[:3]] == [_OLD_PHONE, _OLD_PHONE, _OLD_SCRIPT] and "session_id" not in rows[0]
     con = sqlite3.connect(path)
     try:
-        assert con.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone() == ("2",)
-        assert "voter_id" in {row[1] for row in con.execute("PRAGMA table_info(votes)")}
+        assert con.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone() == ("3",)  # 1 → 2 → 3
+        assert {"voter_id", "updated"} <= {row[1] for row in con.execute("PRAGMA table_info(votes)")}
     finally:
         con.close()
     again = PollStore(path)  # opening an upgraded file again changes nothing

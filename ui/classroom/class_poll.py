@@ -18,7 +18,7 @@ from amp.evaluation.verdict import CLASS_P_LF0_HOW, MODEL_P_LF0_HOW
 from amp.reporting.poll_plots import poll_bars
 from amp.teaching import lesson
 from amp.teaching.lesson_prompt import describe_prompt
-from amp.teaching.poll import CONFIDENCE_LABELS, ItemResult, PollItem, PollStore
+from amp.teaching.poll import CONFIDENCE_LABELS, ItemResult, PollItem, PollStore, shared_store
 from amp.teaching.voter import is_voter_id, new_voter_id
 from ui.classroom import present
 from ui.shared import browser_store
@@ -35,8 +35,10 @@ VOTER_COOKIE_AGE_S = 120 * 24 * 3600
 
 
 def store() -> PollStore:
-    """The poll store under ``$AMP_CACHE_DIR`` (``cache/`` by default)."""
-    return PollStore()
+    """The poll store under ``$AMP_CACHE_DIR`` (``cache/`` by default): this process's one store of
+    that file, kept with its connections (:func:`amp.teaching.poll_store.shared_store`), so a rerun
+    opens no connection and checks no schema."""
+    return shared_store()
 
 
 def voter_id(code: str) -> str:
@@ -74,7 +76,8 @@ def join_box(query: str) -> None:
     if not link.reachable:
         st.warning(f"Phones cannot open this link: {link.why}.", icon=":material/wifi_off:")
         return
-    st.image(qr_png(link.url), caption="Scan to join", width=360)
+    st.image(qr_png(link.url), caption="Scan to join", width=360,
+             alt=f"QR code of the student link {link.url}")  # WCAG 1.1.1: what the image says, in words
 
 
 def big(text: str, size: str = "3.2rem") -> None:
@@ -84,20 +87,33 @@ def big(text: str, size: str = "3.2rem") -> None:
                 unsafe_allow_html=True)
 
 
+def _names(item: PollItem) -> list[str]:
+    """The bars' names: the words LF0/LF1 beside each reading's name (colour never says it alone)."""
+    return [f"LF{i} · {item.reading_name(i)}" for i in (0, 1)]
+
+
+def votes_summary(item: PollItem, result: ItemResult) -> str:
+    """The vote chart in one line of words (its text alternative): each reading's votes."""
+    return "Votes: " + ", ".join(f"{name}: {n}" for name, n in zip(_names(item), result.counts[:2], strict=True))
+
+
 def item_chart(item: PollItem, result: ItemResult, *, key: str, height: int | None = 240) -> None:
-    """Bars of the votes for LF0 and LF1, stacked by confidence.
+    """Bars of the votes for LF0 and LF1, stacked by confidence, with :func:`votes_summary` under them.
 
     ``height=None``: the chart fills a box whose height follows the window (the Presentation's
-    projector layout, :data:`ui.classroom.present.CHART_BOX`)."""
-    names = [f"LF{i} · {item.reading_name(i)}" for i in (0, 1)]
+    projector layout, :data:`ui.classroom.present.CHART_BOX`); the Presentation shows the summary
+    beside it, in its tally."""
+    names = _names(item)
     hovers = [" · ".join(f"{CONFIDENCE_LABELS[c + 1]}: {n}" for c, n in enumerate(result.confidence_by_choice[choice]))
               for choice in (0, 1)]
     fig = poll_bars(names, list(result.counts[:2]), hovers, height=height)
+    summary = votes_summary(item, result)
     if height is None:
         with st.container(key=f"{present.CHART_BOX}{key}", height=300, border=False):  # CSS sets the height
-            chart(fig, key=key, filename=f"poll_item_{result.index}", height="stretch", html_download=False)
+            chart(fig, key=key, filename=f"poll_item_{result.index}", height="stretch", html_download=False,
+                  summary=summary, summary_beside=True)
     else:
-        chart(fig, key=key, filename=f"poll_item_{result.index}")
+        chart(fig, key=key, filename=f"poll_item_{result.index}", summary=summary)
 
 
 def item_results(item: PollItem, result: ItemResult, model_p: float | None, *, key: str) -> None:
