@@ -8,3 +8,11 @@ from amp.errors import AmpError
 
 class CarryError(AmpError):
     """The carried folder of ``bench/gpu_carry.py`` could not be built (what and why in the message)."""
+
+
+class StreamlitClientError(AmpError):
+    """The light Streamlit client of ``bench/st_client.py`` could not do what it was asked (what and why)."""
+
+
+class ClassLoadError(AmpError):
+    """``bench/class_load.py`` could not start its app or its poll, or a phone could not vote (what and why)."""

@@ -1,7 +1,11 @@
 """The app's sidebar: which model (spec, engine, precision, parser server, API), the result cache, sign-out.
 
-:func:`draw` draws it before the page runs and returns the two slots that :func:`fill` writes
-after it (the page may have loaded, or failed to load, the model, or filled the cache).  The
+:func:`draw` draws it before the page runs and returns the slots that :func:`fill` writes after
+it (the page may have loaded, or failed to load, the model, or filled the cache).  The Engine and
+Precision choice is one of them: its default asks :func:`amp.parser.engines.default_engine`, which
+imports torch on a machine that could run llama.cpp (a second or more on a just-started app), so it
+is drawn in its place after the page, and a page that needs no model shows without waiting for
+torch (issue #41 point 6, measured by ``bench/first_paint.py``).  The
 widgets' callbacks are here too: they run before the next script run, so they change the
 session's choice (:mod:`ui.model.choice`) before any widget reads it.
 """
@@ -128,8 +132,10 @@ def _cache_status() -> None:
 
 @dataclass(frozen=True)
 class Slots:
-    """Where :func:`fill` writes the model's and the cache's status, after the page has run."""
+    """Where :func:`fill` writes, after the page has run: the Engine and Precision choice (``None``
+    with a parser server: it has none), the model's status and the cache's."""
 
+    engine: Any
     status: Any
     cache: Any
 
@@ -159,8 +165,7 @@ def draw(icon: str) -> Slots:
                 st.form_submit_button("Load this model", icon=":material/download:", on_click=_load_typed)
             if st.session_state.get(TYPED_WARNING):
                 st.warning(st.session_state[TYPED_WARNING], icon=":material/warning:")
-        if not server:
-            _engine_and_precision(model_choice.current_spec())
+        engine_box = None if server else st.container()  # filled after the page (torch may load)
         health = server_state.current(server, model_choice.current_token()) if server else None
         with st.expander("Parser server" + (f" · {health.summary()}" if health else ""), expanded=False,
                          icon=":material/cloud:"), st.form("server_form", border=False):
@@ -180,11 +185,14 @@ def draw(icon: str) -> Slots:
         cache_slot = st.empty()
         st.button("Clear result cache", icon=":material/delete:", key="sidebar_clear_cache", on_click=_clear_cache)
         ui_auth.sign_out_button()
-    return Slots(status=status_slot, cache=cache_slot)
+    return Slots(engine=engine_box, status=status_slot, cache=cache_slot)
 
 
 def fill(slots: Slots) -> None:
-    """The model's and the result cache's status, once the page has run."""
+    """The Engine and Precision choice, the model's and the result cache's status, once the page has run."""
+    if slots.engine is not None:
+        with slots.engine:
+            _engine_and_precision(model_choice.current_spec())
     with slots.status.container():
         _model_status()
     with slots.cache.container():

@@ -61,6 +61,8 @@ def save_finished(*, force: bool = False) -> list[str]:
     if not force and now - st.session_state.get(_LAST, -CHECK_EVERY_S) < CHECK_EVERY_S:
         return []
     st.session_state[_LAST] = now
+    if not parsers.current_server():  # only the parser service runs jobs; a local model is not made for this
+        return []  # (making it would pick its engine: torch on a just-started app, before the page shows)
     parser = parsers.peek_parser()
     if parser is None or parser.backend.jobs is None:
         return []
