@@ -14,3 +14,13 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+def nested(depth: int) -> dict:
+    """``{"a": {"a": … {}}}``: ``depth`` objects inside one another (built without recursion)."""
+    top: dict = {}
+    inner = top
+    for _ in range(depth - 1):
+        inner["a"] = {}
+        inner = inner["a"]
+    return top

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from service_helpers import nested
 
 pytest.importorskip("ray")
 
@@ -33,16 +34,6 @@ def _run(coro):
     """``asyncio.run`` in a thread of its own (a browser test may leave a loop running in this one)."""
     with ThreadPoolExecutor(1) as pool:
         return pool.submit(asyncio.run, coro).result()
-
-
-def nested(depth: int) -> dict:
-    """``{"a": {"a": … {}}}``: ``depth`` objects inside one another (built without recursion)."""
-    top: dict = {}
-    inner = top
-    for _ in range(depth - 1):
-        inner["a"] = {}
-        inner = inner["a"]
-    return top
 
 
 def request(n: int, tag: str, meta: dict | None = None, prompt_chars: int = 0) -> dict[str, Any]:

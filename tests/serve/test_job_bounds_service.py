@@ -13,6 +13,8 @@ import time
 import urllib.error
 import urllib.request
 
+from service_helpers import nested
+
 from amp.parser.core import limits
 from amp.parser.core.results import BatchItem
 from amp.parser.parser import Parser
@@ -29,15 +31,6 @@ def call(url: str, method: str = "GET", body: dict | None = None) -> tuple[int, 
             return r.status, json.loads(r.read())
     except urllib.error.HTTPError as exc:
         return exc.code, json.loads(exc.read())
-
-
-def nested(depth: int) -> dict:
-    top: dict = {}
-    inner = top
-    for _ in range(depth - 1):
-        inner["a"] = {}
-        inner = inner["a"]
-    return top
 
 
 def _job_manager_actor():

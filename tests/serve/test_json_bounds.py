@@ -6,21 +6,12 @@ from __future__ import annotations
 
 import pytest
 from pydantic import ValidationError
+from service_helpers import nested
 
 from amp.parser.core import limits
 from amp.parser.core.errors import RequestTooLarge
 from amp.parser.core.json_bounds import check_json_depth, json_depth
 from amp.serve.schema import JobRequest, StepsRequest
-
-
-def nested(depth: int) -> dict:
-    """``{"a": {"a": … {}}}``: ``depth`` objects inside one another (built without recursion)."""
-    top: dict = {}
-    inner = top
-    for _ in range(depth - 1):
-        inner["a"] = {}
-        inner = inner["a"]
-    return top
 
 
 def test_json_depth_counts_objects_and_arrays_inside_one_another_at_any_depth():
