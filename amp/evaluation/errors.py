@@ -43,3 +43,7 @@ class SemanticEntropyError(AmpError, ValueError):
 
 class AttributionError(AmpError, ValueError):
     """A contrastive attribution that cannot be computed: no local weights, readings that never part, bad settings."""
+
+
+class BootstrapError(AmpError, ValueError):
+    """Bootstrap settings or data that cannot give an interval (no data, a level outside (0, 1))."""
