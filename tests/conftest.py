@@ -266,6 +266,16 @@ def default_lm():
 
 
 @pytest.fixture(scope="session")
+def default_model_converted() -> Path:
+    """The embedded model converted for the transformers engine in the run's shared models folder
+    (once per run, about 100 s unless that folder already holds it), without loading it: for tests
+    whose own timed steps (an AppTest run) would otherwise pay the conversion."""
+    from amp.parser.models.embedded import ensure_default_model
+
+    return ensure_default_model()
+
+
+@pytest.fixture(scope="session")
 def saved_tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A folder holding a tiny GPT-2 saved with ``save_pretrained`` (built once per session)."""
     return build_tiny_model(tmp_path_factory.mktemp("tiny-model") / "tiny-gpt2")

@@ -128,9 +128,12 @@ def test_an_int8_load_that_fails_offers_the_exact_precision(at, monkeypatch) -> 
 
 
 @pytest.mark.slow
-def test_the_default_model_on_a_cpu_starts_on_llama_cpp_and_parses(monkeypatch, app_env) -> None:
+def test_the_default_model_on_a_cpu_starts_on_llama_cpp_and_parses(monkeypatch, app_env,
+                                                                   default_model_converted) -> None:
     """Issue #29 rule 3 in the app: with no engine chosen, the embedded GGUF on a CPU machine
-    starts on the llama.cpp engine; a parse runs on it; the exact path is one choice away."""
+    starts on the llama.cpp engine; a parse runs on it; the exact path is one choice away.
+    (The exact path's weights are converted beforehand, by the fixture: the conversion is not
+    what this test times out on.)"""
     from streamlit.testing.v1 import AppTest
 
     monkeypatch.delenv("AMP_ENGINE", raising=False)

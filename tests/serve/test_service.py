@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from service_helpers import SERVICE_DEADLINE_S
+from service_helpers import SERVICE_DEADLINE_S, per_replica
 
 from amp.cache import ResultCache
 from amp.evaluation.inspection import inspect
@@ -136,13 +136,8 @@ def test_concurrent_requests_share_forward_passes(service, tmp_path):
 
 
 def replica_stats(service) -> list[dict]:
-    """The merge counters of the replicas (``/v1/info`` answers from one replica at a time)."""
-    seen: dict[str, dict] = {}
-    for _ in range(30):
-        with urllib.request.urlopen(service.url + "/v1/info", timeout=10) as r:
-            stats = json.loads(r.read())["stats"]
-        seen[json.dumps(stats, sort_keys=True)] = stats
-    return list(seen.values())
+    """The counters of every replica (``stats`` of ``/v1/info``), one entry per replica."""
+    return list(per_replica(service.url, service.config.replicas).values())
 
 
 def test_bad_requests_get_a_4xx_json_error_and_the_replica_keeps_serving(service, tmp_path):
@@ -506,6 +501,19 @@ def test_a_sweep_job_that_finished_with_no_tab_open_is_in_the_research_list(serv
     mine = [p for p in saved_runs.list_runs()
             if [r.id for r in saved_runs.load_manifest(p)["few_shot"]] == planned]
     assert mine  # (a sweep of another test of this module with the same items may be saved too)
+    # issue #46: the run says where it ran — the server's engine, device, dtype, versions and code — and when
+    from amp.evaluation.provenance import provenance_of
+    from amp.evaluation.run_context import versions_text
+
+    info = far.backend.info()
+    where = {"server": service.url, "engine": "transformers", "device": info.runtime.device,
+             "dtype": info.runtime.dtype, "engine_versions": versions_text(info.runtime.versions), "code": info.code}
+    for path in mine:
+        settings = saved_runs.load_manifest(path)["settings"]
+        assert {k: settings.get(k) for k in where} == where, path
+        assert provenance_of(settings) is not None and settings["wall_time_s"] > 0, settings
+    took = _final_status(far, job.id).elapsed_s
+    assert any(saved_runs.load_manifest(p)["settings"]["wall_time_s"] == round(took, 1) for p in mine)  # the job's
     at.switch_page("views/research.py").run()
     assert not at.exception, [e.value for e in at.exception]
     assert mine[0].stem in at.selectbox(key="research_run_0").options
@@ -578,16 +586,6 @@ def test_no_refusal_carries_validator_internals(service):
                 assert internal not in message, (path, body, message)
 
 
-def _per_replica(service, calls: int = 20) -> dict[int, dict]:
-    """Each replica's ``stats``, by its ``replica`` id (``/v1/info`` answers from one at a time)."""
-    seen: dict[int, dict] = {}
-    for _ in range(calls):
-        with urllib.request.urlopen(service.url + "/v1/info", timeout=10) as r:
-            info = json.loads(r.read())
-        seen[info["replica"]] = info["stats"]
-    return seen
-
-
 def test_sampling_clients_that_give_up_stop_the_work_and_the_memory_comes_back(service):
     import psutil
 
@@ -602,7 +600,7 @@ def test_sampling_clients_that_give_up_stop_the_work_and_the_memory_comes_back(s
         return sum(p.memory_info().rss for p in replicas)
 
     start = rss()
-    before = sum(s["cancelled"] for s in _per_replica(service).values())
+    before = sum(s["cancelled"] for s in per_replica(service.url, service.config.replicas).values())
     # 32 samples × 990 tokens (within MAX_SEARCH_COST and the tiny model's context): seconds of work,
     # whose client gives up after half a second; a flat temperature keeps the grammar's samples long
     # (at 1.0 the tiny model may close every LF within a few tokens and answer before the client goes)
@@ -616,7 +614,9 @@ def test_sampling_clients_that_give_up_stop_the_work_and_the_memory_comes_back(s
             conn.getresponse()
         conn.close()
     deadline = time.time() + 20
-    while (stats := _per_replica(service)) and any(s["running"] for s in stats.values()):
+    # until nothing runs and both stops are counted (a request still on its way would show neither yet)
+    while ((stats := per_replica(service.url, service.config.replicas))
+           and (any(s["running"] for s in stats.values()) or sum(s["cancelled"] for s in stats.values()) < before + 2)):
         assert time.time() < deadline, stats
         time.sleep(0.2)
     # each stopped at a step (SearchCancelled), not run to its end after its client went away
