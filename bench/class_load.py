@@ -1,19 +1,26 @@
 """A class of N phones voting on one poll, measured against one app server (issue #41 point 1).
 
-    python bench/class_load.py --phones 30,100,150 [--window 10] [--items 2] [--seed 0]
+    python bench/class_load.py --phones 30,100,150 [--page light|streamlit] [--window 10] [--items 2]
 
-Starts its own app (``streamlit run app.py`` on a free loopback port, a fresh ``AMP_CACHE_DIR``,
+Starts its own app (``streamlit run asgi.py`` on a free loopback port, a fresh ``AMP_CACHE_DIR``,
 no model loaded: the student page needs none) and, for each N, a poll of ``--items`` sentences
-made through the library's store (:class:`amp.teaching.poll_store.PollStore`).  N phones
-(:mod:`st_client`: one websocket each, Streamlit's own protocol, a cookie ``amp_voter_<CODE>`` of
-their own) open the student link; on each item every phone picks a meaning and a confidence and
-presses Submit at a random moment of a ``--window``-second window (a class answering), then goes
-on to the next sentence.  Printed, one row per N:
+made through the library's store (:class:`amp.teaching.poll_store.PollStore`).  N phones open the
+student page; on each item every phone picks a meaning and a confidence and presses Submit at a
+random moment of a ``--window``-second window (a class answering), then goes on to the next
+sentence.  The phones are as light as phones can be simulated, so the figures are the server's:
+
+* ``--page light`` (the default: the page the student link and its QR code open, ``/vote?poll=``):
+  :mod:`vote_client`, one keep-alive HTTP connection per phone sending what a browser on that page
+  sends (the page, its two files and the poll's state on opening; one JSON POST per answer);
+* ``--page streamlit`` (the Streamlit student page, ``/?poll=``): :mod:`st_client`, one websocket
+  per phone speaking Streamlit's own protocol, a cookie ``amp_voter_<CODE>`` of its own.
+
+Printed, one row per N:
 
 * **recorded / sent**: votes in the store / Submit clicks, per item, read back from the store; every
   phone's voter id once per item (``doubled`` counts anything else);
-* **click → confirmation** p50 / p95 / max: from sending the click to the ForwardMsg carrying the
-  confirmation (an alert that says the answer is in, changed, or already there);
+* **click → confirmation** p50 / p95 / max: from sending the click to the confirmation (light: the
+  answer's reply; Streamlit: the ForwardMsg carrying the alert that says the answer is in);
 * **teacher's tally**: seconds from the last phone's click to the teacher's Class poll page (one more
   tab of :mod:`st_client`, its live results rerun every 2 s as in a browser) showing all the votes
   so far; in brackets, to the store's tally (the query that page runs, :meth:`PollStore.results`,
@@ -48,6 +55,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from errors import ClassLoadError, StreamlitClientError
 from st_client import Session, Shown, start_app, stop_app
+from vote_client import VotePhone
 
 from amp.teaching.poll_records import PollItem
 from amp.teaching.poll_store import PollStore
@@ -282,6 +290,84 @@ async def run_class(url: str, store: PollStore, server: psutil.Process, n: int, 
                rss_before / 2**20, rss_after / 2**20, errors)
 
 
+async def run_light_class(url: str, store: PollStore, server: psutil.Process, n: int, *, items: int = 2,
+                          window: float = 10.0, seed: int = 0, timeout: float = 120.0) -> Row:
+    """N phones on the light vote page (:mod:`vote_client`), the teacher's Class poll page open;
+    the figures of :class:`Row` (a click's confirmation is the answer's reply)."""
+    rng = random.Random(seed)
+    poll = store.create_poll(poll_items(items), title=f"class_load light {n}")
+    phones = [VotePhone(url, poll.code) for _ in range(n)]
+    teacher = TeacherWatch(url, poll.code)
+    clicked: dict[tuple[int, int], float] = {}
+    waits: list[float] = []
+    refused = 0
+    failed: dict[tuple[int, int], str] = {}
+
+    async def vote(i: int, item: int, delay: float, pick: random.Random) -> None:
+        nonlocal refused
+        await asyncio.sleep(delay)
+        try:
+            sent, answered, status, reply = await asyncio.wait_for(
+                phones[i].answer(item, pick.choice((0, 1)), pick.choice((1, 2, 3))), timeout)
+        except (OSError, TimeoutError, StreamlitClientError, ValueError) as exc:
+            failed[(i, item)] = f"{type(exc).__name__}: {exc}"
+            return
+        clicked[(i, item)] = sent
+        if status == 200 and reply.get("outcome") in ("recorded", "changed", "unchanged"):
+            waits.append(answered - sent)
+            refused += reply["outcome"] == "unchanged"
+        else:
+            failed[(i, item)] = f"HTTP {status}: {reply.get('error', reply)}"
+
+    try:
+        await teacher.tab.open(timeout)
+        rss_before = server.memory_info().rss
+        gate = asyncio.Semaphore(20)
+
+        async def join(phone: VotePhone) -> float:
+            async with gate:
+                start = time.monotonic()
+                await asyncio.wait_for(phone.open(), timeout)
+                return time.monotonic() - start
+
+        joins = list(await asyncio.gather(*(join(p) for p in phones)))
+        me = psutil.Process()
+        cpu0, mine0 = _cpu(server), _cpu(me)
+        tally: dict[int, float] = {}
+        on_page: dict[int, float] = {}
+        last_click: dict[int, float] = {}
+        with TallyWatch(store, poll.code, n) as watch:
+            for item in range(items):
+                await asyncio.gather(*(vote(i, item, rng.uniform(0, window), random.Random(rng.random()))
+                                       for i in range(n)))
+                deadline = time.monotonic() + timeout
+                while (item not in watch.reached or math.isnan(teacher.when(n * (item + 1)))) \
+                        and time.monotonic() < deadline:
+                    await asyncio.sleep(0.05)
+                clicks = [t for (_, it), t in clicked.items() if it == item]
+                last_click[item] = max(clicks) if clicks else float("nan")
+                tally[item] = watch.reached.get(item, float("nan"))
+                on_page[item] = teacher.when(n * (item + 1))
+        cpu1, mine1 = _cpu(server), _cpu(me)
+        rss_after = server.memory_info().rss
+    finally:
+        await asyncio.gather(teacher.tab.close(), *(p.close() for p in phones), return_exceptions=True)
+    votes = store.votes(poll.code)
+    recorded = tuple(sum(1 for v in votes if v.item_index == i) for i in range(items))
+    per_voter = {(v.voter_id, v.item_index) for v in votes}
+    doubled = len(votes) - len(per_voter)
+    total = sum(recorded)
+    errors = tuple(sorted({f"item {it + 1}: {text[:120]}" for (_, it), text in failed.items()}))
+    return Row(n, recorded, tuple(sum(1 for (_, it) in clicked if it == i) for i in range(items)), doubled,
+               len(waits), refused, len(failed),
+               _pct(waits, 50) if waits else float("nan"), _pct(waits, 95) if waits else float("nan"),
+               max(waits, default=float("nan")),
+               tuple(tally[i] - last_click[i] for i in range(items)),
+               tuple(on_page[i] - last_click[i] for i in range(items)), _pct(joins, 95),
+               (cpu1 - cpu0) / total if total else float("nan"), mine1 - mine0, cpu1 - cpu0,
+               rss_before / 2**20, rss_after / 2**20, errors)
+
+
 def table(rows: list[Row]) -> str:
     """The rows as a Markdown table (what the README's classroom section shows)."""
     head = ("| phones | recorded / sent (per item) | doubled | click → confirmation p50 / p95 / max | "
@@ -296,9 +382,14 @@ def table(rows: list[Row]) -> str:
     return "\n".join(lines)
 
 
+#: The student pages a class can be simulated on (``--page``), by name.
+PAGES = {"light": run_light_class, "streamlit": run_class}
+
+
 def run(phone_counts: list[int], *, items: int = 2, window: float = 10.0, seed: int = 0,
-        timeout: float = 120.0, cache_dir: Path | None = None) -> list[Row]:
-    """Start the app, run each N in turn on a poll of its own, stop the app; the rows."""
+        timeout: float = 120.0, cache_dir: Path | None = None, page: str = "light") -> list[Row]:
+    """Start the app, run each N in turn on a poll of its own (phones on ``page``), stop the app; the rows."""
+    one_class = PAGES[page]
     with tempfile.TemporaryDirectory(prefix="class-load-") as tmp:
         cache = cache_dir or Path(tmp) / "cache"
         cache.mkdir(parents=True, exist_ok=True)
@@ -306,7 +397,7 @@ def run(phone_counts: list[int], *, items: int = 2, window: float = 10.0, seed: 
         try:
             store = PollStore(cache / "polls.sqlite")
             server = psutil.Process(proc.pid)
-            return [asyncio.run(run_class(url, store, server, n, items=items, window=window, seed=seed + n,
+            return [asyncio.run(one_class(url, store, server, n, items=items, window=window, seed=seed + n,
                                           timeout=timeout)) for n in phone_counts]
         finally:
             stop_app(proc)
@@ -325,6 +416,8 @@ def _counts(text: str) -> list[int]:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--phones", type=_counts, default=[30], help="phones per run, e.g. 30,100,150")
+    ap.add_argument("--page", choices=sorted(PAGES), default="light",
+                    help="the student page the phones use (light: the link's /vote page; streamlit: /?poll=)")
     ap.add_argument("--items", type=int, choices=range(1, 11), default=2, metavar="1-10", help="sentences per poll")
     ap.add_argument("--window", type=float, default=10.0, help="seconds over which a class answers one item")
     ap.add_argument("--seed", type=int, default=0)
@@ -333,12 +426,14 @@ def main(argv: list[str] | None = None) -> int:
     if not 0 <= args.window <= 600 or not 1 <= args.timeout <= 3600:
         ap.error("--window takes 0 to 600 s and --timeout 1 to 3600 s")
     try:
-        rows = run(args.phones, items=args.items, window=args.window, seed=args.seed, timeout=args.timeout)
+        rows = run(args.phones, items=args.items, window=args.window, seed=args.seed, timeout=args.timeout,
+                   page=args.page)
     except (ClassLoadError, StreamlitClientError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
-    print(f"{psutil.cpu_count()} CPUs, load average {load} (after the run); answers spread over {args.window:g} s")
+    print(f"{psutil.cpu_count()} CPUs, load average {load} (after the run); answers spread over {args.window:g} s; "
+          f"phones on the {args.page} page")
     print(table(rows))
     for row in rows:
         print(f"  N={row.phones}: joined in p95 {row.join_p95:.2f} s; {row.confirmed} confirmations, "

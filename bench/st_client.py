@@ -244,13 +244,15 @@ def _free_port() -> int:
 
 
 def start_app(cache_dir: Path, log: Path, *, root: Path = ROOT) -> tuple[subprocess.Popen, str]:
-    """``streamlit run app.py`` (of ``root``: this repository, or another checkout to compare) on a
-    free loopback port with ``cache_dir`` as its ``AMP_CACHE_DIR``, healthy on return: the process
-    (in a session of its own) and its URL."""
+    """``streamlit run asgi.py`` (the app with its light vote path; ``app.py`` in a checkout from before
+    it) of ``root`` (this repository, or another checkout to compare) on a free loopback port with
+    ``cache_dir`` as its ``AMP_CACHE_DIR``, healthy on return: the process (in a session of its own)
+    and its URL."""
     port = _free_port()
     env = {**os.environ, "AMP_CACHE_DIR": str(cache_dir), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
            "PYTHONUNBUFFERED": "1"}
-    cmd = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.address", "127.0.0.1",
+    entry = "asgi.py" if (root / "asgi.py").is_file() else "app.py"
+    cmd = [sys.executable, "-m", "streamlit", "run", entry, "--server.address", "127.0.0.1",
            "--server.port", str(port), "--server.headless", "true", "--browser.gatherUsageStats", "false",
            "--server.fileWatcherType", "none"]
     with log.open("wb") as out:

@@ -64,7 +64,7 @@ def test_version_is_one_declaration_and_the_cli_prints_it(capsys) -> None:
 def test_app_command_line_runs_the_repository_app_with_its_address_and_port() -> None:
     cmd = app_cli.command("0.0.0.0", 8502, ["--", "--server.headless", "true"])
     assert cmd[:4] == [sys.executable, "-m", "streamlit", "run"]
-    assert Path(cmd[4]) == REPO / "app.py"
+    assert Path(cmd[4]) == REPO / "asgi.py"  # the app, with the light vote page beside it
     assert cmd[5:] == ["--server.address", "0.0.0.0", "--server.port", "8502", "--server.headless", "true"]
 
 

@@ -105,10 +105,10 @@ head, link = st.columns([1, 2], vertical_alignment="center")
 with head:
     class_poll.big(poll.code, "4rem")
 with link:
-    class_poll.join_box(poll.query)
+    class_poll.join_box(poll.vote_query)
     st.caption(f"{plain(poll.title) or 'Untitled poll'} · {len(poll.items)} item(s) · "
                + ("**closed** — votes kept, no new ones" if poll.closed else "open"))
-live = st.toggle("Live results (refresh every 2 s)", value=True, key="tp_live")
+live = st.toggle(f"Live results (refresh every {class_poll.LIVE_REFRESH_S} s)", value=True, key="tp_live")
 
 
 def _route(items: list[PollItem]) -> None:
@@ -168,7 +168,7 @@ def results() -> None:
             st.rerun()  # the whole page: header says closed, live refresh stops
 
 
-st.fragment(results, run_every=2 if live and not poll.closed else None)()
+st.fragment(results, run_every=class_poll.LIVE_REFRESH_S if live and not poll.closed else None)()
 poll_agreement_section(store, poll.code, live=live and not poll.closed)
 if "teach_close_error" in st.session_state:
     st.error(st.session_state.pop("teach_close_error"), icon=":material/error:")

@@ -114,7 +114,7 @@ def model_number(where: DeltaGenerator) -> None:
 
 def class_votes() -> None:
     """The model's number and the class's tally on the left, the votes' chart on the right
-    (refreshed every 2 s while the poll is open); the tally sits beside the chart, not under it,
+    (refreshed every second while the poll is open); the tally sits beside the chart, not under it,
     so that at 1280×720 in full screen it never falls below the window."""
     assert poll is not None
     left, right = st.columns(2)
@@ -132,6 +132,6 @@ def class_votes() -> None:
 
 
 if poll is not None:
-    st.fragment(class_votes, run_every=None if poll.closed else 2)()
+    st.fragment(class_votes, run_every=None if poll.closed else class_poll.LIVE_REFRESH_S)()
 else:
     model_number(st.columns(2)[0])

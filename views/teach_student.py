@@ -15,14 +15,8 @@ from typing import Any
 import streamlit as st
 
 from amp.errors import AmpError
-from amp.teaching.poll import (
-    CONFIDENCE_LABELS,
-    AnswerOutcome,
-    ItemRevealedError,
-    PollClosedError,
-    PollNotFoundError,
-    Vote,
-)
+from amp.teaching import student_messages as say
+from amp.teaching.poll import ItemRevealedError, PollClosedError, PollNotFoundError, Vote
 from ui.classroom import class_poll
 from ui.shared.common import describe_error, plain
 from ui.shared.halt import halt
@@ -32,15 +26,14 @@ st.title("Class poll")
 try:
     poll = class_poll.store().get_poll(raw)
 except PollNotFoundError:
-    st.error(f"There is no poll with the code **{plain(raw) or '(empty)'}**. Check the link or ask your teacher for "
-             "the code.", icon=":material/error:")
+    st.error(say.no_poll(f"**{plain(raw)}**" if raw else ""), icon=":material/error:")
     halt()
 except AmpError as exc:
     st.error(f"The poll cannot be opened: {describe_error(exc)}", icon=":material/error:")
     halt()
 
 if poll.closed:
-    st.error("This poll is closed: it takes no more answers. Thank you!", icon=":material/lock:")
+    st.error(say.CLOSED, icon=":material/lock:")
     halt()
 
 voter = class_poll.voter_id(poll.code)  # this browser's id for this poll (a cookie: reloads and new tabs keep it)
@@ -54,7 +47,7 @@ SAID = f"stu_said_{code}"
 if poll.title:
     st.caption(plain(poll.title))
 
-LOCKED = "Your teacher has revealed this sentence's answer, so its answers are locked."
+LOCKED = say.LOCKED
 
 
 def _choice_key(pos: int) -> str:
@@ -67,7 +60,7 @@ def _confidence_key(pos: int) -> str:
 
 def _words(pos: int, choice: int, confidence: int) -> str:
     """An answer in words (plain text): the reading as the student read it, and how sure."""
-    return f"“{plain(poll.items[pos].paraphrase(choice))}”, {CONFIDENCE_LABELS[confidence]}"
+    return plain(say.answer_words(poll.items[pos], choice, confidence))
 
 
 def _go(pos: int) -> None:
@@ -87,24 +80,19 @@ def _submit(pos: int) -> None:
     choice = st.session_state.get(_choice_key(pos))
     confidence = st.session_state.get(_confidence_key(pos), 2)
     if choice is None:
-        st.session_state[SAID] = (pos, "warning", "Pick one of the two meanings first.")
+        st.session_state[SAID] = (pos, "warning", say.PICK_FIRST)
         return
     try:
         done = class_poll.store().answer(code, pos, voter, int(choice), int(confidence))
     except ItemRevealedError:
         st.session_state[SAID] = (pos, "error", f"Not recorded: {LOCKED}")
     except PollClosedError:
-        st.session_state[SAID] = (pos, "error", "The poll was just closed: your answer was not recorded.")
+        st.session_state[SAID] = (pos, "error", say.CLOSED_NOT_RECORDED)
     except AmpError as exc:
-        st.session_state[SAID] = (pos, "error", f"Your answer was not recorded: {describe_error(exc)}")
+        st.session_state[SAID] = (pos, "error", say.not_recorded(describe_error(exc)))
     else:
         words = _words(pos, done.vote.choice, done.vote.confidence)
-        st.session_state[SAID] = (pos, "success", {
-            AnswerOutcome.RECORDED: f"Thanks! Your answer is in.  \nYour answer: {words}. You can change it until "
-                                    "your teacher reveals this sentence.",
-            AnswerOutcome.CHANGED: f"Changed to {words}.",
-            AnswerOutcome.UNCHANGED: f"Your answer stays {words}.",
-        }[done.outcome])
+        st.session_state[SAID] = (pos, "success", say.answered(done.outcome, words, line_break="  \n"))
         st.session_state.pop(EDIT, None)
 
 
@@ -126,8 +114,7 @@ def _nav(pos: int) -> None:
 
 def _all_done(votes: dict, revealed: frozenset[int]) -> None:
     """Every sentence seen: this phone's answers, each changeable until its sentence is revealed."""
-    st.success("All done — thank you for taking part! You can change an answer until your teacher reveals "
-               "its sentence.", icon=":material/celebration:")
+    st.success(say.ALL_DONE, icon=":material/celebration:")
     st.markdown("\n".join(
         f"{i + 1}. *{plain(it.surface)}* — "
         + (f"your answer: {_words(i, votes[i].choice, votes[i].confidence)}" if i in votes else "not answered")
@@ -176,8 +163,7 @@ def sentence() -> None:
         if kind is not None:
             _say(kind, text)
         else:
-            _say("info", f"Your answer: {_words(pos, vote.choice, vote.confidence)}. You can change it until your "
-                         "teacher reveals this sentence.")
+            _say("info", f"Your answer: {_words(pos, vote.choice, vote.confidence)}. {say.CHANGE_UNTIL_REVEAL}")
         row = st.container(horizontal=True, gap="small")
         with row:
             st.button("Change my answer", key=f"stu_change_{code}_{pos}", on_click=_change, args=(pos, vote),
@@ -185,9 +171,9 @@ def sentence() -> None:
             _nav(pos)
         return
     st.session_state.setdefault(_confidence_key(pos), 2)
-    st.radio("Which meaning do you understand?", [0, 1], index=None, key=_choice_key(pos),
+    st.radio(say.CHOICE_QUESTION, [0, 1], index=None, key=_choice_key(pos),
              format_func=lambda c: plain(item.paraphrase(c)))
-    st.select_slider("How confident are you?", options=[1, 2, 3], format_func=lambda c: CONFIDENCE_LABELS[c],
+    st.select_slider(say.CONFIDENCE_QUESTION, options=[1, 2, 3], format_func=lambda c: say.CONFIDENCE_LABELS[c],
                      key=_confidence_key(pos))
     if kind is not None:
         _say(kind, text)

@@ -43,7 +43,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def command(address: str, port: int, extra: list[str]) -> list[str]:
     """The ``streamlit run`` command line that starts the app."""
     extra = extra[1:] if extra[:1] == ["--"] else extra
-    return [sys.executable, "-m", "streamlit", "run", str(REPO_ROOT / "app.py"),
+    return [sys.executable, "-m", "streamlit", "run", str(REPO_ROOT / "asgi.py"),
             "--server.address", address, "--server.port", str(port), *extra]
 
 

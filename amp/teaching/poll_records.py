@@ -150,8 +150,14 @@ class Poll:
 
     @property
     def query(self) -> str:
-        """The URL query that opens this poll in the app: ``?poll=<code>``."""
+        """The URL query that opens this poll on the app's Streamlit student page: ``?poll=<code>``."""
         return f"?poll={self.code}"
+
+    @property
+    def vote_query(self) -> str:
+        """The student's link, relative to the app: the light vote page (``vote?poll=<code>``,
+        :mod:`amp.classroom.vote_routes`), which a class of phones can use at once."""
+        return f"vote{self.query}"
 
 
 @dataclass(frozen=True)

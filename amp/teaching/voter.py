@@ -31,10 +31,16 @@ from typing import TypeGuard
 
 from amp.teaching.errors import InvalidVoteError
 
-__all__ = ["MAX_VOTER_ID", "VOTER_ID_RE", "check_voter_id", "is_voter_id", "new_voter_id"]
+__all__ = ["MAX_VOTER_ID", "VOTER_COOKIE", "VOTER_COOKIE_AGE_S", "VOTER_ID_RE", "check_voter_id", "is_voter_id",
+           "new_voter_id", "voter_cookie"]
 
 #: At most this many characters in a voter id.
 MAX_VOTER_ID = 128
+#: Name prefix of the cookie holding a browser's voter id for one poll (``amp_voter_<CODE>``): the
+#: same cookie on the Streamlit student page and on the light vote page (:mod:`amp.classroom.vote_routes`).
+VOTER_COOKIE = "amp_voter_"
+#: How long a browser keeps its voter id for a poll (a class term; polls are short-lived).
+VOTER_COOKIE_AGE_S = 120 * 24 * 3600
 #: The one format of a voter id (see the module docstring for why).
 VOTER_ID_RE = re.compile(rf"[A-Za-z0-9][A-Za-z0-9._-]{{0,{MAX_VOTER_ID - 1}}}")
 
@@ -58,3 +64,8 @@ def check_voter_id(value: object) -> str:
             f"letter or a digit (got {value!r:.60})"
         )
     return value
+
+
+def voter_cookie(code: str) -> str:
+    """The name of the cookie that holds a browser's voter id for poll ``code``."""
+    return VOTER_COOKIE + code

@@ -1,4 +1,5 @@
-"""``bench/class_load.py`` on a class of 3 phones (loopback, its own app, no model): every vote is in
+"""``bench/class_load.py`` on a class of 3 phones (loopback, its own app, no model), on the light vote page
+and on the Streamlit student page: every vote is in
 the store once, every phone saw its confirmation, the teacher's page and the store's tally reached
 every vote, the table says so; and its arguments are checked."""
 
@@ -24,8 +25,9 @@ def class_load():
     return module
 
 
-def test_three_phones_vote_twice_each_vote_recorded_once(class_load, tmp_path: Path) -> None:
-    [row] = class_load.run([3], items=2, window=1.0, seed=1, timeout=90, cache_dir=tmp_path / "cache")
+@pytest.mark.parametrize("page", ["light", "streamlit"])
+def test_three_phones_vote_twice_each_vote_recorded_once(class_load, tmp_path: Path, page: str) -> None:
+    [row] = class_load.run([3], items=2, window=1.0, seed=1, timeout=90, cache_dir=tmp_path / "cache", page=page)
     assert row.errors == () and row.failed == 0
     assert row.sent == (3, 3)
     assert row.recorded == (3, 3)  # read back from the store: 3 voters on each item

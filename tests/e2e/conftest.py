@@ -123,7 +123,7 @@ def start_streamlit(log: Path, env_overrides: dict[str, str] | None = None, *, p
     env["AMP_CACHE_DIR"] = str(fresh_cache)
     env.update({"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "PYTHONUNBUFFERED": "1"})
     env.update(env_overrides or {})
-    cmd = [*prefix, sys.executable, *python_args, "run", "app.py",
+    cmd = [*prefix, sys.executable, *python_args, "run", "asgi.py",
            "--server.address", address, "--server.port", str(port), "--server.headless", "true",
            "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"]
     with log.open("wb") as out:

@@ -101,7 +101,7 @@ def test_every_page_passes_axe_wcag_21_aa(lan_lab, tmp_path) -> None:
     _open_poll(teacher, code)  # the poll the Class poll page and the Presentation show
     # text alternatives: the QR code says the link; the vote chart its votes, in words; any other
     # chart (the class against the model) its data, in a "Chart as text" expander
-    expect(teacher.get_by_role("img", name=f"QR code of the student link {lan_lab.lan_url(server)}/?poll={code}")
+    expect(teacher.get_by_role("img", name=f"QR code of the student link {lan_lab.lan_url(server)}/vote?poll={code}")
            ).to_be_visible()
     expect(teacher.get_by_text(_votes_in_words(item, 1, 1), exact=True).first).to_be_visible()
     expect(teacher.get_by_text("Chart as text").first).to_be_visible()

@@ -87,7 +87,7 @@ def test_two_students_vote_teacher_sees_live(page, browser, st_server):
     _vote(browser, st_server.url, code, 0, Recorder)
     _vote(browser, st_server.url, code, 1, Recorder)
 
-    # the teacher's fragment refreshes every 2 s: no reload, no click
+    # the teacher's fragment refreshes every second: no reload, no click
     expect(page.locator('[data-testid="stMetricValue"]').first).to_have_text("2", timeout=30_000)
     page.wait_for_timeout(2500)  # one more refresh of the live results: still 2, not 3
     expect(page.locator('[data-testid="stMetricValue"]').first).to_have_text("2")

@@ -19,7 +19,7 @@ from amp.reporting.poll_plots import poll_bars
 from amp.teaching import lesson
 from amp.teaching.lesson_prompt import describe_prompt
 from amp.teaching.poll import CONFIDENCE_LABELS, ItemResult, PollItem, PollStore, shared_store
-from amp.teaching.voter import is_voter_id, new_voter_id
+from amp.teaching.voter import VOTER_COOKIE_AGE_S, is_voter_id, new_voter_id, voter_cookie
 from ui.classroom import present
 from ui.shared import browser_store
 from ui.shared.common import chart, fmt_prob, plain
@@ -28,10 +28,10 @@ from ui.shared.common import chart, fmt_prob, plain
 POLL_CODE_KEY = "teach_poll_code"
 #: session_state key prefix: this browser session's voter id for a poll (``_<CODE>``).
 VOTER_ID_KEY = "teach_voter_id"
-#: Name prefix of the cookie holding a browser's voter id for one poll (``amp_voter_<CODE>``).
-VOTER_COOKIE = "amp_voter_"
-#: How long a browser keeps its voter id for a poll (a class term; polls are short-lived).
-VOTER_COOKIE_AGE_S = 120 * 24 * 3600
+#: Seconds between two refreshes of the teacher's live tally (Class poll, Presentation): a vote shows
+#: within about this long (issue #41: within 2 s of the last vote); each refresh is one small script
+#: run of the teacher's page, the phones' votes cost none (the light vote page).
+LIVE_REFRESH_S = 1
 
 
 def store() -> PollStore:
@@ -52,10 +52,10 @@ def voter_id(code: str) -> str:
     is not a voter id (:func:`amp.teaching.voter.is_voter_id`), for this poll."""
     key = f"{VOTER_ID_KEY}_{code}"
     if key not in st.session_state:
-        given = browser_store.read_cookie(VOTER_COOKIE + code)
+        given = browser_store.read_cookie(voter_cookie(code))
         st.session_state[key] = given if is_voter_id(given) else new_voter_id()
     voter = st.session_state[key]
-    browser_store.write_cookie(VOTER_COOKIE + code, voter, VOTER_COOKIE_AGE_S)
+    browser_store.write_cookie(voter_cookie(code), voter, VOTER_COOKIE_AGE_S)
     return voter
 
 
