@@ -3,7 +3,8 @@
 Runs are the manifests ``python -m amp reproduce`` writes into ``<cache root>/runs/``, and the sweeps
 finished on the Zero-shot and Ratio sweep pages (saved there in the same format).  Each side
 picks a run and a canonicaliser ("logical" or the paper's), re-matched from the stored beams
-(:func:`amp.evaluation.experiments.rematch`), so no model is needed here.
+(:func:`amp.evaluation.experiments.rematch`), so no model is needed here.  Below them, "Does the
+model know it is ambiguous?" (:mod:`ui.inspection.detection_view`) runs the sidebar's model on request.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from amp.evaluation import experiments as ex
 from amp.evaluation import runs as saved_runs
 from amp.parser.search.settings import DEFAULT_SEARCH
 from amp.reporting import report
+from ui.inspection.detection_view import detection_section
 from ui.shared import settings_widgets
 from ui.shared.common import chart
 from ui.shared.halt import halt
@@ -28,6 +30,7 @@ runs = saved_runs.list_runs()
 if not runs:
     st.info("No saved runs yet. Finish a sweep on the Zero-shot or Ratio sweep page, or run "
             "`python -m amp reproduce --model … --out DIR`.", icon=":material/info:")
+    detection_section()  # it needs a model, not a run
     halt()
 names = [p.stem for p in runs]
 by_name = dict(zip(names, runs, strict=True))
@@ -64,3 +67,5 @@ def side(col, slot: int) -> None:
 left, right = st.columns(2)
 side(left, 0)
 side(right, 1)
+st.divider()
+detection_section()
