@@ -10,6 +10,10 @@
   :func:`load_manifest`, :func:`list_runs`) let the Research and Compare pages show any saved run
   without a model.  ``python -m amp reproduce`` writes them, and so does a sweep finished in the
   app (:func:`save_sweep`: the same place and format, one run per model and sweep configuration).
+  Every manifest says where the run computed (:mod:`amp.evaluation.run_context`) and when, in what
+  wall time and with which versions (:mod:`amp.evaluation.provenance`: stamped by
+  :func:`save_manifest` where the settings do not say it); manifests written before have neither and
+  still load.
   The report written from records is :mod:`amp.reporting.report`.
 """
 
@@ -34,6 +38,7 @@ from amp.evaluation.interpretations import (
     sample_interpretations,
     samples_cached,
 )
+from amp.evaluation.provenance import stamped
 from amp.evaluation.run_context import RunContext
 from amp.evaluation.sweep_plan import FewShotConfig, SweepItem, ZeroShotConfig, config_to_dict
 from amp.evaluation.sweep_run import SweepRecord, record_from_result, run_items
@@ -210,12 +215,15 @@ def _slug(name: str) -> str:
 
 
 def save_manifest(name: str, settings: dict[str, Any], records_zero: Sequence[SweepRecord],
-                  records_few: Sequence[SweepRecord], directory: Path | None = None) -> Path:
-    """Write ``<directory or runs_dir()>/<name>.json`` with the settings and all records."""
+                  records_few: Sequence[SweepRecord], directory: Path | None = None, *,
+                  wall_time_s: float | None = None) -> Path:
+    """Write ``<directory or runs_dir()>/<name>.json`` with the settings and all records; the settings
+    get the date, ``wall_time_s`` and the versions of this process where they do not say them
+    (:func:`amp.evaluation.provenance.stamped`)."""
     folder = Path(directory) if directory is not None else runs_dir()
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{_slug(name)}.json"
-    payload = {"name": name, "settings": settings,
+    payload = {"name": name, "settings": stamped(settings, wall_time_s),
                "zero_shot": [record_to_dict(r) for r in records_zero],
                "few_shot": [record_to_dict(r) for r in records_few]}
     # atomic (a temporary file, then a rename): a page listing runs never reads half of one
@@ -307,13 +315,15 @@ def sweep_settings(config: ZeroShotConfig | FewShotConfig, records: Sequence[Swe
 
 def save_sweep(config: ZeroShotConfig | FewShotConfig, records: Sequence[SweepRecord], *, model: str,
                identity: str, page: str = "", dtype: str = "", directory: Path | None = None,
-               context: RunContext | None = None) -> Path:
+               context: RunContext | None = None, wall_time_s: float | None = None) -> Path:
     """Save a finished sweep of the app as a run manifest (:func:`save_manifest`, named by
-    :func:`sweep_run_name`), so the Research and Compare pages list it like a ``reproduce`` run."""
+    :func:`sweep_run_name`), so the Research and Compare pages list it like a ``reproduce`` run;
+    ``wall_time_s``: how long the sweep took (a job's: by the service's clock)."""
     if not isinstance(config, ZeroShotConfig | FewShotConfig):
         raise ReportError(f"expected a sweep configuration, not {type(config).__name__}")
     name = sweep_run_name(config, model=model, identity=identity, dtype=dtype)
     settings = sweep_settings(config, records, model=model, identity=identity, page=page, dtype=dtype,
                               context=context)
     few = isinstance(config, FewShotConfig)
-    return save_manifest(name, settings, [] if few else records, records if few else [], directory)
+    return save_manifest(name, settings, [] if few else records, records if few else [], directory,
+                         wall_time_s=wall_time_s)

@@ -39,6 +39,7 @@ def test_reproduce_records_where_it_ran(saved_tiny_model: Path, tmp_path: Path, 
     parser = Parser(str(saved_tiny_model), device="cpu")
     expected = {"model": str(saved_tiny_model), "identity": parser.identity, "server": IN_PROCESS,
                 "engine": "transformers", "device": "cpu", "dtype": "float32",
+                "engine_versions": " · ".join(f"{k} {v}" for k, v in parser.runtime().versions.items()),
                 "code": f"{code_digest.CODE_VERSION}+{code_digest.code_digest()[:16]}"}
     assert _where((tmp_path / "r" / "report.md").read_text(encoding="utf-8")) == expected
     settings = json.loads((tmp_path / "cache" / "runs" / "ctx.json").read_text(encoding="utf-8"))["settings"]

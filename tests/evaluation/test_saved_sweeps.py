@@ -10,6 +10,7 @@ import pytest
 
 from amp.evaluation import experiments as ex
 from amp.evaluation import runs
+from amp.evaluation.provenance import STAMPED_KEYS, provenance_of
 from amp.evaluation.sweep_summary import RECORD_VIEW_FIRST, records_view
 from amp.parser.search.settings import SearchSettings
 
@@ -22,6 +23,11 @@ def _rec(id_: str, ratio: float | None, beams: list[str], cached: bool = False) 
                           p_lf0=0.25, cached=cached, **ex.match_fields(beams, LF0, LF1, "logical", "fol"))
 
 
+def _unstamped(settings: dict) -> dict:
+    """A manifest's settings without what every manifest gets: provenance and code (tests/evaluation/test_provenance.py)."""
+    return {k: v for k, v in settings.items() if k not in STAMPED_KEYS}
+
+
 def test_a_zero_shot_sweep_is_saved_where_reproduce_saves(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("AMP_CACHE_DIR", str(tmp_path))
     config = ex.ZeroShotConfig(types=("pp",), n=2, search=SearchSettings(beams=3))
@@ -31,7 +37,8 @@ def test_a_zero_shot_sweep_is_saved_where_reproduce_saves(tmp_path: Path, monkey
     assert path.stem.startswith("app-zero-shot-pp-tiny-gpt2-") and len(path.stem) == len("app-zero-shot-pp-tiny-gpt2-") + 10
     run = runs.load_manifest(path)
     assert run["zero_shot"] == records and run["few_shot"] == []
-    assert run["settings"] == {"model": "/models/tiny-gpt2", "identity": "tiny@abc", "method": "beam",
+    assert provenance_of(run["settings"]) is not None  # stamped: date and versions (issue #46)
+    assert _unstamped(run["settings"]) == {"model": "/models/tiny-gpt2", "identity": "tiny@abc", "method": "beam",
                                "mode": "logical", "types": "pp", "n_zero": 2, "n_few": 0, "beams": 3, "seed": 0,
                                "cached": "1/2", "source": "app (Zero-shot page)"}
     again = runs.save_sweep(config, records[:1], model="/models/tiny-gpt2", identity="tiny@abc")
@@ -48,7 +55,8 @@ def test_a_few_shot_sweep_has_reproduces_settings(tmp_path: Path) -> None:
     assert path.stem.startswith("app-few-shot-pp-name-")
     run = runs.load_manifest(path)
     assert run["few_shot"] == records and run["zero_shot"] == []
-    assert run["settings"] == {"model": "org/name", "identity": "org/name@1", "method": "beam", "mode": "logical",
+    assert provenance_of(run["settings"]) is not None
+    assert _unstamped(run["settings"]) == {"model": "org/name", "identity": "org/name@1", "method": "beam", "mode": "logical",
                                "types": "pp", "n_zero": 0, "n_few": 1, "examples_per_prompt": 2, "ratios": 2,
                                "fmt": "fol", "beams": 2, "seed": 0, "cached": "0/2", "source": "app"}
     with pytest.raises(runs.ReportError, match="expected a sweep configuration"):

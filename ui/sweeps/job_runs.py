@@ -18,6 +18,7 @@ from typing import Any
 import streamlit as st
 
 from amp.errors import AmpError
+from amp.evaluation.run_context import run_context
 from amp.evaluation.runs import save_sweep
 from amp.evaluation.sweep_plan import config_from_dict, config_to_dict, plan
 from amp.evaluation.sweep_run import record_from_result, run_items
@@ -104,8 +105,10 @@ def _save_job(parser: Any, job: Any) -> str | None:
         (record,) = list(run_items(parser, [it], search, mode=config.mode))  # from the cache
         got[it.id] = record
     records = [got[it.id] for it in items]
+    # where it ran (the server's engine, device, dtype and code, from its /v1/info) and how long the job took
     path = save_sweep(config, records, model=str(parser.spec), identity=actions.identity(parser),
-                      page=SWEEP_PAGES[job.meta["page"]], dtype=parser.dtype)
+                      page=SWEEP_PAGES[job.meta["page"]], dtype=parser.dtype, context=run_context(parser),
+                      wall_time_s=job.elapsed_s)
     return path.stem
 
 
@@ -133,5 +136,5 @@ def panel_row(job: Any) -> dict[str, Any]:
             "done": f"{job.done}/{job.total}" + (f" (+{job.searched} searched)" if job.searched else ""),
             "progress": moving / max(1, job.total), "errors": job.errors,
             "started": time.strftime("%H:%M:%S", time.localtime(job.created)),
-            "took": "" if job.elapsed_s is None else f"{job.elapsed_s:.1f} s",
+            "took": "" if job.elapsed_s is None else f"{job.elapsed_s:.1f} s" + ("" if job.final else " so far"),
             "left": "" if job.eta_s is None or job.final else f"~{job.eta_s / 60:.1f} min"}

@@ -193,8 +193,10 @@ def run(
 
 
 def _follow(key: str, config: SweepConfig, items: Sequence[SweepItem], parser: Parser, stream: Iterator[SweepRecord],
-            draw: Callable[[list[SweepRecord], bool], None]) -> SweepState:
-    """Draw a stream of records with a progress bar into a fresh :class:`SweepState`."""
+            draw: Callable[[list[SweepRecord], bool], None],
+            took: Callable[[], float | None] | None = None) -> SweepState:
+    """Draw a stream of records with a progress bar into a fresh :class:`SweepState`; its time is
+    ``took()`` where that knows it (a reattached job's own duration), else the time followed."""
     state = SweepState(config=config, total=len(items))
     st.session_state[key] = state
     first = "" if parser.loaded else " (the first one also loads the model)"
@@ -239,6 +241,10 @@ def _follow(key: str, config: SweepConfig, items: Sequence[SweepItem], parser: P
         state.status, state.error = "failed", f"{type(exc).__name__}: {exc}"
     finally:
         state.seconds = time.perf_counter() - started
+        with contextlib.suppress(AmpError):
+            known = took() if took is not None else None
+            if known is not None:
+                state.seconds = known
         if uncached:
             _SPEED[_speed_key(parser)] = uncached_time / uncached_units
     if state.status == "running":
@@ -255,7 +261,8 @@ def _save_run(key: str, state: SweepState, parser: Parser) -> None:
         return
     try:
         path = save_sweep(state.config, state.records, model=str(parser.spec), identity=actions.identity(parser),
-                          page=job_runs.SWEEP_PAGES.get(key, key), dtype=parser.dtype, context=run_context(parser))
+                          page=job_runs.SWEEP_PAGES.get(key, key), dtype=parser.dtype, context=run_context(parser),
+                          wall_time_s=state.seconds)
     except Exception as exc:  # noqa: BLE001 - a full disk or an unreachable server: a warning, the page goes on
         state.save_error = str(exc) if isinstance(exc, AmpError | OSError) else f"{type(exc).__name__}: {exc}"
     else:
@@ -293,7 +300,9 @@ def jobs_panel(key: str, draw: Callable[[list, bool], None]) -> bool:
 
     Shown only when the model is a parser service.  A job keeps running when its tab closes; a
     reopened page lists it here, and "Show" follows it (finished results at once, the rest as
-    they come) with the settings it was started with.  Returns whether a job was reattached.
+    they come) with the settings it was started with; the table is read again once the job was
+    followed or cancelled, so it never shows a finished job as running.  "Cancel job" is offered
+    only for a job that has not finished.  Returns whether a job was reattached.
     """
     parser = parsers.peek_parser()
     if parser is None or parser.backend.jobs is None:
@@ -308,19 +317,24 @@ def jobs_panel(key: str, draw: Callable[[list, bool], None]) -> bool:
         return False
     with st.expander(f"Sweeps on the parser server ({len(mine)})", icon=":material/cloud_sync:",
                      expanded=any(not j.final for j in mine)):
-        st.dataframe([job_runs.panel_row(j) for j in mine], hide_index=True,
-                     column_config={"progress": st.column_config.ProgressColumn("progress", min_value=0.0,
-                                                                                max_value=1.0)})
+        table = st.empty()
+        _jobs_table(table, mine)
         c1, c2, c3 = st.columns([2, 1, 1], vertical_alignment="bottom")
         chosen = c1.selectbox("Job", [j.id for j in mine], key=f"{key}_job")
         show = c2.button("Show", icon=":material/visibility:", key=f"{key}_attach")
-        stop = c3.button("Cancel job", icon=":material/stop:", key=f"{key}_cancel_job")
+        picked = next((j for j in mine if j.id == chosen), None)
+        stop = False
+        if picked is not None and not picked.final:
+            stop = c3.button("Cancel job", icon=":material/stop:", key=f"{key}_cancel_job")
+        elif picked is not None:
+            c3.caption(f"This job is {picked.state}: nothing to cancel.")
     if stop and chosen:
         try:
             jobs.cancel(chosen)
             st.toast(f"Job {chosen} cancelled.", icon=":material/stop:")
         except AmpError as exc:
             st.error(str(exc))
+        _refresh_table(table, jobs, key)
     if show and chosen:
         try:
             status = jobs.status(chosen)
@@ -331,13 +345,25 @@ def jobs_panel(key: str, draw: Callable[[list, bool], None]) -> bool:
         except (AmpError, KeyError) as exc:
             st.error(f"Cannot reattach to job {chosen}: {exc}", icon=":material/error:")
             return False
-        state = _follow(key, config, [by_id[i] for i in by_id], parser, stream, draw)
-        with contextlib.suppress(AmpError):  # the job's own duration, by the service's clock
-            took = jobs.status(chosen).elapsed_s
-            if took is not None:
-                state.seconds = took
+        # its time (shown, and saved with the run) is the job's own, by the service's clock
+        _follow(key, config, [by_id[i] for i in by_id], parser, stream, draw,
+                took=lambda: jobs.status(chosen).elapsed_s)
+        _refresh_table(table, jobs, key)  # the job has moved on (or finished) while it was followed
         return True
     return False
+
+
+def _jobs_table(slot: Any, listed: Sequence[Any]) -> None:
+    """The jobs panel's table of ``listed`` jobs, drawn into ``slot`` (replacing what it held)."""
+    slot.dataframe([job_runs.panel_row(j) for j in listed], hide_index=True,
+                   column_config={"progress": st.column_config.ProgressColumn("progress", min_value=0.0,
+                                                                              max_value=1.0)})
+
+
+def _refresh_table(slot: Any, jobs: Any, key: str) -> None:
+    """Read this page's jobs again and redraw the table (kept as it was if the service cannot be reached)."""
+    with contextlib.suppress(AmpError):
+        _jobs_table(slot, [j for j in jobs.list() if j.meta.get("page") == key])
 
 
 def _records(run: Any, by_id: dict[str, Any], config: SweepConfig) -> Any:
