@@ -157,8 +157,20 @@ def fdm_by_ratio(
         except ValueError as exc:
             raise MetricError("few-shot examples are (top1_prediction, lf0, lf1) tuples") from exc
         acc = top1_accuracy(top1s, lf0s, lf1s, mode, fmt=fmt)
-        out[ratio] = abs(acc["lf0"] - ratio) + abs(acc["lf1"] - (1 - ratio))
+        out[ratio] = fdm_distance(acc["lf0"], acc["lf1"], ratio)
     return out
+
+
+def fdm_distance(acc_lf0: float, acc_lf1: float, ratio: float) -> float:
+    """One ratio's FDM term d(r) = |a0 − r| + |a1 − (1 − r)| (paper Eq. 2, docs/paper-notes.md §13.4);
+    shared by :func:`fdm_by_ratio` and the bootstrap intervals of FDM (§21)."""
+    return abs(acc_lf0 - ratio) + abs(acc_lf1 - (1 - ratio))
+
+
+def fim_error(p_lf0: float, ratio: float) -> float:
+    """One item's FIM term (P(LF0) − r)² (paper Eq. 3, docs/paper-notes.md §13.5); shared by :func:`fim`
+    and the bootstrap intervals of FIM (§21)."""
+    return (p_lf0 - ratio) ** 2
 
 
 def fdm(
@@ -200,7 +212,7 @@ def fim(by_ratio: Mapping[float, Sequence[float]]) -> float:
                 continue
             if not 0 <= p <= 1:
                 raise MetricError(f"P(LF0) must lie in [0, 1], got {p!r}")
-            errors.append((p - ratio) ** 2)
+            errors.append(fim_error(p, ratio))
         if errors:
             per_ratio.append(sum(errors) / len(errors))
     return sum(per_ratio) / len(per_ratio) if per_ratio else math.nan

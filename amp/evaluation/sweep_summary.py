@@ -13,6 +13,7 @@ original's type-name mismatch made it 0, §13.3), and FDM is reported with its t
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict
@@ -33,8 +34,12 @@ __all__ = [
     "MEANING_COLUMNS",
     "RECORD_VIEW_FIRST",
     "fewshot_summary",
+    "json_cells",
     "records_frame",
+    "ran_rows",
     "records_view",
+    "sentence_keys",
+    "single_setting",
     "zeroshot_columns",
     "zeroshot_summary",
 ]
@@ -74,7 +79,7 @@ def _frame(records: Iterable[SweepRecord] | pd.DataFrame) -> pd.DataFrame:
     return records_frame(records)
 
 
-def _single(df: pd.DataFrame, column: str, override: str | None, default: str, allowed: Sequence[str]) -> str:
+def single_setting(df: pd.DataFrame, column: str, override: str | None, default: str, allowed: Sequence[str]) -> str:
     """The one ``mode``/``fmt`` of a frame's rows (or ``override``); mixed values are an error."""
     if override is not None:
         if override not in allowed:
@@ -96,10 +101,14 @@ def _predictions(df: pd.DataFrame) -> pd.DataFrame:
     return df[df["beams"].map(lambda b: isinstance(b, list | tuple) and len(b) > 0).astype(bool)]
 
 
+def ran_rows(df: pd.DataFrame) -> pd.DataFrame:
+    """Rows that ran (no error)."""
+    return df[df["error"].isna()] if "error" in df.columns else df
+
+
 def _scored(df: pd.DataFrame) -> list[float]:
     """The non-missing P(LF0) values of rows that ran."""
-    if "error" in df.columns:
-        df = df[df["error"].isna()]
+    df = ran_rows(df)
     return [float(v) for v in pd.to_numeric(df["p_lf0"], errors="coerce").dropna()]
 
 
@@ -159,14 +168,34 @@ FEWSHOT_PER_RATIO_COLUMNS: tuple[str, ...] = (
     "type", "ratio", "n", "acc_lf0", "acc_lf1", "neither",
     "mean_p_lf0", "std_p_lf0", "sem_p_lf0", "n_p_lf0", *MEANING_COLUMNS, "n_errors",
 )
-#: Columns of :func:`fewshot_summary`'s per-type frame.
-FEWSHOT_PER_TYPE_COLUMNS: tuple[str, ...] = ("type", "FDM", "FIM", "n", "n_ratios", "n_errors")
+#: Columns of :func:`fewshot_summary`'s per-type frame: ``n`` counts test sentences, ``n_records``
+#: their records (one per sentence and ratio).
+FEWSHOT_PER_TYPE_COLUMNS: tuple[str, ...] = ("type", "FDM", "FIM", "n", "n_records", "n_ratios", "n_errors")
 
 
 def zeroshot_columns(k: int) -> tuple[str, ...]:
     """Columns of :func:`zeroshot_summary` for ``k``."""
     return ("type", "n", f"ZM_{k}", "acc_lf0", "acc_lf1", "neither", "mean_p_lf0", "mean_p_lf0_total",
             *MEANING_COLUMNS, "n_errors")
+
+
+def sentence_keys(df: pd.DataFrame) -> list[tuple[str, ...]]:
+    """One key per row naming its test sentence, ``(type, surface, lf0, lf1)`` — the pair a sweep drew
+    (:func:`amp.data.generate.sample_pairs` draws distinct pairs): a few-shot sentence has one record
+    per ratio, all with the same key.  What ``n`` counts and the bootstrap resamples (§21)."""
+    names = df["surface"] if "surface" in df.columns else df["id"] if "id" in df.columns else df.index
+    return [(str(t), str(s), str(a), str(b)) for t, s, a, b in zip(df["type"], names, df["lf0"], df["lf1"], strict=True)]
+
+
+def json_cells(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` with every list or tuple cell (beams, beam shares) written as a JSON list, for CSVs
+    that any reader parses with ``json.loads`` (not Python's tuple syntax)."""
+    out = df.copy()
+    for col in out.columns:
+        if out[col].map(lambda v: isinstance(v, list | tuple)).any():
+            out[col] = out[col].map(lambda v: json.dumps(list(v), ensure_ascii=False)
+                                    if isinstance(v, list | tuple) else v)
+    return out
 
 
 def _n_errors(df: pd.DataFrame) -> int:
@@ -189,8 +218,8 @@ def fewshot_summary(
     * ``per_type`` — :data:`FEWSHOT_PER_TYPE_COLUMNS`: ``FDM`` (paper Eq. 2, :func:`amp.evaluation.metrics.fdm`)
       = mean over ratios of |acc_lf0 − r| + |acc_lf1 − (1 − r)|, **range 0–2** (the paper says
       0–1, docs/paper-notes.md §13.4), lower is better; ``FIM`` (paper Eq. 3, :func:`amp.evaluation.metrics.fim`) =
-      mean over ratios of the mean (P(LF0) − r)², range 0–1; ``n`` records, the ``n_ratios``
-      ratios they cover, ``n_errors``.
+      mean over ratios of the mean (P(LF0) − r)², range 0–1; ``n`` test sentences (one record each
+      per ratio), ``n_records`` records, the ``n_ratios`` ratios they cover, ``n_errors``.
 
     Works on a partial sweep — records arriving one by one; the metrics then average over the
     ratios seen so far — and on empty input (empty frames with these columns).  Matching uses
@@ -199,8 +228,8 @@ def fewshot_summary(
     """
     df = _frame(records)
     df = df[df["ratio"].notna()]
-    mode = _single(df, "mode", mode, DEFAULT_MODE, MODES)
-    fmt = _single(df, "fmt", None, DEFAULT_FORMAT, FORMATS)
+    mode = single_setting(df, "mode", mode, DEFAULT_MODE, MODES)
+    fmt = single_setting(df, "fmt", None, DEFAULT_FORMAT, FORMATS)
     per_ratio_rows: list[dict[str, Any]] = []
     per_type_rows: list[dict[str, Any]] = []
     for type_ in order_types(df["type"]):
@@ -214,7 +243,8 @@ def fewshot_summary(
             "type": type_,
             "FDM": metrics.fdm(fdm_input, mode, fmt=fmt),
             "FIM": metrics.fim(fim_input),
-            "n": len(sub) - _n_errors(sub),
+            "n": len(set(sentence_keys(ran_rows(sub)))),
+            "n_records": len(sub) - _n_errors(sub),
             "n_ratios": int(sub["ratio"].nunique()),
             "n_errors": _n_errors(sub),
         })
@@ -222,7 +252,7 @@ def fewshot_summary(
     per_type = pd.DataFrame(per_type_rows, columns=list(FEWSHOT_PER_TYPE_COLUMNS))
     return (
         _typed(per_ratio, ints=("n", "n_p_lf0", "n_errors")),
-        _typed(per_type, ints=("n", "n_ratios", "n_errors")),
+        _typed(per_type, ints=("n", "n_records", "n_ratios", "n_errors")),
     )
 
 
@@ -259,8 +289,8 @@ def zeroshot_summary(
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         raise ExperimentError(f"k must be a whole number >= 1, not {k!r}")
     df = _frame(records)
-    mode = _single(df, "mode", mode, DEFAULT_MODE, MODES)
-    fmt = _single(df, "fmt", None, DEFAULT_FORMAT, FORMATS)
+    mode = single_setting(df, "mode", mode, DEFAULT_MODE, MODES)
+    fmt = single_setting(df, "fmt", None, DEFAULT_FORMAT, FORMATS)
     rows: list[dict[str, Any]] = []
     for type_ in order_types(df["type"]):
         sub = df[df["type"] == type_]

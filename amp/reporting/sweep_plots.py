@@ -17,6 +17,7 @@ percentages or 0–1 on fixed axis ranges, so figures of partial and complete sw
 
 from __future__ import annotations
 
+import textwrap
 from typing import Any, Literal
 
 import pandas as pd
@@ -24,8 +25,20 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from amp.data.types import display_name, order_types, type_color
+from amp.evaluation.bootstrap import DEFAULT_LEVEL
 from amp.evaluation.p_lf0_measures import PLf0Measure
+from amp.evaluation.sweep_intervals import interval_columns
 from amp.evaluation.sweep_run import optional_float
+from amp.reporting.figure_notes import (
+    INTERVAL_NOTE,
+    NOTE_WIDTH,
+    error_bars,
+    has_intervals,
+    interval_cells,
+    n_note,
+    text_position,
+    with_notes,
+)
 from amp.reporting.style import (
     IDEAL_COLOR,
     LF0_COLOR,
@@ -41,11 +54,24 @@ from amp.reporting.style import (
 #: meet shows both.
 LF0_MARKER: dict[str, Any] = {"symbol": "circle", "size": 8}
 LF1_MARKER: dict[str, Any] = {"symbol": "diamond-open", "size": 14, "line": {"width": 2}}
+#: Fig. 6's height, margins (px) and legend position (paper y, its top): the bottom margin holds
+#: the x-axis title and, below it, the legend (two rows at most); the top margin the title, its
+#: notes and the coincide note above the panels' titles.
+FIG6_HEIGHT = 560
+FIG6_MARGIN = (("t", 170), ("b", 130), ("l", 80), ("r", 30))
+FIG6_LEGEND_Y = -0.2
+#: Pixels between the panels' top and the coincide note's bottom, above the panel titles.
+FIG6_NOTE_SHIFT = 26
 COINCIDE_NOTE = ("Where the LF0 and LF1 curves meet ({types}), the line drawn last covers the other: "
                  "LF0 is the filled dot, LF1 the open diamond around it.")
 
+#: A type with fewer P(LF0) values than this is drawn as points only in Fig. 3 (a box of one or two
+#: points is a flat line that says nothing), and the figure says so.
+MIN_BOX_N = 5
+
 __all__ = [
     "COINCIDE_NOTE",
+    "MIN_BOX_N",
     "LF0_MARKER",
     "LF1_MARKER",
     "accuracy_bars",
@@ -61,19 +87,23 @@ __all__ = [
 # --------------------------------------------------------------------------- few-shot figures
 
 
-def p_lf0_vs_ratio(per_ratio_df: pd.DataFrame | None, *, error: Literal["sem", "std"] = "sem") -> go.Figure:
+def p_lf0_vs_ratio(per_ratio_df: pd.DataFrame | None, *, error: Literal["ci", "sem", "std"] = "ci") -> go.Figure:
     """Mean P(LF0) against the prompt's LF0 ratio r, one line per type, with the ideal y = r.
 
     ``per_ratio_df`` is the first frame of :func:`amp.evaluation.experiments.fewshot_summary` (columns
     ``type, ratio, n, mean_p_lf0`` and ``sem_p_lf0``/``std_p_lf0``).  A model that follows the
     prompt's mix lies on the dashed diagonal; FIM (docs/paper-notes.md §13.5) is the mean squared
-    distance of the per-sentence P(LF0) from it.  Error bars are the standard error of the mean
-    (``error="sem"``) or the standard deviation (``error="std"``).
+    distance of the per-sentence P(LF0) from it.  Error bars are the bootstrap interval
+    (``error="ci"``, the default, where the frame has ``mean_p_lf0_low``/``_high``, docs/paper-notes.md
+    §21; else the standard error), the standard error of the mean (``error="sem"``) or the standard
+    deviation (``error="std"``).  The title says n and what the bars show.
     """
     title = "Does P(LF0) follow the prompt? Mean P(LF0) vs LF0 ratio r"
     df = require_columns(per_ratio_df, ("type", "ratio", "mean_p_lf0"))
     if df is None:
         return empty_figure(title, "No few-shot results yet: run a few-shot sweep.")
+    if error == "ci" and not has_intervals(df, ("mean_p_lf0",)):
+        error = "sem"
     err_col = f"{error}_p_lf0"
     fig = go.Figure()
     for t in order_types(df["type"]):
@@ -81,16 +111,22 @@ def p_lf0_vs_ratio(per_ratio_df: pd.DataFrame | None, *, error: Literal["sem", "
         xs = [float(r) for r in sub["ratio"]]
         ys = [optional_float(v) for v in sub["mean_p_lf0"]]
         errs = [optional_float(v) or 0.0 for v in sub[err_col]] if err_col in sub else [0.0] * len(xs)
+        bars = (error_bars(sub, "mean_p_lf0", ys) if error == "ci" else None) or {
+            "type": "data", "array": errs, "visible": True, "thickness": 1.5}
+        low, high = interval_columns("mean_p_lf0")
+        spread = ([f"[{lo:.3f}, {hi:.3f}]" for lo, hi in zip(sub[low], sub[high], strict=True)]
+                  if error == "ci" else [f"{e:.3f}" for e in errs])
         ns = [int(v) for v in sub["n"]] if "n" in sub else [0] * len(xs)
         fig.add_trace(
             go.Scatter(
                 x=xs, y=ys, mode="lines+markers", name=type_label(t),
                 line={"color": type_color(t), "width": 3}, marker={"size": 9},
-                error_y={"type": "data", "array": errs, "visible": True, "thickness": 1.5},
-                customdata=[[n, e] for n, e in zip(ns, errs, strict=True)],
+                error_y=bars,
+                customdata=[[n, e] for n, e in zip(ns, spread, strict=True)],
                 hovertemplate=(
                     f"<b>{type_label(t)}</b><br>r = %{{x:.1f}}<br>mean P(LF0) = %{{y:.3f}}"
-                    f"<br>{error} = %{{customdata[1]:.3f}}<br>n = %{{customdata[0]}}<extra></extra>"
+                    f"<br>{f'{DEFAULT_LEVEL:.0%} interval' if error == 'ci' else error} = %{{customdata[1]}}"
+                    "<br>n = %{customdata[0]}<extra></extra>"
                 ),
                 meta={"type": t},
             )
@@ -102,7 +138,9 @@ def p_lf0_vs_ratio(per_ratio_df: pd.DataFrame | None, *, error: Literal["sem", "
             meta={"type": "ideal"},
         )
     )
-    apply_layout(fig, title, height=520, legend={"title": {"text": "ambiguity type"}})
+    shown = INTERVAL_NOTE if error == "ci" else f"bars: ± {'standard error' if error == 'sem' else 'standard deviation'}"
+    apply_layout(fig, with_notes(title, n_note(df["n"] if "n" in df else [], "sentences per type and ratio"), shown),
+                 height=540, legend={"title": {"text": "ambiguity type"}})
     fig.update_xaxes(title={"text": "LF0 ratio r in the prompt (fraction of examples showing LF0)"},
                      range=[-0.03, 1.03], dtick=0.1)
     fig.update_yaxes(title={"text": "mean P(LF0) (0–1, min-token prob. normalised)"},
@@ -119,7 +157,12 @@ def accuracy_vs_ratio(per_ratio_df: pd.DataFrame | None) -> go.Figure:
     that exactly follows the prompt would lie (LF0: y = r, LF1: y = 1 − r).  FDM (docs/paper-notes.md
     §13.4, range 0–2) is the summed distance of the two solid/dashed curves from their
     dotted ideals, averaged over r.  ``per_ratio_df`` is the first frame of
-    :func:`amp.evaluation.experiments.fewshot_summary` (accuracies as fractions 0–1, shown as %).
+    :func:`amp.evaluation.experiments.fewshot_summary` (accuracies as fractions 0–1, shown as %),
+    with error bars where it has the intervals of :func:`amp.evaluation.sweep_intervals.fewshot_with_intervals`.
+
+    Layout (issue #46): n, what the bars show and the coincide note are lines under the title,
+    wrapped at :data:`NOTE_WIDTH` characters; the legend sits alone in the bottom margin, which is
+    tall enough for it, so no text overlaps another or runs past the right edge.
     """
     title = "Few-shot top-1 accuracy vs LF0 ratio r (paper Fig. 6)"
     df = require_columns(per_ratio_df, ("type", "ratio", "acc_lf0", "acc_lf1"))
@@ -134,19 +177,19 @@ def accuracy_vs_ratio(per_ratio_df: pd.DataFrame | None) -> go.Figure:
     for col, t in enumerate(types, start=1):
         if _accuracy_panel(fig, col, t, df[df["type"] == t].sort_values("ratio")):
             coincide.append(display_name(t))
-    apply_layout(fig, title, height=460, legend={"orientation": "h", "y": -0.22, "x": 0})
+    notes = [n_note(df["n"] if "n" in df else [], "sentences per type and ratio"),
+             INTERVAL_NOTE if has_intervals(df, ("acc_lf0", "acc_lf1")) else ""]
+    apply_layout(fig, with_notes(title, *notes), height=FIG6_HEIGHT, margin=dict(FIG6_MARGIN),
+                 legend={"orientation": "h", "x": 0, "xanchor": "left", "y": FIG6_LEGEND_Y, "yanchor": "top"})
     if coincide:  # one line would hide the other: the markers tell them apart, and a note says so
-        fig.add_annotation(text=plain_label(COINCIDE_NOTE.format(types=", ".join(coincide))), xref="paper",
-                           yref="paper", x=0, y=-0.36, showarrow=False, xanchor="left", font={"size": 12},
+        note = "<br>".join(textwrap.wrap(plain_label(COINCIDE_NOTE.format(types=", ".join(coincide))), NOTE_WIDTH))
+        fig.add_annotation(text=note, xref="paper", yref="paper", x=0, y=1, yshift=FIG6_NOTE_SHIFT,
+                           showarrow=False, xanchor="left", yanchor="bottom", align="left", font={"size": 12},
                            name="coincide-note")
     fig.update_xaxes(range=[-0.05, 1.05], dtick=0.5, title={"text": "LF0 ratio r"})
     fig.update_yaxes(range=[-0.03, 1.03], tickformat=".0%")
     fig.update_yaxes(title={"text": "top-1 accuracy (% of test sentences)"}, row=1, col=1)
     return fig
-
-
-# --------------------------------------------------------------------------- zero-shot figures
-
 
 
 def _accuracy_panel(fig: go.Figure, col: int, t: str, sub: pd.DataFrame) -> bool:
@@ -167,6 +210,7 @@ def _accuracy_panel(fig: go.Figure, col: int, t: str, sub: pd.DataFrame) -> bool
                 x=xs, y=ys, mode="lines+markers", name=f"{name} accuracy",
                 legendgroup=which, showlegend=col == 1,
                 line={"color": color, "dash": dash, "width": 3}, marker={**marker, "color": color},
+                error_y={**(error_bars(sub, f"acc_{which}", ys) or {"visible": False}), "color": color},
                 customdata=ns,
                 hovertemplate=(
                     f"<b>{type_label(t)}</b><br>r = %{{x:.1f}}<br>{name} top-1 accuracy = "
@@ -187,12 +231,18 @@ def _accuracy_panel(fig: go.Figure, col: int, t: str, sub: pd.DataFrame) -> bool
         )
     return any(same)
 
+
+# --------------------------------------------------------------------------- zero-shot figures
+
+
 def zm_bars(zeroshot_df: pd.DataFrame | None, k: int) -> go.Figure:
     """ZM_k per type as bars (the paper's Table 2 as a figure; 0–100 %).
 
     ZM_k (docs/paper-notes.md §13.3) is the percentage of test sentences with *both* LFs among the
     top-k beams: 100 % means the model always surfaces both readings.  ``zeroshot_df`` is
-    :func:`amp.evaluation.experiments.zeroshot_summary`'s frame, which has a ``ZM_<k>`` column.
+    :func:`amp.evaluation.experiments.zeroshot_summary`'s frame, which has a ``ZM_<k>`` column;
+    with the intervals of :func:`amp.evaluation.sweep_intervals.zeroshot_with_intervals` the bars get
+    error bars (and the values move inside the bars, clear of them).  The title says n.
     """
     title = f"Zero-shot ZM_{k}: both readings among the top {k} beams"
     col = f"ZM_{k}"
@@ -207,12 +257,13 @@ def zm_bars(zeroshot_df: pd.DataFrame | None, k: int) -> go.Figure:
         go.Bar(
             x=[type_label(t) for t in types], y=ys, name=col,
             marker={"color": [type_color(t) for t in types]},
-            text=[("" if v is None else f"{v:.0f}%") for v in ys], textposition="outside",
-            customdata=ns,
+            text=[("" if v is None else f"{v:.0f}%") for v in ys], textposition=text_position(rows, (col,)),
+            error_y=error_bars(rows, col, ys), customdata=ns,
             hovertemplate=f"%{{x}}<br>{col} = %{{y:.1f}}%<br>n = %{{customdata}}<extra></extra>",
         )
     )
-    apply_layout(fig, title, height=460, showlegend=False)
+    apply_layout(fig, with_notes(title, n_note(rows["n"] if "n" in rows else []), INTERVAL_NOTE if has_intervals(rows, (col,)) else ""),
+                 height=480, showlegend=False)
     fig.update_xaxes(title={"text": "ambiguity type"})
     fig.update_yaxes(title={"text": f"{col} (% of test sentences)"}, range=[0, 109], dtick=20)
     return fig
@@ -228,7 +279,9 @@ def fdm_fim_table(per_type_df: pd.DataFrame | None) -> go.Figure:
 
     FDM (paper Eq. 2; range **0–2**, docs/paper-notes.md §13.4) and FIM (paper Eq. 3; range 0–1,
     docs/paper-notes.md §13.5) are both lower-is-better.  ``per_type_df`` is the ``per_type`` frame of
-    :func:`amp.evaluation.experiments.fewshot_summary`; ``n`` and ``n_ratios`` are shown when present.
+    :func:`amp.evaluation.experiments.fewshot_summary`; ``n`` (sentences) and ``n_ratios`` are shown
+    when present, and each value as ``estimate [low, high]`` where the frame has its interval
+    (:func:`amp.evaluation.sweep_intervals.fewshot_with_intervals`).
     Used for the report's PNG/HTML of Table 3 (the app shows the frame itself).
     """
     title = "Few-shot FDM and FIM per type (lower is better)"
@@ -240,17 +293,17 @@ def fdm_fim_table(per_type_df: pd.DataFrame | None) -> go.Figure:
     header = ["ambiguity type", "FDM (0–2) ↓", "FIM (0–1) ↓"]
     cells: list[list[str]] = [
         [type_label(t) for t in types],
-        [_cell(v, 3) for v in rows["FDM"]],
-        [_cell(v, 3) for v in rows["FIM"]],
+        interval_cells(rows, "FDM", 3),
+        interval_cells(rows, "FIM", 3),
     ]
-    for col, name in (("n", "n"), ("n_ratios", "ratios")):
+    for col, name in (("n", "n (sentences)"), ("n_ratios", "ratios")):
         if col in rows:
             header.append(name)
             cells.append([_cell(v, 0) for v in rows[col]])
     row_height = 38
     fig = go.Figure(
         go.Table(
-            columnwidth=[2.2] + [1.4] * 2 + [1] * (len(header) - 3),
+            columnwidth=[2.2] + [2.6 if has_intervals(rows, ("FDM", "FIM")) else 1.4] * 2 + [1] * (len(header) - 3),
             header={"values": [f"<b>{h}</b>" for h in header], "fill_color": "#EEEEEE",
                     "line_color": "#CCCCCC", "align": ["left"] + ["right"] * (len(header) - 1),
                     "font": {"size": 16}, "height": row_height},
@@ -287,22 +340,26 @@ def accuracy_bars(zeroshot_df: pd.DataFrame | None) -> go.Figure:
             go.Bar(
                 x=[type_label(t) for t in types], y=ys, name=f"{which.upper()} (top-1)",
                 marker={"color": color},
-                text=[("" if v is None else f"{v:.0%}") for v in ys], textposition="outside",
-                customdata=ns,
+                text=[("" if v is None else f"{v:.0%}") for v in ys],
+                textposition=text_position(rows, (f"acc_{which}",)),
+                error_y=error_bars(rows, f"acc_{which}", ys), customdata=ns,
                 hovertemplate=(
                     f"%{{x}}<br>{which.upper()} top-1 accuracy = %{{y:.1%}}<br>n = %{{customdata}}<extra></extra>"
                 ),
                 meta={"lf": which},
             )
         )
-    apply_layout(fig, title, height=460, barmode="group", legend={"title": {"text": "top-1 prediction is"}})
+    notes = (n_note(rows["n"] if "n" in rows else []), INTERVAL_NOTE if has_intervals(rows, ("acc_lf0", "acc_lf1")) else "")
+    apply_layout(fig, with_notes(title, *notes), height=480, barmode="group",
+                 legend={"title": {"text": "top-1 prediction is"}})
     fig.update_xaxes(title={"text": "ambiguity type"})
     fig.update_yaxes(title={"text": "top-1 accuracy (% of test sentences)"}, range=[0, 1.09],
                      tickformat=".0%")
     return fig
 
 
-def p_lf0_distribution(records_df: pd.DataFrame | None, *, column: str = "p_lf0") -> go.Figure:
+def p_lf0_distribution(records_df: pd.DataFrame | None, *, column: str = "p_lf0",
+                       means: pd.DataFrame | None = None) -> go.Figure:
     """Per-type distribution of P(LF0) over test sentences: box plus every point (paper Fig. 3).
 
     ``records_df`` is :func:`amp.evaluation.experiments.records_frame`'s frame.  ``column`` is a
@@ -311,6 +368,11 @@ def p_lf0_distribution(records_df: pd.DataFrame | None, *, column: str = "p_lf0"
     same from where the readings part) or ``"p_lf0_total"`` (normalised total sequence
     probability, which is what the paper's Fig. 3 notebook actually plotted, docs/paper-notes.md
     §12).  The dotted line at 0.5 is "no preference"; hovering a point shows its sentence.
+
+    The title says n per type; a type with fewer than :data:`MIN_BOX_N` values is drawn as its
+    points only (no flat box), and the title says that too.  ``means`` (a frame with ``type``,
+    ``mean_<column>`` and its interval, :func:`amp.evaluation.sweep_intervals.zeroshot_with_intervals`)
+    adds each type's mean with its bootstrap interval as a black diamond with error bars.
     """
     name = PLf0Measure(column).chart
     title = f"Distribution of {name} per type (paper Fig. 3)"
@@ -320,9 +382,12 @@ def p_lf0_distribution(records_df: pd.DataFrame | None, *, column: str = "p_lf0"
     if df is None or len(df) == 0:
         return empty_figure(title, "No P(LF0) scores yet: run a sweep with scoring on.")
     fig = go.Figure()
+    counts: list[int] = []
     for t in order_types(df["type"]):
         sub = df[df["type"] == t]
         ys = [float(v) for v in sub[column]]
+        counts.append(len(ys))
+        boxed = len(ys) >= MIN_BOX_N
         surfaces = [plain_label(str(s)) for s in sub["surface"]] if "surface" in sub else [""] * len(ys)
         ratios = (
             [("" if optional_float(r) is None else f"{float(r):.1f}") for r in sub["ratio"]]
@@ -331,9 +396,10 @@ def p_lf0_distribution(records_df: pd.DataFrame | None, *, column: str = "p_lf0"
         fig.add_trace(
             go.Box(
                 x=[type_label(t)] * len(ys), y=ys, name=type_label(t),
-                boxpoints="all", jitter=0.4, pointpos=0, boxmean=True,
-                marker={"color": type_color(t), "size": 7, "opacity": 0.7},
-                line={"color": type_color(t)},
+                boxpoints="all", jitter=0.4, pointpos=0, boxmean=boxed,
+                marker={"color": type_color(t), "size": 7 if boxed else 10, "opacity": 0.7 if boxed else 1.0},
+                line={"color": type_color(t), "width": 2 if boxed else 0},
+                fillcolor=None if boxed else "rgba(0,0,0,0)",
                 customdata=[[s, r] for s, r in zip(surfaces, ratios, strict=True)],
                 hovertemplate=(
                     "%{customdata[0]}<br>" + plain_label(name) + " = %{y:.3f}<br>r = %{customdata[1]}<extra></extra>"
@@ -343,10 +409,30 @@ def p_lf0_distribution(records_df: pd.DataFrame | None, *, column: str = "p_lf0"
         )
     fig.add_hline(y=0.5, line={"color": IDEAL_COLOR, "dash": "dot"},
                   annotation_text="no preference (0.5)", annotation_position="top left")
-    apply_layout(fig, title, height=500, showlegend=False)
+    mean_col = f"mean_{column}"
+    with_means = means is not None and len(means) > 0 and has_intervals(means, (mean_col,))
+    if with_means and means is not None:
+        _add_means(fig, means, mean_col)
+    few = f"points only where n < {MIN_BOX_N}" if min(counts) < MIN_BOX_N else ""
+    notes = (n_note(counts), few, f"◆ mean, {INTERVAL_NOTE}" if with_means else "")
+    apply_layout(fig, with_notes(title, *notes), height=520, showlegend=False)
     fig.update_xaxes(title={"text": "ambiguity type"})
     fig.update_yaxes(title={"text": f"{name} (0–1; 1 = sure of LF0)"}, range=[-0.03, 1.03], dtick=0.1)
     return fig
+
+
+def _add_means(fig: go.Figure, means: pd.DataFrame, mean_col: str) -> None:
+    """Fig. 3's per-type means with their bootstrap intervals (black diamonds with error bars)."""
+    rows = means[means["type"].isin({str(m["type"]) for m in (t.meta for t in fig.data)})]
+    types = order_types(rows["type"])
+    rows = rows.drop_duplicates("type").set_index("type").loc[types]
+    ys = [optional_float(v) for v in rows[mean_col]]
+    fig.add_trace(go.Scatter(
+        x=[type_label(t) for t in types], y=ys, mode="markers", name="mean",
+        marker={"symbol": "diamond", "size": 12, "color": "#222222"},
+        error_y={**(error_bars(rows, mean_col, ys) or {}), "color": "#222222", "thickness": 2, "width": 10},
+        hovertemplate="%{x}<br>mean = %{y:.3f}<extra></extra>", meta={"type": "mean"},
+    ))
 
 
 def overlay_fewshot(per_ratio: dict[str, pd.DataFrame], column: str = "mean_p_lf0") -> go.Figure:

@@ -490,7 +490,8 @@ def test_fewshot_summary_hand_computed(scope_records):
     # FIM = mean((.2²+.1²)/2, (0²+.2²)/2, (0²+.4²)/2) = mean(.025, .02, .08)
     assert list(per_type.columns) == list(FEWSHOT_PER_TYPE_COLUMNS)
     (row,) = per_type.to_dict("records")
-    assert row["type"] == "scope" and row["n"] == 6 and row["n_ratios"] == 3
+    # n counts test sentences (issue #46: "n 11" counted records), n_records one per sentence and ratio
+    assert row["type"] == "scope" and row["n"] == 2 and row["n_records"] == 6 and row["n_ratios"] == 3
     assert row["FDM"] == pytest.approx(1 / 3)
     assert row["FIM"] == pytest.approx(0.125 / 3)
 

@@ -299,7 +299,7 @@ def test_coinciding_accuracy_curves_stay_visible() -> None:
     assert list(lf0.y) == list(lf1.y) == [0.0, 0.0, 0.0]  # the same points ...
     assert lf0.marker.symbol == "circle" and lf1.marker.symbol == "diamond-open"  # ... told apart
     assert lf1.marker.size > lf0.marker.size and lf1.marker.color == LF1_COLOR
-    notes = [a.text for a in fig.layout.annotations if a.name == "coincide-note"]
+    notes = [a.text.replace("<br>", " ") for a in fig.layout.annotations if a.name == "coincide-note"]
     assert notes == ["Where the LF0 and LF1 curves meet (PP attachment), the line drawn last covers the other: "
                      "LF0 is the filled dot, LF1 the open diamond around it."]
     apart = both_zero[both_zero["type"] == "scope"]

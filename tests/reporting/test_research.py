@@ -21,7 +21,8 @@ LF1 = "exists x . girl(x) AND exists y . man(y) AND saw(x, y)"
 
 def _rec(id_, type_, ratio, beams, p):
     fields = ex.match_fields(beams, LF0, LF1, "logical", "fol")
-    return ex.SweepRecord(id=id_, type=type_, ratio=ratio, surface="s", lf0=LF0, lf1=LF1, beams=tuple(beams),
+    surface = f"sentence {id_.rsplit('/', 1)[-1]}"  # a few-shot sentence: the same at every ratio
+    return ex.SweepRecord(id=id_, type=type_, ratio=ratio, surface=surface, lf0=LF0, lf1=LF1, beams=tuple(beams),
                           p_lf0=p, p_lf0_total=p, **fields)
 
 
@@ -112,7 +113,12 @@ def test_manifest_round_trip(tmp_path):
     zero, few = records()
     path = runs.save_manifest("a run", {"model": "m"}, zero, few, directory=tmp_path)
     loaded = runs.load_manifest(path)
-    assert loaded["zero_shot"] == zero and loaded["few_shot"] == few and loaded["settings"] == {"model": "m"}
+    assert loaded["zero_shot"] == zero and loaded["few_shot"] == few
+    # the settings as given, and the date and versions every manifest gets (issue #46)
+    from amp.evaluation.provenance import STAMPED_KEYS, provenance_of
+
+    assert {k: v for k, v in loaded["settings"].items() if k not in STAMPED_KEYS} == {"model": "m"}
+    assert provenance_of(loaded["settings"]) is not None
     assert runs.list_runs(tmp_path) == [path]
 
 
@@ -259,3 +265,97 @@ def test_write_report_has_the_meaning_uncertainty_table(report):
     assert row["semantic_entropy"] == pytest.approx(math.log(2) / 2)
     assert row["mass_lf0"] == pytest.approx(0.25) and row["mass_lf1"] == pytest.approx(0.75)
     assert "Meaning-level uncertainty" in (out / "report.md").read_text()
+
+
+# --------------------------------------------------------------------------- statistics a paper can use (issue #46)
+
+
+def _csv_rows(path: Path) -> list[dict[str, str]]:
+    import csv
+
+    with open(path, newline="", encoding="utf-8") as fh:
+        return list(csv.DictReader(fh))
+
+
+def test_report_csvs_carry_intervals_and_count_sentences(report):
+    out, _ = report
+    table2 = _csv_rows(out / "table2_zm.csv")
+    assert list(table2[0]) == ["type", "n", "ZM_5", "ZM_5_low", "ZM_5_high"]
+    for name, stats in (("table3_fdm_fim.csv", ("FDM", "FIM")),
+                        ("fig2_zeroshot_accuracy.csv", ("ZM_5", "acc_lf0", "acc_lf1", "neither", "mean_p_lf0")),
+                        ("fig6_fewshot_per_ratio.csv", ("acc_lf0", "acc_lf1", "neither", "mean_p_lf0"))):
+        for row in _csv_rows(out / name):
+            assert "n" in row, name
+            for stat in stats:
+                low, value, high = (float(row[c]) for c in (f"{stat}_low", stat, f"{stat}_high"))
+                assert low <= value + 1e-9 <= high + 2e-9, (name, stat, row)
+    (pp,) = _csv_rows(out / "table3_fdm_fim.csv")
+    assert (pp["n"], pp["n_records"], pp["n_ratios"]) == ("2", "6", "3")  # 2 sentences × 3 ratios, not "n 6"
+    text = (out / "report.md").read_text()
+    # FDM = (0 + 1 + 0)/3 and FIM = 0 on every resample: both sentences answer alike at each ratio
+    assert "| pp | 0.333 [0.333, 0.333] | 0.000 [0.000, 0.000] | 2 | 6 | 3 | 0 |" in text
+    assert "few-shot: 2 test sentences, one record per ratio (6 records)" in text
+    assert "percentile-bootstrap interval over test sentences" in text and "§21" in text
+
+
+def test_every_csv_column_holding_beams_parses_as_json(report):
+    """Issue #46: beams were written as Python tuple strings ("('a', 'b')"); now JSON lists."""
+    import json as json_
+
+    out, _ = report
+    zero, few = records()
+    checked = 0
+    for path in sorted(out.glob("*.csv")):
+        for row in _csv_rows(path):
+            for col, cell in row.items():
+                if col in ("beams", "beam_shares") or cell.startswith(("(", "[")):
+                    if col in ("beams", "beam_shares") or not cell.startswith("["):
+                        value = json_.loads(cell)
+                        assert isinstance(value, list), (path.name, col, cell)
+                        checked += 1
+    assert checked >= 2 * (len(zero) + len(few))
+    beams = [json_.loads(r["beams"]) for r in _csv_rows(out / "records_few_shot.csv")]
+    assert beams == [list(r.beams) for r in few]
+
+
+def test_a_report_over_several_seeds_gives_each_statistics_spread(tmp_path, monkeypatch):
+    monkeypatch.setattr(png_export, "find_browser", lambda: None)
+    zero, few = records()
+    other_zero = [ex.SweepRecord(**{**r.__dict__, **ex.match_fields([LF1], LF0, LF1, "logical", "fol"),
+                                   "beams": (LF1,)}) for r in zero]
+    written = write_report(zero, few, tmp_path, SETTINGS, seeds={0: (zero, few), 5: (other_zero, few)})
+    rows = _csv_rows(written["seed_spread.csv"])
+    pp = next(r for r in rows if r["table"] == "fig2_zeroshot_accuracy" and r["type"] == "pp" and r["stat"] == "acc_lf0")
+    # seed 0: pp's top-1 is LF1 then LF0 → 0.5; seed 5: always LF1 → 0
+    assert (float(pp["seed_0"]), float(pp["seed_5"]), float(pp["mean"]), float(pp["min"]), float(pp["max"])) == (
+        0.5, 0.0, 0.25, 0.0, 0.5)
+    assert float(pp["sd"]) == pytest.approx(math.sqrt(0.125)) and pp["n_seeds"] == "2"
+    assert {r["table"] for r in rows} == {"table2_zm", "table3_fdm_fim", "fig2_zeroshot_accuracy",
+                                          "fig6_fewshot_per_ratio"}
+    text = (tmp_path / "report.md").read_text()
+    assert "## Spread across split seeds 0, 5" in text and "0.250 ± 0.354 [0.000, 0.500]" in text
+    assert "seed_spread.csv" not in write_report(zero, few, tmp_path / "one", SETTINGS)
+
+
+def test_reproduce_seeds_runs_each_seed_and_reports_the_spread(saved_tiny_model, tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("AMP_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(png_export, "find_browser", lambda: None)
+    from amp.cli import main
+
+    base = ["reproduce", "--model", str(saved_tiny_model), "--n-zero", "1", "--n-few", "0", "--types", "pp",
+            "--device", "cpu", "--max-new-tokens", "8", "--name", "tiny"]
+    assert main([*base, "--seeds", "0,1", "--out", str(tmp_path / "s")]) == 0
+    assert "zero-shot (seed 1): 1/1" in capsys.readouterr().err
+    spread = _csv_rows(tmp_path / "s" / "seed_spread.csv")
+    assert {r["n_seeds"] for r in spread if r["stat"] == "acc_lf0"} == {"2"}
+    first = json.loads((tmp_path / "cache" / "runs" / "tiny.json").read_text())
+    second = json.loads((tmp_path / "cache" / "runs" / "tiny-seed1.json").read_text())
+    assert first["settings"]["seeds"] == "0,1" and first["settings"]["seed"] == 0 and second["settings"]["seed"] == 1
+    assert first["zero_shot"][0]["surface"] != second["zero_shot"][0]["surface"]  # another sentence drawn
+    for bad, why in (("0,0", "twice"), ("0,-1", "--seeds"), ("x", "--seeds")):
+        capsys.readouterr()
+        with pytest.raises(SystemExit) as stop:
+            main([*base, "--seeds", bad])
+        assert stop.value.code == 2 and why in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main([*base, "--seed", "1", "--seeds", "0,1"])  # one or the other
