@@ -8,6 +8,8 @@ the beam bookkeeping, the early exit and the GNMT re-ranking are the fast search
 (:mod:`amp.parser.search.fastsearch`), on llama.cpp's log-probs.  The model is any ``.gguf``
 (``--model file.gguf``) or, for ``default``, the embedded model's GGUF as shipped
 (:func:`amp.parser.models.embedded.default_gguf`); it loads lazily, and every call holds its lock.
+Every call runs on the cores free at that moment (:mod:`amp.parser.backends.llama_threads`), unless
+``threads``/``$AMP_LLAMA_THREADS`` fixes the count.
 
 What it computes with (:meth:`LlamaBackend.runtime`, part of every cache key): the GGUF's
 identity, device ``cpu``, dtype ``llama.cpp-<build>`` (:func:`engine_tag`) and the engine's name
@@ -18,7 +20,6 @@ transformers engine's and its sweeps get their own run names.
 from __future__ import annotations
 
 import importlib.util
-import os
 import threading
 from collections.abc import Callable, Sequence
 from functools import lru_cache
@@ -27,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 from amp.logic.own_words import NO_WORDS, OwnWords
+from amp.parser.backends.llama_threads import THREADS_ENV, LoadGauge, thread_override
 from amp.parser.core.capabilities import Capabilities
 from amp.parser.core.errors import ModelLoadError
 from amp.parser.core.results import Beam, ForcedScore, PairScore, ParseResult, Runtime, TokenStep
@@ -52,9 +54,6 @@ FIRST_CELLS = 4096
 #: Sequences of a context: the prompt's, up to 64 beams, and room for the forced LFs.
 SEQUENCES = 68
 
-#: Environment variable overriding the number of CPU threads llama.cpp uses.
-THREADS_ENV = "AMP_LLAMA_THREADS"
-
 _MODELS: dict[Path, GgufModel] = {}
 _MODELS_LOCK = threading.Lock()
 
@@ -78,22 +77,6 @@ def llama_version() -> str:
         return metadata.version("llama_cpp_python")
     except metadata.PackageNotFoundError:
         return "none"
-
-
-def llama_threads(threads: int | None = None) -> int:
-    """CPU threads for llama.cpp: ``threads``, else ``$AMP_LLAMA_THREADS``, else the CPU count."""
-    if threads is None:
-        raw = os.environ.get(THREADS_ENV, "").strip()
-        if raw:
-            try:
-                threads = int(raw)
-            except ValueError:
-                raise ModelLoadError(f"{THREADS_ENV}={raw!r} is not a whole number of threads") from None
-    if threads is None:
-        threads = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    if threads < 1:
-        raise ModelLoadError(f"llama.cpp needs at least one thread, not {threads}")
-    return threads
 
 
 def shared_gguf(path: Path) -> GgufModel:
@@ -124,18 +107,40 @@ def gguf_path(spec: str, gguf_file: str | None = None) -> Path:
 
 
 class LlamaBackend:
-    """A GGUF model of this process run by llama.cpp (``threads``: default :func:`llama_threads`)."""
+    """A GGUF model of this process run by llama.cpp.
+
+    Threads: ``threads`` (else ``$AMP_LLAMA_THREADS``) fixes the count, checked here once
+    (:func:`~amp.parser.backends.llama_threads.thread_override`); without one, every call runs on
+    the cores free at that moment (``gauge``, :class:`~amp.parser.backends.llama_threads.LoadGauge`),
+    set on the live context (``llama_set_n_threads``: the model and its cells stay)."""
 
     kind = "in-process"
 
-    def __init__(self, spec: str = DEFAULT_SPEC, *, gguf_file: str | None = None, threads: int | None = None) -> None:
+    def __init__(self, spec: str = DEFAULT_SPEC, *, gguf_file: str | None = None, threads: int | None = None,
+                 gauge: LoadGauge | None = None) -> None:
         self.spec = spec or DEFAULT_SPEC
         self.gguf_file = gguf_file
-        self.threads = llama_threads(threads)
+        self._override = thread_override(threads)
+        self._gauge = gauge if gauge is not None else LoadGauge()
+        self._threads_now: int | None = None  # the count of this backend's context, as last set
         self._gm: GgufModel | None = None
         self._decoder: CellDecoder | None = None
         self._load_lock = threading.Lock()
         self._ids: tuple[str, str] | None = None
+
+    @property
+    def threads(self) -> int | None:
+        """The fixed thread count, or ``None`` when the count adapts to the free cores."""
+        return self._override
+
+    @threads.setter
+    def threads(self, threads: int | None) -> None:
+        self._override = None if threads is None else thread_override(threads)
+
+    @property
+    def threads_now(self) -> int | None:
+        """The thread count the last call ran on (``None`` before the first)."""
+        return self._threads_now
 
     # -- what it computes with ----------------------------------------------------------------------
 
@@ -166,7 +171,8 @@ class LlamaBackend:
         return CAPABILITIES
 
     def describe(self) -> str:
-        return f"cpu · llama.cpp {llama_version()} · GGUF as shipped · {self.threads} threads"
+        threads = f"{self._override} threads" if self._override is not None else "threads: the free cores"
+        return f"cpu · llama.cpp {llama_version()} · GGUF as shipped · {threads}"
 
     def load(self) -> None:
         self._model()
@@ -183,11 +189,12 @@ class LlamaBackend:
 
     def _run(self, need: int, fn: Callable[[CellDecoder], T]) -> T:
         """``fn`` on this backend's decoder, its context holding at least ``need`` cells."""
-        from amp.parser.models.gguf_cells import BATCH_TOKENS  # late: start-up cost (torch)
+        from amp.parser.models.gguf_cells import BATCH_TOKENS, llama_cpp_module  # late: start-up cost (torch)
         from amp.parser.search.cell_decoder import CellDecoder  # late: start-up cost (torch, transformers)
 
         gm = self._model()
         with gm.lock:
+            threads = self._gauge.threads(self._override)  # measured again at every call
             decoder = self._decoder
             if decoder is None or decoder.cells.n_ctx < need:  # type: ignore[attr-defined]
                 cells = FIRST_CELLS
@@ -195,9 +202,13 @@ class LlamaBackend:
                     cells *= 2
                 if decoder is not None:
                     decoder.cells.close()  # type: ignore[attr-defined]
-                seq = gm.cells(n_ctx=cells, n_seq=SEQUENCES, threads=self.threads)
+                seq = gm.cells(n_ctx=cells, n_seq=SEQUENCES, threads=threads)
                 decoder = self._decoder = CellDecoder(seq, gm.tokenizer, gm.eos, context=gm.n_ctx_train,
                                                         chunk=BATCH_TOKENS)
+            elif threads != self._threads_now:  # the live context: no reload, its cells stay
+                ctx = decoder.cells.ctx  # type: ignore[attr-defined]
+                llama_cpp_module().llama_set_n_threads(ctx, threads, threads)
+            self._threads_now = threads
             return fn(decoder)
 
     @staticmethod
@@ -246,9 +257,11 @@ class LlamaBackend:
         if self._decoder is not None:
             self._decoder.cells.close()  # type: ignore[attr-defined]
             self._decoder = None
+            self._threads_now = None
 
     def __repr__(self) -> str:
         return f"LlamaBackend({self.spec!r}, {'loaded' if self.loaded else 'not loaded'})"
 
 
-__all__ = ["CAPABILITIES", "ENGINE", "LlamaBackend", "engine_tag", "gguf_path", "llama_cpp_installed", "shared_gguf"]
+__all__ = ["CAPABILITIES", "ENGINE", "THREADS_ENV", "LlamaBackend", "engine_tag", "gguf_path", "llama_cpp_installed",
+           "shared_gguf"]

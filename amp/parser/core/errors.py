@@ -15,6 +15,11 @@ class ModelLoadError(AmpError, RuntimeError):
     """A language model or tokenizer that cannot be loaded; the message says what to do."""
 
 
+class ThreadsError(ModelLoadError, ValueError):
+    """A thread count for llama.cpp that is not a whole number >= 1 (``threads=`` or
+    ``$AMP_LLAMA_THREADS``, :mod:`amp.parser.backends.llama_threads`)."""
+
+
 class ModelNameError(ModelLoadError, ValueError):
     """A model name that names no usable model here (checked before loading,
     :func:`amp.parser.models.names.check_model_name`); ``suggestions`` are close known names."""
@@ -123,5 +128,6 @@ class DeadlinePassed(BackendError):
 
 
 class ApiWarning(UserWarning):
-    """A model endpoint answered less than was asked and the API backend capped what it asks for
-    (an endpoint that ignores ``n``); issued with :func:`warnings.warn`, never raised."""
+    """A model endpoint answered other than asked and the API backend says what it does about it
+    (an endpoint that ignores ``n``; chat-template markers in its choices); issued with
+    :func:`warnings.warn`, never raised."""

@@ -38,7 +38,7 @@ Several tokens of one sequence in one call take another path (up to 0.25 nats aw
 token at a time), so a prompt is always fed in the same chunks from position 0, and everything
 after it one token per sequence and call.
 
-The number of threads is the caller's (:func:`amp.parser.backends.llama.llama_threads`).
+The number of threads is the caller's (:mod:`amp.parser.backends.llama_threads`).
 """
 
 from __future__ import annotations
