@@ -3,7 +3,8 @@
 Part of the model option group of every model-using command (:mod:`amp.cli.model_options`):
 ``--api-base`` (default ``$AMP_API_BASE``), ``--api-mode chat|completions``, ``--api-logprobs
 on|off``, ``--api-grammar``, ``--api-concurrency``, ``--api-timeout`` (one request in all: connecting
-and every read), ``--api-retries``, ``--api-budget`` (all of the command's requests).  The
+and every read), ``--api-fixed`` (both as given, not adapted to the measured replies),
+``--api-retries``, ``--api-budget`` (all of the command's requests).  The
 key is read from ``$AMP_API_KEY`` or ``$OPENAI_API_KEY`` (never an option: a command line is
 visible to every user of the machine and lands in shell histories).
 """
@@ -19,6 +20,7 @@ from amp.errors import AmpError
 from amp.parser.backends import api_protocol as proto
 from amp.parser.backends import api_replies as replies
 from amp.parser.backends.api import ApiBackend
+from amp.parser.backends.api_pace import TIMEOUT_FACTOR
 from amp.parser.backends.api_protocol import ApiMode, ApiSettings
 
 #: ``--api-logprobs`` values.
@@ -38,10 +40,15 @@ def add_api_options(group: Any) -> None:
     group.add_argument("--api-grammar", action="store_true",
                        help="send the decoding grammar as GBNF (llama.cpp's server)")
     group.add_argument("--api-concurrency", type=common.count(1, proto.MAX_CONCURRENCY), default=proto.DEFAULT_CONCURRENCY,
-                       help=f"requests in flight at once (default {proto.DEFAULT_CONCURRENCY})")
+                       help=f"the most requests in flight at once (default {proto.DEFAULT_CONCURRENCY}); one is sent "
+                            "first, then more while replies stay quick, fewer when they slow down")
     group.add_argument("--api-timeout", type=common.bounded(proto.check_timeout), default=proto.DEFAULT_TIMEOUT_S,
                        help="seconds one request may take in all, connecting and every read together "
-                            f"(default {proto.DEFAULT_TIMEOUT_S:g})")
+                            f"(default {proto.DEFAULT_TIMEOUT_S:g}); longer once measured replies are slow: "
+                            f"{TIMEOUT_FACTOR:g} × their p90, at most {proto.MAX_TIMEOUT_S:g}")
+    group.add_argument("--api-fixed", action="store_true",
+                       help="use --api-timeout and --api-concurrency as given, not adapted to the measured "
+                            "reply times")
     group.add_argument("--api-retries", type=common.count(0, proto.MAX_RETRIES), default=proto.DEFAULT_RETRIES,
                        help="retries of a 408/409/429/5xx, a timed-out request or a lost connection, after the "
                             f"server's Retry-After (up to {replies.MAX_RETRY_AFTER_S:g} s) or a backoff "
@@ -68,7 +75,7 @@ def api_settings(args: argparse.Namespace) -> ApiSettings | None:
     return ApiSettings(base_url=base, model=proto.api_model_name(str(spec)), mode=ApiMode(args.api_mode),
                        logprobs=args.api_logprobs == "on", grammar=bool(args.api_grammar),
                        concurrency=args.api_concurrency, timeout_s=args.api_timeout, retries=args.api_retries,
-                       budget_s=getattr(args, "api_budget", None))
+                       budget_s=getattr(args, "api_budget", None), adaptive=not getattr(args, "api_fixed", False))
 
 
 def api_run_settings(parser: Any) -> dict[str, Any]:

@@ -262,7 +262,9 @@ class Parser:
             lambda todo: [self.backend.beam_steps(prompt, todo[0], fmt=fmt, top_n=self.top_n,
                                                   constrained=constrained, words=words)],
             [{"prompt": prompt, "fmt": fmt, "token_ids": list(beam.token_ids), "constrained": constrained,
-              "words": words}], [beam],
+              "words": words,
+              # a beam without token ids (an API model's) is known by its text; other keys are as they were
+              **({} if beam.token_ids else {"text": beam.text})}], [beam],
         )[0]
 
     def sample(self, prompt: str, *, n: int = 20, temperature: float = 1.0, seed: int = 0, fmt: str = DEFAULT_FORMAT,

@@ -4,7 +4,8 @@
 lists the model ``m``, every ``POST`` is answered by the test's ``script(handler, number)``
 (``number``: 1 for the first POST, …), and :attr:`Endpoint.posts` counts what arrived.  The
 helpers write the replies a hostile or broken server sends: JSON with any status and headers,
-raw bytes, a body trickled one byte a second, an endless chunked stream.  Handler threads are
+raw bytes, a body trickled one byte a second, an endless chunked stream, a chat reply, an echo
+with prompt log-probs.  Handler threads are
 daemons that end when the client goes away, so a test never waits for a stuck reply.
 """
 
@@ -30,6 +31,25 @@ def completion(*texts: str, finish: str = "stop", logprobs: Any = None) -> dict[
     return {"id": "c", "object": "text_completion", "created": 0, "model": MODEL,
             "choices": [{"index": i, "text": t, "finish_reason": finish, "logprobs": logprobs}
                         for i, t in enumerate(texts)]}
+
+
+def chat(*texts: str, finish: str = "stop") -> dict[str, Any]:
+    """A ``/chat/completions`` reply with one choice per text."""
+    return {"id": "c", "object": "chat.completion", "created": 0, "model": MODEL,
+            "choices": [{"index": i, "message": {"role": "assistant", "content": t}, "finish_reason": finish}
+                        for i, t in enumerate(texts)]}
+
+
+def echoed(prompt: str) -> dict[str, Any]:
+    """A ``/completions`` reply echoing ``prompt`` with a log-prob for every character (one
+    token each) and one generated line break: what a server that echoes prompt log-probs sends."""
+    text = prompt + "\n"
+    tokens = list(text)
+    return {"id": "c", "object": "text_completion", "created": 0, "model": MODEL,
+            "choices": [{"index": 0, "text": text, "finish_reason": "length",
+                         "logprobs": {"tokens": tokens, "text_offset": list(range(len(tokens))),
+                                      "token_logprobs": [None] + [-0.1] * (len(tokens) - 1),
+                                      "top_logprobs": [None] + [{t: -0.1} for t in tokens[1:]]}}]}
 
 
 def send_json(handler: BaseHTTPRequestHandler, code: int, body: Any, headers: dict[str, str] | None = None) -> None:

@@ -29,6 +29,7 @@ import streamlit as st
 
 from amp.logic.own_words import NO_WORDS, OwnWords
 from amp.logic.vocabulary import DEFAULT_FORMAT
+from amp.parser.backends.api_progress import request_progress_scope
 from amp.parser.search.cancel import cancel_scope, progress_scope
 from amp.parser.search.settings import DEFAULT_SEARCH, SearchSettings
 from amp.reporting.durations import left_text, time_left_s
@@ -177,7 +178,8 @@ def run_parse(parser: Any, label: str, fn: Callable[[Any], T], *, key: str,
     progress.draw(force=True)
 
     def tracked(p: Any) -> T:
-        with cancel_scope(progress.check), progress_scope(progress.done_searching):
+        with cancel_scope(progress.check), progress_scope(progress.done_searching), \
+                request_progress_scope(progress.heard_requests):  # an API model's requests (issue #46)
             return fn(p)
 
     try:

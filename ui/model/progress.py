@@ -12,6 +12,10 @@ long it has left (:mod:`amp.reporting.durations`); below it, one **Cancel**.
   stops the model within a step.  Its :meth:`~LiveLine.heard_wait` is a
   :func:`ui.model.use.wait_scope` listener: while the action waits for the model (another tab
   holds it) the line says so and its clock moves, and the wait's note has no Cancel of its own.
+  Its :meth:`~LiveLine.heard_requests` is a
+  :func:`amp.parser.backends.api_progress.request_progress_scope` listener: a model behind an API
+  has no decode steps here, so the line says its requests instead (done of planned, retries, in
+  flight) with the time left at their pace (issue #46).
 * :func:`cancel_button` draws the one Cancel; its click marks the action cancelled for the next
   run, which :func:`was_cancelled` reads once (the page then says so).
 """
@@ -24,7 +28,9 @@ from typing import Any
 
 import streamlit as st
 
-from amp.reporting.durations import duration_text
+from amp.parser.backends.api_progress import RequestProgress
+from amp.reporting.durations import duration_text, left_text
+from amp.reporting.request_progress import requests_text
 from ui.model.hold import WaitInfo
 from ui.model.use import rerun_requested
 
@@ -68,6 +74,7 @@ class LiveLine:
     slot: Any
     start: float = field(default_factory=_now)
     waiting: WaitInfo | None = None
+    requests: RequestProgress | None = None
     _drawn: float = 0.0
 
     @property
@@ -85,6 +92,10 @@ class LiveLine:
 
     def line(self) -> str:
         """``"<stage> · 12 s elapsed · about 40 s left"`` (the stage is :data:`WAITING` during a wait)."""
+        if self.waiting is None and self.requests is not None:
+            r = self.requests
+            return " · ".join([f"Asking the model endpoint: {requests_text(r)}", f"{duration_text(self.elapsed)} elapsed",
+                               *([left_text(r.left_s)] if r.done < r.total else [])])
         parts = [WAITING if self.waiting is not None else self.stage(), f"{duration_text(self.elapsed)} elapsed"]
         left = None if self.waiting is not None else self.left()
         return " · ".join(parts + ([left] if left else []))
@@ -97,13 +108,21 @@ class LiveLine:
             self.slot.caption(self.line())
 
     def check(self) -> bool:
-        """The decoder's cancel check: note the step (:meth:`stepped`), redraw, and stop on a pending rerun."""
-        self.stepped()
+        """The decoder's cancel check: note the step (:meth:`stepped`), redraw, and stop on a pending rerun.
+        (An API model's requests call it between replies: no decode step then.)"""
+        if self.requests is None:
+            self.stepped()
         self.draw()
         return rerun_requested()
 
     def stepped(self) -> None:
         """One decode step is about to run (subclasses count it)."""
+
+    def heard_requests(self, progress: RequestProgress) -> None:
+        """A :func:`~amp.parser.backends.api_progress.request_progress_scope` listener: the API
+        model's requests so far (the line shows them from now on)."""
+        self.requests = progress
+        self.draw()
 
     def heard_wait(self, info: WaitInfo | None) -> None:
         """A :func:`ui.model.use.wait_scope` listener: ``info`` at each look of a wait, ``None`` once held."""

@@ -19,7 +19,6 @@ What :mod:`amp.parser.backends.api` sends and how it reads the replies:
   completion (P(LF0) by scoring both readings, docs/paper-notes.md §12).
 * the replies read into typed records, and the bounds of a conversation with an endpoint (byte
   cap, ``Retry-After``, backoff, terminal controls): :mod:`amp.parser.backends.api_replies`.
-  :data:`MAX_FILL_REQUESTS` bounds the single requests asked of an endpoint that ignores ``n``.
 """
 
 from __future__ import annotations
@@ -47,17 +46,16 @@ KEY_ENVS = ("AMP_API_KEY", "OPENAI_API_KEY")
 BASE_ENV = "AMP_API_BASE"
 #: Bounds of the generation budget when the prompt decides it (docs/paper-notes.md §12).
 MIN_BUDGET, MAX_BUDGET = 64, 256
-#: Requests in flight at once, per backend: default and largest.
+#: Requests in flight at once, per backend: default and largest (with ``adaptive``, the most: fewer
+#: while replies slow down, :mod:`amp.parser.backends.api_pace`).
 DEFAULT_CONCURRENCY, MAX_CONCURRENCY = 4, 32
-#: Seconds one request may take in all — connecting and every read — (default, largest) and
+#: Seconds one request may take in all — connecting and every read — (default, largest; with
+#: ``adaptive``, the least: more when the measured replies are slow, up to the largest) and
 #: retries of a 408/409/429/5xx, a timed-out or an unreachable request.
 DEFAULT_TIMEOUT_S, MAX_TIMEOUT_S = 120.0, 3600.0
 DEFAULT_RETRIES, MAX_RETRIES = 3, 10
 #: The largest time budget of one command's requests (``--api-budget``, seconds; none by default).
 MAX_BUDGET_S = 7 * 24 * 3600.0
-#: Single requests per prompt for the choices an endpoint that ignores ``n`` left out (the paper's
-#: n = 5: one request and four more); beyond, a parse holds fewer beams and says so.
-MAX_FILL_REQUESTS = 4
 
 _EXAMPLE_LF = re.compile(r"^Computer: ?(\S.*)$", re.MULTILINE)
 _PIECES = re.compile(r"\w+|[^\w\s]")
@@ -127,7 +125,9 @@ class ApiSettings:
     flight, ``timeout_s`` one request in all (connecting and every read: a total deadline, not a
     timeout per read), ``retries`` the retries (with backoff) of a 408/409/429/5xx, a timed-out or
     a lost connection, ``budget_s`` (None: no budget) every request of the backend together, from
-    its first request on — a command's budget.  The API key is not a setting: it is read from
+    its first request on — a command's budget.  ``adaptive`` (default): ``concurrency`` is the
+    most in flight and ``timeout_s`` the least a request gets, both following the measured reply
+    times (:mod:`amp.parser.backends.api_pace`); off, both are used as given.  The API key is not a setting: it is read from
     :data:`KEY_ENVS` when the client is made and never stored, logged or shown.
     """
 
@@ -140,6 +140,7 @@ class ApiSettings:
     timeout_s: float = DEFAULT_TIMEOUT_S
     retries: int = DEFAULT_RETRIES
     budget_s: float | None = None
+    adaptive: bool = True
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "base_url", normalise_base(self.base_url))
@@ -156,6 +157,8 @@ class ApiSettings:
             raise SettingError(f"the API retries must be 0 to {MAX_RETRIES}, not {self.retries!r}")
         if self.budget_s is not None:
             object.__setattr__(self, "budget_s", check_budget(self.budget_s))
+        if not isinstance(self.adaptive, bool):
+            raise SettingError(f"the API's adaptive setting is true or false, not {self.adaptive!r}")
 
     @property
     def spec(self) -> str:

@@ -12,6 +12,9 @@
   (:func:`backoff_s`), how many requests were made in words (:func:`requests_made`), and
   :func:`strip_controls` / :func:`endpoint_text`: an endpoint's or a model's text without terminal
   control sequences, wherever it is shown.
+* chat-template markers in a choice (:data:`CHAT_TEMPLATE_MARKERS`, :func:`template_markers`): a
+  server that applies a chat format other than the model's own lets them into the answers (issue
+  #46: llama-2's ``<s>[INST]`` from a Gemma); :func:`template_message` says so and what to do.
 """
 
 from __future__ import annotations
@@ -105,6 +108,28 @@ def requests_made(count: int) -> str:
     if count == 1:
         return "1 request, no retry"
     return f"{count} requests: {count - 1} {'retry' if count == 2 else 'retries'}"
+
+
+#: Markers of chat formats (llama-2, ChatML, Gemma, Llama 3, Zephyr/Phi, end of text) that have no
+#: place in an answer — no LF format uses ``<``, ``[`` or ``|`` — so one in a choice says the server
+#: framed the conversation in a format other than the model's own.
+CHAT_TEMPLATE_MARKERS = ("<s>", "</s>", "[INST]", "[/INST]", "<<SYS>>", "<</SYS>>", "<|im_start|>", "<|im_end|>",
+                         "<start_of_turn>", "<end_of_turn>", "<|begin_of_text|>", "<|start_header_id|>",
+                         "<|end_header_id|>", "<|eot_id|>", "<|user|>", "<|assistant|>", "<|system|>", "<|end|>",
+                         "<|endoftext|>")
+
+
+def template_markers(text: str) -> tuple[str, ...]:
+    """The :data:`CHAT_TEMPLATE_MARKERS` in ``text``, in their declared order."""
+    return tuple(m for m in CHAT_TEMPLATE_MARKERS if m in (text or ""))
+
+
+def template_message(markers: list[str] | tuple[str, ...], base_url: str) -> str:
+    """One sentence: which markers leaked from the endpoint's chat template, and what to do."""
+    return (f"chat-template markers ({' '.join(markers)}) leaked into the choices of the model endpoint at "
+            f"{base_url}: its server frames the chat in a format that is not the model's own — start it with the "
+            "model's chat format (llama-cpp-python: --chat_format; llama.cpp's llama-server: --jinja), or use "
+            "--api-mode completions")
 
 
 @dataclass(frozen=True)
