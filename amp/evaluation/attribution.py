@@ -4,10 +4,13 @@ LF0 and LF1 part (issue #31; docs/paper-notes.md §18).
 For a few-shot prompt and a test sentence with two gold readings, the target is the model's
 log-odds between the readings where their tokens part, ``log p(LF0's token) − log p(LF1's token)``
 given the prompt and the shared prefix, or the whole-sequence ``log P(LF0) − log P(LF1)``.  It is
-attributed to every token of the prompt by input × gradient or by integrated gradients from the
-zero-embedding baseline (:mod:`amp.parser.search.gradients`, torch autograd on the loaded
-model); the **completeness gap** ``|Σ attributions − (f(x) − f(baseline))|`` says how far the
-integral's ``steps`` are from exact (input × gradient has no such guarantee).  The LFs are
+attributed to every token of the prompt by input × gradient or by integrated gradients from a
+baseline x′ (:class:`Baseline`: zero, pad-token or mean embeddings; :mod:`amp.parser.search.gradients`,
+torch autograd on the loaded model).  The **completeness gap** ``|Σ attributions − (f(x) − f(x′))|``
+says how far the integral's midpoint rule is from exact (input × gradient has no such
+guarantee); integrated gradients triple their steps (16 → 48 → 144, reusing every pass) until
+the gap is at most ``gap_target`` (default 5 %) of ``|f(x) − f(x′)|`` or ``max_steps`` is
+reached, and the result says which (:attr:`Attribution.note`; docs/paper-notes.md §18).  The LFs are
 tokenized as the forced scorer gets them, and the divergence point comes from
 :func:`amp.parser.search.divergence.divergence`, so both follow whatever normalisation of the
 prompt convention lands there.
@@ -39,38 +42,49 @@ from amp.evaluation.errors import AttributionError
 from amp.evaluation.influence import Change, Influence, Version, _spearman
 from amp.logic.own_words import NO_WORDS, OwnWords
 from amp.parser.core import limits
+from amp.parser.core.attribution_settings import (
+    DEFAULT_GAP_TARGET,
+    DEFAULT_MAX_STEPS,
+    DEFAULT_STEPS,
+    METHODS,
+    RULE,
+    TARGETS,
+    Baseline,
+    check_baseline,
+    check_gap_target,
+    check_steps,
+)
 from amp.parser.core.errors import SearchCancelled
 from amp.parser.engines import DEFAULT_ENGINE, engines_with
 from amp.prompts import Prompt
-from amp.records import JsonRecord, OptJsonFloat
+from amp.records import JsonFloat, JsonRecord, OptJsonFloat
 
 if TYPE_CHECKING:
     from amp.parser.models.loading import LoadedModel
     from amp.parser.parser import Parser
 
 __all__ = [
+    "DEFAULT_GAP_TARGET",
+    "DEFAULT_MAX_STEPS",
     "DEFAULT_STEPS",
     "METHODS",
+    "RULE",
     "TARGETS",
     "Attribution",
+    "Baseline",
+    "Rung",
     "AttributionError",
     "ExampleAttribution",
     "TokenAttribution",
     "WordAttribution",
     "aggregate",
     "attribute",
+    "Settings",
     "beside_influence",
+    "check_settings",
     "prompt_layout",
 ]
 
-#: What is explained: the log-odds at the divergence point, or of the whole sequences.
-TARGETS: tuple[str, ...] = ("divergence", "sequence")
-#: How: input × gradient (one backward pass) or integrated gradients (``steps`` of them).
-METHODS: tuple[str, ...] = ("input_x_gradient", "integrated_gradients")
-#: Integrated-gradients steps unless told.
-DEFAULT_STEPS = 16
-#: The baseline of every attribution (the only one there is): zero embeddings on the prompt's text tokens.
-BASELINE = "zero"
 _WORD = re.compile(r"\S+")
 
 
@@ -111,12 +125,23 @@ class ExampleAttribution(JsonRecord):
 
 
 @dataclass(frozen=True)
+class Rung(JsonRecord):
+    """One try of integrated gradients: its steps and the completeness gap as a share of |f(x) − f(x′)|."""
+
+    steps: int
+    relative_gap: JsonFloat
+
+
+@dataclass(frozen=True)
 class Attribution(JsonRecord):
     """A contrastive attribution map (module docstring).
 
-    ``value`` = f(x), ``baseline_value`` = f(baseline), ``completeness_gap`` =
-    ``|Σ token attributions − (value − baseline_value)|``; ``divergence`` the LF token index where
-    the readings part and ``token_lf0``/``token_lf1`` their tokens there.
+    ``value`` = f(x), ``baseline_value`` = f(x′), ``completeness_gap`` =
+    ``|Σ token attributions − (value − baseline_value)|`` and ``relative_gap`` that over
+    ``|value − baseline_value|``; ``divergence`` the LF token index where the readings part and
+    ``token_lf0``/``token_lf1`` their tokens there.  ``steps`` are those of the attributions given
+    (1 for input × gradient); ``rungs`` every step count tried with its gap, ``gap_target`` the
+    share asked for (``None``: no increase, or input × gradient) and ``rule`` the quadrature.
     """
 
     prompt: str
@@ -137,11 +162,35 @@ class Attribution(JsonRecord):
     tokens: tuple[TokenAttribution, ...]
     words: tuple[WordAttribution, ...]
     examples: tuple[ExampleAttribution, ...]
+    relative_gap: JsonFloat = float("nan")
+    gap_target: OptJsonFloat = None
+    rungs: tuple[Rung, ...] = ()
+    rule: str = RULE
 
     @property
     def total(self) -> float:
         """Σ of the token attributions."""
         return sum(t.attribution for t in self.tokens)
+
+    @property
+    def target_met(self) -> bool | None:
+        """Whether the completeness gap is within the target (``None`` without a target)."""
+        return None if self.gap_target is None else self.relative_gap <= self.gap_target
+
+    @property
+    def note(self) -> str:
+        """One sentence on how complete the attribution is: the gap, and whether the target was met
+        and at which steps (plain text for every front end)."""
+        gap = f"completeness gap {self.completeness_gap:.4g} = {self.relative_gap:.1%} of |f(x) − f(x′)|"
+        if self.method == "input_x_gradient":
+            return f"{gap} (input × gradient: one pass, no completeness guarantee; read signs and ranks, not sizes)"
+        tried = ", ".join(str(r.steps) for r in self.rungs) or str(self.steps)
+        if self.gap_target is None:
+            return f"{gap} at {self.steps} steps ({self.rule} rule; no gap target)"
+        if self.target_met:
+            return f"{gap} at {self.steps} steps: within the {self.gap_target:.0%} target ({self.rule} rule; tried {tried})"
+        return (f"{gap} at {self.steps} steps: the {self.gap_target:.0%} target was NOT met (tried {tried}; "
+                f"the bound on steps stopped the increase) — read the sizes with care")
 
 
 def prompt_layout(prompt: Prompt) -> tuple[list[tuple[int, int]], list[tuple[int, int, str]]]:
@@ -225,12 +274,35 @@ def beside_influence(attr: Attribution, inf: Influence, change: Change = "remove
     return rows, _spearman([p[0] for p in pairs], [p[1] for p in pairs])
 
 
-def _check_settings(target: str, method: str, steps: Any) -> int:
+@dataclass(frozen=True)
+class Settings:
+    """The validated settings of one attribution (:func:`check_settings`)."""
+
+    target: str
+    method: str
+    steps: int
+    max_steps: int
+    baseline: Baseline
+    gap_target: float | None
+
+
+def check_settings(target: Any = "divergence", method: Any = "integrated_gradients", steps: Any = DEFAULT_STEPS,
+                   max_steps: Any = None, baseline: Any = Baseline.ZERO,
+                   gap_target: Any = DEFAULT_GAP_TARGET) -> Settings:
+    """Every setting checked once (:class:`AttributionError` for a target or method,
+    :class:`~amp.errors.SettingError`/:class:`~amp.parser.core.errors.RequestTooLarge` for the rest).
+    ``max_steps`` ``None``: :data:`DEFAULT_MAX_STEPS`, or ``steps`` if more.  Input × gradient
+    takes one pass and no gap target."""
     if target not in TARGETS:
         raise AttributionError(f"target must be one of {', '.join(TARGETS)}, not {target!r}")
     if method not in METHODS:
         raise AttributionError(f"method must be one of {', '.join(METHODS)}, not {method!r}")
-    return limits.check_count(steps, "steps", limits.MAX_ATTRIBUTION_STEPS)
+    steps = limits.check_count(steps, "steps", limits.MAX_ATTRIBUTION_STEPS)
+    steps, max_steps = check_steps(steps, max(steps, DEFAULT_MAX_STEPS) if max_steps is None else max_steps)
+    base, share = check_baseline(baseline), check_gap_target(gap_target)
+    if method == "input_x_gradient":
+        return Settings(target, method, 1, 1, base, None)
+    return Settings(target, method, steps, max_steps, base, share)
 
 
 def _check_gradients(parser: Parser) -> None:
@@ -274,16 +346,18 @@ def _weights(parser: Parser) -> LoadedModel:
 def attribute(
     parser: Parser, prompt: Prompt, lf0: str | None = None, lf1: str | None = None, *,
     target: str = "divergence", method: str = "integrated_gradients", steps: int = DEFAULT_STEPS,
-    words: OwnWords | None = None, progress: Callable[[int, int], None] | None = None,
+    baseline: Baseline | str = Baseline.ZERO, gap_target: float | None = DEFAULT_GAP_TARGET,
+    max_steps: int | None = None, words: OwnWords | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> Attribution:
     """The contrastive attribution map of ``prompt`` between ``lf0`` and ``lf1`` (default: the
-    prompt's golds; module docstring).  ``steps`` is used by integrated gradients (input ×
-    gradient takes one); ``progress(done, total)`` follows the gradient passes."""
+    prompt's golds; module docstring).  Integrated gradients start at ``steps`` and triple up to
+    ``max_steps`` while the completeness gap is above ``gap_target`` (``None``: exactly ``steps``);
+    input × gradient takes one pass.  ``progress(done, total)`` follows the gradient passes (the
+    total grows with each tripling)."""
     if not isinstance(prompt, Prompt):
         raise AttributionError(f"expected an amp.prompts.Prompt, got {type(prompt).__name__}")
-    steps = _check_settings(target, method, steps)
-    if method == "input_x_gradient":
-        steps = 1
+    s = check_settings(target, method, steps, max_steps, baseline, gap_target)
     lf0, lf1 = lf0 or prompt.gold_lf0, lf1 or prompt.gold_lf1
     if not lf0 or not lf1:
         raise AttributionError(f"the test sentence {prompt.test_utterance!r} has no gold LF0 and LF1: give both "
@@ -295,8 +369,9 @@ def attribute(
     prompt_layout(prompt)  # a layout error before any model work
     _check_gradients(parser)
     fmt = prompt.lf_format
-    key = parser.cache_key("attribution", prompt=text, lf0=lf0, lf1=lf1, fmt=fmt, target=target, method=method,
-                           steps=steps, baseline=BASELINE, words=words or NO_WORDS)
+    key = parser.cache_key("attribution", prompt=text, lf0=lf0, lf1=lf1, fmt=fmt, target=s.target, method=s.method,
+                           steps=s.steps, baseline=s.baseline.value, words=words or NO_WORDS,
+                           gap_target=s.gap_target, max_steps=s.max_steps, rule=RULE)
     stored = _cached(parser, key)
     if stored is not None:
         return stored
@@ -307,8 +382,9 @@ def attribute(
 
     with lm.lock:
         try:
-            g = contrast_gradients(lm.model, lm.tokenizer, text, lf0, lf1, target=target, method=method,
-                                   steps=steps, fmt=fmt, words=words or NO_WORDS, progress=progress)
+            g = contrast_gradients(lm.model, lm.tokenizer, text, lf0, lf1, target=s.target, method=s.method,
+                                   steps=s.steps, baseline=s.baseline, gap_target=s.gap_target,
+                                   max_steps=s.max_steps, fmt=fmt, words=words or NO_WORDS, progress=progress)
         except SearchCancelled:
             raise
         except RuntimeError as exc:  # e.g. a quantised model without gradients
@@ -321,13 +397,13 @@ def attribute(
         return str(lm.tokenizer.decode([i])) if i >= 0 else ""
 
     result = Attribution(
-        prompt=text, test_utterance=prompt.test_utterance, lf0=lf0, lf1=lf1, fmt=fmt, target=target,
-        method=method, steps=steps, baseline=BASELINE, divergence=g.divergence,
+        prompt=text, test_utterance=prompt.test_utterance, lf0=lf0, lf1=lf1, fmt=fmt, target=s.target,
+        method=s.method, steps=g.steps, baseline=s.baseline.value, divergence=g.divergence,
         token_lf0=token_text(g.token_lf0), token_lf1=token_text(g.token_lf1), value=g.value,
         baseline_value=g.baseline_value, completeness_gap=abs(total - (g.value - g.baseline_value)),
-        tokens=tokens, words=word_sums, examples=example_sums)
+        tokens=tokens, words=word_sums, examples=example_sums, relative_gap=g.rungs[-1][1],
+        gap_target=s.gap_target, rungs=tuple(Rung(n, gap) for n, gap in g.rungs))
     if parser.cache is not None:
         with contextlib.suppress(CacheError, TypeError, ValueError):  # an uncached result is still a result
             parser.cache.set(key, result.to_dict(), model=parser.identity)
     return result
-

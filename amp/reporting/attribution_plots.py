@@ -77,8 +77,8 @@ def prompt_html_page(attr: Attribution) -> str:
     """:func:`prompt_html` as a stand-alone HTML page (the export)."""
     title = html.escape(f"Attribution: {attr.test_utterance}")
     meta = html.escape(f"{attr.method}, {attr.steps} step(s), {attr.baseline} baseline; target {attr.target}: "
-                       f"{attr.token_lf0!r} (LF0) vs {attr.token_lf1!r} (LF1); f = {attr.value:+.4f}, "
-                       f"completeness gap {attr.completeness_gap:.4f}")
+                       f"{attr.token_lf0!r} (LF0) vs {attr.token_lf1!r} (LF1); f(x) = {attr.value:+.4f}, "
+                       f"f(x′) = {attr.baseline_value:+.4f}; {attr.note}")
     return (f'<!DOCTYPE html><html><head><meta charset="utf-8"><title>{title}</title></head>'
             f"<body><h3>{title}</h3><p>{meta}</p>{prompt_html(attr)}</body></html>")
 

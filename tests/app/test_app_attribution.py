@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from app_helpers import assert_ok, plotly_spec, texts
 
-from amp.evaluation.attribution import attribute, beside_influence
+from amp.evaluation.attribution import Baseline, attribute, beside_influence
 
 #: Each model run of these tests may take minutes when the machine is shared (the tiny model's
 #: parse, 21 pair scores, the gradient passes): a bound of its own, above the helpers' default.
@@ -59,6 +59,22 @@ def test_attribution_on_request_matches_the_library(parsed) -> None:
     assert {"Prompt map (HTML)", "Token attributions CSV"} <= labels
     parsed.run(timeout=RUN_S)
     assert parsed.button(key="pi_attribution_run").disabled  # kept for this prompt, model and settings
+    assert any(m.label == "Gap share" and m.value == f"{attr.relative_gap:.1%}" for m in parsed.metric)
+    shown = [c.value for c in parsed.caption] + [w.value for w in parsed.warning]
+    assert any("completeness gap" in t.lower() and f"at {attr.steps} steps" in t for t in shown), shown
+    # another baseline, a gap target no run meets and a low bound: a new run, its warning says so
+    parsed.selectbox(key="pi_attr_baseline").set_value(Baseline.MEAN).run(timeout=RUN_S)
+    parsed.number_input(key="pi_attr_gap").set_value(0.1).run(timeout=RUN_S)
+    parsed.number_input(key="pi_attr_max_steps").set_value(8).run(timeout=RUN_S)
+    assert not parsed.button(key="pi_attribution_run").disabled
+    parsed.button(key="pi_attribution_run").click().run(timeout=RUN_S)
+    assert_ok(parsed)
+    mean = parsed.session_state["pi_attribution"]["result"]
+    assert mean == attribute(loaded_parser(), default_prompt(), steps=4, baseline="mean", gap_target=0.001,
+                             max_steps=8)
+    assert mean.baseline == "mean" and mean.baseline_value != attr.baseline_value
+    if mean.target_met is False:  # the tiny model: 0.1 % is rarely met by 8 steps; the page says so
+        assert any("NOT met" in w.value for w in parsed.warning)
 
 
 def test_prompt_map_escapes_user_text() -> None:

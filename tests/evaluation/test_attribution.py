@@ -170,8 +170,10 @@ def test_attribute_is_cached_bounded_cancellable_with_progress(saved_tiny_model:
     parser = Parser(str(saved_tiny_model), device="cpu", cache=ResultCache(tmp_path / "c"))
     seen: list[tuple[int, int]] = []
     a = attribute(parser, _prompt(), steps=8, progress=lambda d, n: seen.append((d, n)))
-    assert seen[0] == (0, 8) and seen[-1] == (8, 8)
-    assert a.method == "integrated_gradients" and a.steps == 8 and a.baseline == "zero"
+    # the midpoint rule on 8 intervals: 8 passes, then each tripling adds its 2 × steps new points
+    assert seen[0] == (0, 8) and seen[-1] == (a.steps, a.steps)
+    assert a.method == "integrated_gradients" and a.rungs[0].steps == 8 and a.baseline == "zero"
+    assert a.steps == a.rungs[-1].steps and (a.target_met or a.steps * 3 > 144)
     assert a.completeness_gap == pytest.approx(abs(a.total - (a.value - a.baseline_value)))
     assert [w.word for w in a.words] == ["a", "child", "saw", "the", "dog"]
     assert [e.utterance for e in a.examples] == [e.utterance for e in _prompt().examples]
@@ -240,6 +242,12 @@ def test_readme_sentence_on_the_default_model(default_lm, tmp_path: Path) -> Non
     parser.backend.adopt(default_lm)
     prompt = mixed_prompt("the boy saw the man with the telescope", 0.3, seed=0)
     attr = attribute(parser, prompt, method="input_x_gradient")  # one backward pass: a 270M model on a CPU
+    # the README's input × gradient figures: boy +0.48 toward LF0, telescope −0.38 toward LF1, and
+    # Σ attributions −3.21 against f(prompt) − f(baseline) = −21.68 (85 % left unexplained)
+    words = {w.word: w.attribution for w in attr.words if w.word in ("boy", "telescope")}
+    assert words["boy"] == pytest.approx(0.48, abs=0.01) and words["telescope"] == pytest.approx(-0.38, abs=0.01)
+    assert attr.value - attr.baseline_value == pytest.approx(-21.68, abs=0.01)
+    assert attr.relative_gap == pytest.approx(0.85, abs=0.01) and attr.gap_target is None
     assert [w.word for w in attr.words] == "the boy saw the man with the telescope".split()
     assert len(attr.examples) == len(prompt.examples) == 10
     assert not attr.tokens[0].attributed  # Gemma's <bos> is kept as is in the baseline

@@ -81,6 +81,9 @@ MAX_CALL_PROMPT_TOKENS = 65_536
 MAX_ATTRIBUTION_STEPS = 256
 #: Prompt tokens of one attribution (the backward pass holds every layer's activations).
 MAX_ATTRIBUTION_TOKENS = 4096
+#: Prompt tokens in one forward/backward pass of integrated gradients' path (points × prompt
+#: tokens, at least one point): the activations a pass holds are bounded by this, not by the steps.
+ATTRIBUTION_PASS_TOKENS = 2048
 
 
 def _whole(value: Any, name: str) -> int:

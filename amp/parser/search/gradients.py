@@ -14,12 +14,22 @@ normalisation of the LFs' tokens lands there.  Two targets ``f`` of the prompt e
   out, so this can differ from ``sum_logprob`` by the merged end tokens' mass).
 
 Only the prompt's text tokens are attributed: the leading special tokens (Gemma's ``<bos>``) and
-the LF tokens stay as they are in ``x`` and in the baseline.  Attribution of token ``t`` is
-``Σ_h (x − b)_{t,h} · g_{t,h}`` with ``g`` the gradient at ``x`` (input × gradient) or its
-average along the straight path from the baseline ``b`` to ``x`` at the ``steps`` midpoints
-``b + (k − ½)/steps · (x − b)``, k = 1 … steps (integrated gradients, Sundararajan et al. 2017, with
-the midpoint rule); the baseline is the zero embedding.  The path runs in batches of
-``chunk`` points; between them the cancel check installed with
+the LF tokens stay as they are in ``x`` and in the baseline ``x′``
+(:class:`~amp.parser.core.attribution_settings.Baseline`: zeros, the pad token's embedding, or
+the mean embedding).  Attribution of token ``t`` is ``Σ_h (x − x′)_{t,h} · g_{t,h}`` with ``g``
+the gradient at ``x`` (input × gradient) or its average along the straight path from ``x′`` to
+``x`` by the **midpoint rule** on ``n`` equal intervals, ``(1/n) Σ_k g((k − ½)/n)``, k = 1 … n
+(integrated gradients, Sundararajan et al. 2017; ``n`` gradient passes; never the baseline
+itself, where an RMS-normalised model's gradient at zero embeddings is ~1/√ε).  The
+**completeness gap** ``|Σ_t attribution_t − (f(x) − f(x′))|`` is 0 for the exact integral; with a
+gap target the steps triple (reusing every pass: the midpoints of ``3n`` intervals hold those of
+``n``) until the gap is at most that share of ``|f(x) − f(x′)|`` or the next tripling would pass
+``max_steps`` — every rung's steps and relative gap are returned.
+
+Memory does not grow with the steps: the path runs in batches of points whose points × tokens
+stay within :data:`~amp.parser.core.limits.ATTRIBUTION_PASS_TOKENS`, only one running sum of
+gradients (``P × H``) is kept, and the sequence target takes its two readings' gradients in two
+backward passes rather than one graph.  Between batches the cancel check installed with
 :func:`amp.parser.search.cancel.cancel_scope` is honoured and ``progress(done, total)`` called.
 """
 
@@ -34,6 +44,8 @@ import torch
 
 from amp.logic.own_words import NO_WORDS, OwnWords
 from amp.logic.vocabulary import DEFAULT_FORMAT
+from amp.parser.core import limits
+from amp.parser.core.attribution_settings import Baseline
 from amp.parser.core.errors import DecodingError, SearchCancelled
 from amp.parser.core.results import TokenStep
 from amp.parser.search.cancel import current_check
@@ -42,17 +54,14 @@ from amp.parser.search.prefix import device_of
 from amp.parser.search.scoring import check_lf
 from amp.parser.search.vocab import check_context, encode_output, encode_prompt, get_masker
 
-#: What the attribution explains (module docstring).
-TARGETS: tuple[str, ...] = ("divergence", "sequence")
-#: How: input × gradient, integrated gradients.
-METHODS: tuple[str, ...] = ("input_x_gradient", "integrated_gradients")
-
 
 @dataclass(frozen=True)
 class Gradients:
     """The raw outcome: per prompt token its id, character span in the prompt text (``(0, 0)`` for
     a special token), whether it is attributed, and its attribution; ``value`` = f(x),
-    ``baseline_value`` = f(b); the divergence index and both readings' token ids there."""
+    ``baseline_value`` = f(x′); the divergence index and both readings' token ids there; the
+    steps of the attributions returned (1 for input × gradient) and every rung tried as
+    ``(steps, relative completeness gap)``, in order."""
 
     token_ids: tuple[int, ...]
     spans: tuple[tuple[int, int], ...]
@@ -63,6 +72,8 @@ class Gradients:
     divergence: int
     token_lf0: int
     token_lf1: int
+    steps: int = 1
+    rungs: tuple[tuple[int, float], ...] = ()
 
 
 def _spans(tokenizer: Any, prompt: str, ids: list[int]) -> list[tuple[int, int]]:
@@ -112,16 +123,118 @@ class _Target:
         logits = self.model(**kwargs).logits[:, -keep:].float()
         return torch.log_softmax(logits, dim=-1)
 
-    def __call__(self, prompt_emb: torch.Tensor) -> torch.Tensor:
+    def _divergence(self, prompt_emb: torch.Tensor) -> torch.Tensor:
+        lp = self._logprobs(prompt_emb, self.seq0[: self.d], 1)[:, -1]
+        return lp[:, self.seq0[self.d]] - lp[:, self.seq1[self.d]]
+
+    def _sequence(self, prompt_emb: torch.Tensor, seq: list[int]) -> torch.Tensor:
+        lp = self._logprobs(prompt_emb, seq[:-1], len(seq))
+        idx = torch.tensor(seq, device=lp.device)
+        return lp.gather(-1, idx.view(1, -1, 1).expand(lp.shape[0], -1, 1)).squeeze(-1).sum(-1)
+
+    def terms(self) -> list[tuple[float, Callable[[torch.Tensor], torch.Tensor]]]:
+        """f as a signed sum of terms, each one forward pass (so each gets its own backward)."""
         if self.target == "divergence":
-            lp = self._logprobs(prompt_emb, self.seq0[: self.d], 1)[:, -1]
-            return lp[:, self.seq0[self.d]] - lp[:, self.seq1[self.d]]
-        total = []
-        for seq in (self.seq0, self.seq1):
-            lp = self._logprobs(prompt_emb, seq[:-1], len(seq))
-            idx = torch.tensor(seq, device=lp.device)
-            total.append(lp.gather(-1, idx.view(1, -1, 1).expand(lp.shape[0], -1, 1)).squeeze(-1).sum(-1))
-        return total[0] - total[1]
+            return [(1.0, self._divergence)]
+        return [(1.0, lambda e: self._sequence(e, self.seq0)), (-1.0, lambda e: self._sequence(e, self.seq1))]
+
+    def tail(self) -> int:
+        """The most LF tokens one forward pass appends to the prompt."""
+        return self.d if self.target == "divergence" else max(len(self.seq0), len(self.seq1)) - 1
+
+    def __call__(self, prompt_emb: torch.Tensor) -> torch.Tensor:
+        return sum((sign * term(prompt_emb) for sign, term in self.terms()), torch.zeros(()))
+
+
+def baseline_embeddings(embed: Any, tokenizer: Any, x: torch.Tensor, mask: torch.Tensor,
+                        baseline: Baseline) -> torch.Tensor:
+    """x′: ``x`` with every attributed position (``mask`` 1) replaced by the baseline's row."""
+    with torch.no_grad():
+        if baseline is Baseline.ZERO:
+            row = torch.zeros_like(x[0, 0])
+        elif baseline is Baseline.PAD:
+            found = (getattr(tokenizer, name, None) for name in ("pad_token_id", "unk_token_id", "eos_token_id"))
+            token = next((i for i in found if i is not None), None)
+            if token is None:
+                raise DecodingError("the pad baseline needs a pad, unk or end-of-sequence token, and the "
+                                    "tokenizer has none (choose the zero or mean baseline)")
+            row = embed(torch.tensor([int(token)], device=x.device))[0].to(x.dtype)
+        else:  # the mean row, through the embedding module (a scaled embedding scales it too), in chunks
+            vocab = int(embed.num_embeddings)
+            total = torch.zeros(x.shape[-1], dtype=torch.float64, device=x.device)
+            for start in range(0, vocab, 8192):
+                block = torch.arange(start, min(start + 8192, vocab), device=x.device)
+                total += embed(block).double().sum(0)
+            row = (total / vocab).to(x.dtype)
+    return x * (1 - mask) + row.view(1, 1, -1) * mask
+
+
+def _relative(gap: float, delta: float) -> float:
+    """The gap as a share of |f(x) − f(x′)| (0 when both are 0, infinite for a gap over no change)."""
+    if delta != 0.0:
+        return gap / abs(delta)
+    return 0.0 if gap == 0.0 else float("inf")
+
+
+
+
+class _Path:
+    """The straight path from x′ to x: f at both ends, batched gradient passes along it (cancel
+    check and progress between batches) and the attributions from an average gradient."""
+
+    def __init__(self, f: _Target, x: torch.Tensor, base: torch.Tensor, mask: torch.Tensor, per_pass: int,
+                 progress: Callable[[int, int], None] | None) -> None:
+        self.f, self.x, self.base, self.per_pass, self.progress = f, x, base, per_pass, progress
+        with torch.no_grad():
+            self.fx, self.fb = (float(f(point)) for point in (x, base))
+        self.diff = (x - base)[0].float() * mask[0].float()  # (P, H): 0 on the tokens kept as they are
+        self.done = 0
+
+    def gradient_sums(self, alphas: list[float], total: int) -> torch.Tensor:
+        """Σ of the gradients of f at ``x′ + α (x − x′)`` for each α, ``per_pass`` points a pass;
+        ``total``: the passes planned so far (for progress)."""
+        if self.progress is not None and self.done == 0:
+            self.progress(0, total)
+        out = torch.zeros_like(self.x[0], dtype=torch.float32)
+        for start in range(0, len(alphas), self.per_pass):
+            check = current_check()
+            if check is not None and check():
+                raise SearchCancelled("attribution cancelled")
+            batch = alphas[start:start + self.per_pass]
+            a = torch.tensor(batch, device=self.x.device, dtype=self.x.dtype).view(-1, 1, 1)
+            point = (self.base + a * (self.x - self.base)).detach().requires_grad_(True)
+            for sign, term in self.f.terms():
+                (grad,) = torch.autograd.grad(term(point).sum(), point)
+                out += sign * grad.float().sum(0)
+                del grad
+            self.done += len(batch)
+            if self.progress is not None:
+                self.progress(self.done, total)
+        return out
+
+    def attributions(self, avg: torch.Tensor) -> tuple[torch.Tensor, float]:
+        """Per token ``Σ_h (x − x′) · avg``, and the relative completeness gap of their sum."""
+        attr = (self.diff * avg).sum(-1)
+        delta = self.fx - self.fb
+        return attr, _relative(abs(float(attr.double().sum()) - delta), delta)
+
+
+def _integrate(path: _Path, steps: int, gap_target: float | None,
+               top: int) -> tuple[torch.Tensor, int, list[tuple[int, float]]]:
+    """Integrated gradients by the midpoint rule from ``steps`` intervals, tripling (each time only
+    the new points: the midpoints of ``3m`` intervals hold those of ``m``) while the relative gap is
+    above ``gap_target`` and the tripled steps are at most ``top``: the attributions, their steps
+    and every rung ``(steps, relative gap)``."""
+    n, rungs = steps, []
+    total = path.gradient_sums([(k + 0.5) / n for k in range(n)], total=n)
+    while True:
+        attr, rel = path.attributions(total / n)
+        rungs.append((n, rel))
+        if gap_target is None or rel <= gap_target or 3 * n > top:
+            return attr, n, rungs
+        new = [(3 * k + j + 0.5) / (3 * n) for k in range(n) for j in (0, 2)]  # j = 1 is the old midpoint
+        total += path.gradient_sums(new, total=3 * n)
+        n *= 3
 
 
 def contrast_gradients(
@@ -134,12 +247,21 @@ def contrast_gradients(
     target: str = "divergence",
     method: str = "integrated_gradients",
     steps: int = 16,
-    chunk: int = 4,
+    baseline: Baseline = Baseline.ZERO,
+    gap_target: float | None = None,
+    max_steps: int | None = None,
+    chunk: int | None = None,
     fmt: str = DEFAULT_FORMAT,
     words: OwnWords = NO_WORDS,
     progress: Callable[[int, int], None] | None = None,
 ) -> Gradients:
-    """Attribute ``target`` to the prompt's tokens by ``method`` (module docstring).
+    """Attribute ``target`` to the prompt's tokens by ``method`` from ``baseline`` (module docstring).
+
+    Integrated gradients start at ``steps``; with a ``gap_target`` they triple while the relative
+    completeness gap is above it and the tripled steps are at most ``max_steps`` (default
+    ``steps``: no increase).  ``chunk``: points per pass (default: as many as
+    :data:`~amp.parser.core.limits.ATTRIBUTION_PASS_TOKENS` allows).  Settings are taken as
+    validated (:mod:`amp.evaluation.attribution` checks them).
 
     Raises :class:`DecodingError` for an LF outside the grammar, for readings whose token
     sequences never part at a token of both (identical, or one a prefix of the other with
@@ -163,31 +285,19 @@ def contrast_gradients(
     attributed = [not (i in special and a == b) for i, (a, b) in zip(ids, spans, strict=True)]
     f = _Target(model, seq0, seq1, d, target)
     device = device_of(model)
+    per_pass = chunk or max(1, limits.ATTRIBUTION_PASS_TOKENS // (len(ids) + f.tail()))
     with torch.inference_mode(False), torch.enable_grad():
         x = f.embed(torch.tensor([ids], device=device)).detach()
         mask = torch.tensor(attributed, device=device, dtype=x.dtype).view(1, -1, 1)
-        base = x * (1 - mask)  # zero embedding on the attributed tokens, the rest as in x
-        with torch.no_grad():
-            fx, fb = (float(v) for v in f(torch.cat([x, base])))
+        base = baseline_embeddings(f.embed, tokenizer, x, mask, Baseline(baseline)).detach()
+        path = _Path(f, x, base, mask, per_pass, progress)
         if method == "input_x_gradient":
-            alphas = [1.0]
+            attr, rel = path.attributions(path.gradient_sums([1.0], total=1))
+            n, rungs = 1, [(1, rel)]
         else:
-            alphas = [(k + 0.5) / steps for k in range(steps)]
-        grad_sum = torch.zeros_like(x[0], dtype=torch.float32)
-        if progress is not None:
-            progress(0, len(alphas))
-        for start in range(0, len(alphas), chunk):
-            check = current_check()
-            if check is not None and check():
-                raise SearchCancelled("attribution cancelled")
-            a = torch.tensor(alphas[start:start + chunk], device=device, dtype=x.dtype).view(-1, 1, 1)
-            point = (base + a * (x - base)).detach().requires_grad_(True)
-            (grad,) = torch.autograd.grad(f(point).sum(), point)
-            grad_sum += grad.float().sum(0)
-            if progress is not None:
-                progress(min(start + chunk, len(alphas)), len(alphas))
-        attr = ((x - base)[0].float() * grad_sum / len(alphas)).sum(-1) * mask[0, :, 0].float()
+            attr, n, rungs = _integrate(path, steps, gap_target, steps if max_steps is None else max_steps)
+    fx, fb = path.fx, path.fb
     return Gradients(token_ids=tuple(ids), spans=tuple(spans), attributed=tuple(attributed),
                      attributions=tuple(float(v) for v in attr.tolist()), value=fx, baseline_value=fb,
                      divergence=d, token_lf0=seq0[d] if d < len(seq0) else -1,
-                     token_lf1=seq1[d] if d < len(seq1) else -1)
+                     token_lf1=seq1[d] if d < len(seq1) else -1, steps=n, rungs=tuple(rungs))
