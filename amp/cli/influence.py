@@ -9,7 +9,9 @@ back, so they can be flipped).  The test sentence's readings are ``--lf0``/``--l
 prompt's golds.  The model scores both readings after the prompt, after each example removed
 and after each ambiguous example flipped (2k + 1 cached pair scores; progress on stderr), and
 the command prints each example's change in P(LF0) — the paper's min-token version and the
-total-probability one — largest first, with the position summary.  See
+total-probability one — with the position summary, in the order of every front end
+(:meth:`amp.evaluation.influence.Influence.ranked`): the examples whose removal or flip turns the
+model's preferred reading first (marked ⇄), then the rest, each by its larger change.  See
 :mod:`amp.evaluation.influence`.  The prompt's LFs and ``--lf0``/``--lf1`` are scored in the paper's
 prompt convention (docs/paper-notes.md §16) unless ``--literal``.
 """
@@ -52,12 +54,14 @@ def format_influence(inf: Influence) -> list[str]:
     base = "–" if inf.base_p_lf0 is None else f"{inf.base_p_lf0:.4f}"
     total = "–" if inf.base_p_lf0_total is None else f"{inf.base_p_lf0_total:.4f}"
     lines = [f"test sentence: {inf.test_utterance}", f"base P(LF0) = {base}  (total-probability {total})",
-             "ΔP(LF0) when the example is removed / flipped (min-token; total-probability in brackets):"]
+             "ΔP(LF0) when the example is removed / flipped (min-token; total-probability in brackets), "
+             "⇄ where it turns the preferred reading (those first), then by the larger change:"]
     for e in inf.ranked():
         shown = "plain" if e.label is None else f"LF{e.label}"
+        turn = "⇄" if any(inf.turns(e, c) for c in ("removed", "flipped")) else " "
         lines.append(f"  {e.index + 1:>2}. [{shown:>5}] removed {_signed(e.delta_removed)} "
                      f"({_signed(e.delta_removed_total)})  flipped {_signed(e.delta_flipped)} "
-                     f"({_signed(e.delta_flipped_total)})  {e.utterance}")
+                     f"({_signed(e.delta_flipped_total)}) {turn} {e.utterance}")
     summary = inf.position_summary()
     rho = "–" if summary.spearman is None else f"{summary.spearman:+.2f}"
     first = "–" if summary.first_mean is None else f"{summary.first_mean:.3f}"

@@ -8,10 +8,15 @@ The prompt file is the rendered prompt text or the JSON the Prompt builder and `
 --json`` write (checked whole; a JSON file that is not a prompt is refused); ``--prompt-file -``
 reads it from stdin.  Output: the ranked beams with GNMT score,
 summed log-prob and finished/parses flags, then the top beam's tokens with their probabilities
-and its minimum token probability (the paper's confidence); with ``--lf LF0 --lf LF1`` also the
-verdict (what the model wrote: LF0, LF1 or neither, then which reading it scores higher where
-the readings part, :func:`amp.evaluation.verdict.score_verdict`); or the result as JSON.  A model
-that cannot load prints one ``error: …`` line and exits with status 2.
+and its minimum token probability (the paper's confidence), and the beams' semantic entropy
+with its meaning classes' masses (:func:`amp.evaluation.semantic_entropy.semantic_entropy`,
+docs/paper-notes.md §17); with two readings also the verdict (what the model wrote: LF0, LF1 or
+neither, then which reading it scores higher where the readings part,
+:func:`amp.evaluation.verdict.score_verdict`); or all of it as JSON.  The readings are
+``--lf LF0 --lf LF1``, else the ones the prompt carries — a JSON file's ``gold_lf0``/``gold_lf1``,
+or, for a text file whose test sentence is a pool sentence, its two pool readings — and the output
+says which (:class:`ReadingsSource`).  A model that cannot load prints one ``error: …`` line and
+exits with status 2.
 
 The model-related options and helpers here are shared with ``python -m amp score``.
 """
@@ -22,20 +27,26 @@ import argparse
 import json
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any, TypeVar
 
 from amp.cli import common
 from amp.cli.interrupt import quick_interrupt
 from amp.cli.model_options import add_model_options, make_parser, model_header, model_payload
+from amp.cli.progress import api_progress
 from amp.errors import AmpError
+from amp.evaluation.errors import SemanticEntropyError
 from amp.evaluation.matching import match_lf
+from amp.evaluation.semantic_entropy import SemanticEntropy, beam_shares, semantic_entropy
 from amp.evaluation.verdict import Verdict, score_verdict
 from amp.logic.prompt_convention import prompt_text
 from amp.parser.core import limits
+from amp.parser.core.errors import LogprobsUnavailable
 from amp.parser.core.results import PairScore, ParseResult, TokenStep
 from amp.parser.search.settings import DEFAULT_SEARCH, SearchSettings
 from amp.records import enc_float
-from amp.teaching.prompt_file import MAX_PROMPT_FILE_BYTES, PromptRead, read_prompt_file
+from amp.teaching.prompt_file import MAX_PROMPT_FILE_BYTES, PromptFileKind, PromptRead, read_prompt_file
 
 T = TypeVar("T")
 
@@ -106,7 +117,8 @@ def run_with_model(args: argparse.Namespace, compute: Callable[[Any, PromptRead]
         if check is not None:
             check(prompt)
         parser = make_parser(args)
-        value = compute(parser, prompt)
+        with api_progress(parser.spec):  # a model behind an API: its requests' progress on stderr
+            value = compute(parser, prompt)
     except AmpError as exc:
         return common.fail(exc)
     if args.json:
@@ -126,7 +138,82 @@ def format_verdict(result: ParseResult, pair: PairScore | None, lfs: list[str], 
     return score_verdict(match_lf(top, lfs[0], lfs[1], fmt=fmt), pair)
 
 
+class ReadingsSource(StrEnum):
+    """Where the two readings a parse is judged against came from."""
+
+    OPTION = "lf_option"  #: ``--lf LF0 --lf LF1``
+    PROMPT_FILE = "prompt_file"  #: a JSON prompt file's ``gold_lf0``/``gold_lf1``
+    POOL = "pool"  #: a text prompt file whose test sentence is a pool sentence: its two pool readings
+
+    @property
+    def described(self) -> str:
+        return {ReadingsSource.OPTION: "--lf",
+                ReadingsSource.PROMPT_FILE: "the prompt file's gold_lf0/gold_lf1",
+                ReadingsSource.POOL: "the pool's two readings of the test sentence"}[self]
+
+
+@dataclass(frozen=True)
+class Readings:
+    """The test sentence's two readings, in the parse's notation, and where they came from."""
+
+    lf0: str
+    lf1: str
+    source: ReadingsSource
+
+
+def prompt_readings(read: PromptRead, fmt: str) -> tuple[Readings | None, str | None]:
+    """The readings ``read``'s prompt carries (``None`` without both), or ``None`` and a note saying
+    why they do not apply (they are in another notation than the parse's ``fmt``)."""
+    p = read.prompt
+    if not p.gold_lf0 or not p.gold_lf1:
+        return None, None
+    if p.lf_format != fmt:
+        return None, (f"the prompt's gold LFs are {p.lf_format.upper()} but the parse is {fmt.upper()}, so no "
+                      f"verdict (parse with --format {p.lf_format}, or give --lf twice)")
+    source = ReadingsSource.PROMPT_FILE if read.kind is PromptFileKind.JSON else ReadingsSource.POOL
+    return Readings(p.gold_lf0, p.gold_lf1, source), None
+
+
+def beams_semantic_entropy(result: ParseResult, readings: Readings | None, fmt: str) -> SemanticEntropy | None:
+    """Semantic entropy of the beams' meanings, each beam weighed by its share of the beams'
+    probability (:func:`~amp.evaluation.semantic_entropy.beam_shares`; equal weights where none is
+    known), against ``readings`` (docs/paper-notes.md §17); ``None`` without beams of positive weight."""
+    if not result.beams:
+        return None
+    shares = beam_shares([b.logprob for b in result.beams])
+    lf0, lf1 = (readings.lf0, readings.lf1) if readings is not None else (None, None)
+    try:
+        return semantic_entropy([b.text for b in result.beams], list(shares) or None, lf0, lf1, fmt=fmt)
+    except SemanticEntropyError:
+        return None
+
+
+def format_semantic_entropy(se: SemanticEntropy | None, judged: bool) -> str:
+    """The one text line of the beams' semantic entropy: with readings (``judged``) the mass on LF0,
+    LF1 and neither, else the largest meaning's mass."""
+    if se is None:
+        return "semantic entropy: – (no beam with a probability)"
+    head = (f"semantic entropy: {se.entropy:.3f} nats over {se.n_meanings} meaning{'s' * (se.n_meanings != 1)} "
+            f"of {se.n} beam{'s' * (se.n != 1)}")
+    if judged:
+        return f"{head}; mass on LF0 {se.p_lf0:.1%}, LF1 {se.p_lf1:.1%}, neither {se.p_neither:.1%}"
+    return f"{head}; largest {se.classes[0].mass:.1%}: {se.classes[0].text}"
+
+
+@dataclass(frozen=True)
+class Parsed:
+    """What ``amp parse`` prints: the search, the readings (and a note where the prompt's do not
+    apply), the verdict against them and the beams' semantic entropy."""
+
+    result: ParseResult
+    readings: Readings | None
+    note: str | None
+    verdict: Verdict | None
+    meanings: SemanticEntropy | None
+
+
 def run(args: argparse.Namespace) -> int:
+    # long: the readings (given, the prompt's, or none), the parse with or without its verdict, and its two outputs
     lfs = args.lf or []
     if len(lfs) not in (0, 2):
         return common.fail(AmpError(f"--lf takes the two readings, LF0 then LF1 (got {len(lfs)})"))
@@ -138,16 +225,37 @@ def run(args: argparse.Namespace) -> int:
     search = SearchSettings(beams=args.beams, alpha=args.alpha, constrained=not args.unconstrained,
                             max_new_tokens=args.max_new_tokens)
 
-    def parse(parser: Any, read: PromptRead) -> tuple[ParseResult, Verdict | None]:
-        if not lfs:
-            return parser.parse(read.text, search, fmt=args.fmt), None
-        spelled = [prompt_text(lf, args.fmt, read.prompt.test_utterance) for lf in lfs]  # its sentence's order
-        ((result, pair),) = parser.parse_and_score_many([(read.text, spelled[0], spelled[1])], search, fmt=args.fmt)
-        return result, format_verdict(result, pair, spelled, args.fmt)
+    def parse(parser: Any, read: PromptRead) -> Parsed:
+        readings: Readings | None
+        if lfs:
+            spelled = [prompt_text(lf, args.fmt, read.prompt.test_utterance) for lf in lfs]  # its sentence's order
+            readings, note = Readings(spelled[0], spelled[1], ReadingsSource.OPTION), None
+        else:  # the prompt's own readings, as the prompt convention spells them already
+            readings, note = prompt_readings(read, args.fmt)
+        if readings is None:
+            result = parser.parse(read.text, search, fmt=args.fmt)
+            return Parsed(result, None, note, None, beams_semantic_entropy(result, None, args.fmt))
+        try:
+            ((result, pair),) = parser.parse_and_score_many([(read.text, readings.lf0, readings.lf1)], search,
+                                                            fmt=args.fmt)
+        except LogprobsUnavailable as exc:
+            if readings.source is ReadingsSource.OPTION:  # asked for by name: say it cannot be done
+                raise
+            # the prompt's own readings, not asked for: the parse without its verdict, and why
+            result = parser.parse(read.text, search, fmt=args.fmt)
+            return Parsed(result, readings, f"not scored: {exc}", None,
+                          beams_semantic_entropy(result, readings, args.fmt))
+        return Parsed(result, readings, None, format_verdict(result, pair, [readings.lf0, readings.lf1], args.fmt),
+                      beams_semantic_entropy(result, readings, args.fmt))
 
-    def as_json(value: tuple[ParseResult, Verdict | None]) -> dict:
-        result, v = value
-        payload: dict[str, Any] = {"result": result.to_dict()}
+    def as_json(value: Parsed) -> dict:
+        v = value.verdict
+        payload: dict[str, Any] = {"result": value.result.to_dict()}
+        r = value.readings
+        payload["readings"] = None if r is None else {"lf0": r.lf0, "lf1": r.lf1, "source": r.source.value}
+        if value.note is not None:
+            payload["readings_note"] = value.note
+        payload["semantic_entropy"] = None if value.meanings is None else value.meanings.to_dict()
         if v is not None:
             payload["verdict"] = {"wrote": v.wrote.value if v.wrote else None, "scores_higher": v.preference.value,
                                   "p_lf0": v.p_lf0, "measure": v.measure.value if v.measure else None,
@@ -155,9 +263,16 @@ def run(args: argparse.Namespace) -> int:
                                   "text": v.text}
         return payload
 
-    def as_lines(value: tuple[ParseResult, Verdict | None]) -> list[str]:
-        result, v = value
-        return format_parse(result) + ([f"verdict: {v.wrote_text}", f"         {v.scores_text}"] if v else [])
+    def as_lines(value: Parsed) -> list[str]:
+        v, r = value.verdict, value.readings
+        lines = [*format_parse(value.result), format_semantic_entropy(value.meanings, r is not None)]
+        if r is not None:
+            lines.append(f"readings: LF0 and LF1 from {r.source.described}")
+            if value.note is not None:  # the prompt's readings, which this model cannot score
+                lines.append(f"verdict: {value.note}")
+        elif value.note is not None:
+            lines.append(f"readings: {value.note}")
+        return lines + ([f"verdict: {v.wrote_text}", f"         {v.scores_text}"] if v else [])
 
     return run_with_model(args, parse, as_json, as_lines)
 

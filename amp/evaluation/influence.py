@@ -9,6 +9,13 @@ no other reading and is not flipped).  The change in P(LF0) against the base pro
 example's influence — a leave-one-out attribution, the prompt-level counterpart of the token
 attributions of inseq's contrastive mode.
 
+Every front end lists the examples in one order (:meth:`Influence.ranked`, issue #46 point 6):
+first the examples whose change **turns** the model's preferred reading (the base and the variant
+P(LF0) prefer different readings, each outside the undecided band of
+:func:`amp.evaluation.verdict.preference`), then the rest; within each, by the size of the change
+shown (the larger of |Δ removed| and |Δ flipped| where both are listed), largest first;
+undefined changes last; ties by position.  So a large flip is never buried under the removals.
+
 All ``2k + 1`` pair scores go through :meth:`amp.parser.Parser.score_pairs` in chunks (cached
 under the parser's keys, so a second look is instant and a demo pack can carry them); between
 chunks the computation reports progress and honours the caller's cancel check
@@ -24,6 +31,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from amp.evaluation.errors import InfluenceError
+from amp.evaluation.verdict import preferred_index
 from amp.logic.own_words import NO_WORDS, OwnWords
 from amp.parser.core.errors import SearchCancelled
 from amp.parser.search.cancel import current_check
@@ -116,11 +124,29 @@ class Influence(JsonRecord):
     def base(self, version: Version = "min") -> float | None:
         return self.base_p_lf0_total if version == "total" else self.base_p_lf0
 
-    def ranked(self, change: Change = "removed", version: Version = "min") -> list[ExampleInfluence]:
-        """The examples by |Δ P(LF0)|, largest first (undefined changes last, then by position)."""
-        def key(e: ExampleInfluence) -> tuple[int, float, int]:
-            d = e.delta(change, version)
-            return (1, 0.0, e.index) if d is None else (0, -abs(d), e.index)
+    def turns(self, e: ExampleInfluence, change: Change = "removed", version: Version = "min") -> bool:
+        """Whether ``change`` of example ``e`` turns the model from one reading to the other: the
+        base P(LF0) and the variant's prefer different readings, both decided
+        (:func:`amp.evaluation.verdict.preferred_index`)."""
+        d = e.delta(change, version)
+        base = self.base(version)
+        if d is None or base is None:
+            return False
+        before, after = preferred_index(base), preferred_index(base + d)
+        return before is not None and after is not None and before != after
+
+    def ranked(self, change: Change | None = None, version: Version = "min") -> list[ExampleInfluence]:
+        """The examples in the order every front end lists them (module docstring): those whose
+        ``change`` (``None``: either change) turns the preferred reading first, then the rest; each
+        group by |Δ P(LF0)| (``None``: the larger of the two), largest first; undefined changes
+        last; ties by position."""
+        changes: tuple[Change, ...] = ("removed", "flipped") if change is None else (change,)
+
+        def key(e: ExampleInfluence) -> tuple[int, int, float, int]:
+            sizes = [abs(d) for c in changes if (d := e.delta(c, version)) is not None]
+            if not sizes:
+                return (1, 1, 0.0, e.index)
+            return (0, 0 if any(self.turns(e, c, version) for c in changes) else 1, -max(sizes), e.index)
 
         return sorted(self.examples, key=key)
 

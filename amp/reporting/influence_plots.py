@@ -17,7 +17,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from amp.evaluation.contrastive import Contrast, ContrastColumn
-from amp.evaluation.influence import Change, Influence, Version
+from amp.evaluation.influence import Change, ExampleInfluence, Influence, Version
 from amp.reporting.style import (
     IDEAL_COLOR,
     LF0_COLOR,
@@ -59,9 +59,16 @@ def influence_frame(inf: Influence) -> pd.DataFrame:
     return frame
 
 
+def _turn_mark(inf: Influence, e: ExampleInfluence, change: Change, version: Version) -> str:
+    """`` ⇄`` after an example whose change turns the model's preferred reading, else nothing."""
+    return " ⇄" if inf.turns(e, change, version) else ""
+
+
 def influence_bars(inf: Influence, change: Change = "removed", version: Version = "min") -> go.Figure:
-    """Horizontal bars from the base P(LF0) (the dashed line) to each variant's P(LF0), largest
-    |Δ| on top, coloured by the reading the example is shown with."""
+    """Horizontal bars from the base P(LF0) (the dashed line) to each variant's P(LF0), in the order
+    of every front end (:meth:`~amp.evaluation.influence.Influence.ranked`) from the top: the changes
+    that turn the preferred reading first (marked ⇄), then the largest |Δ|; coloured by the reading
+    the example is shown with."""
     title = f"Which examples moved P(LF0)? (each {_CHANGE_NAMES[change]})"
     base = inf.base(version)
     ranked = [e for e in inf.ranked(change, version) if e.delta(change, version) is not None]
@@ -70,12 +77,13 @@ def influence_bars(inf: Influence, change: Change = "removed", version: Version 
     ranked.reverse()  # plotly draws the first bar at the bottom
     fig = go.Figure(go.Bar(
         x=[e.delta(change, version) for e in ranked], base=[base] * len(ranked),
-        y=[f"{e.index + 1}. {plain_label(_short(e.utterance))}" for e in ranked],
+        y=[f"{e.index + 1}. {plain_label(_short(e.utterance))}{_turn_mark(inf, e, change, version)}" for e in ranked],
         orientation="h", marker_color=[_label_color(e.label) for e in ranked],
         customdata=[[e.index + 1, plain_label(e.utterance), "plain" if e.label is None else f"LF{e.label}",
-                     e.delta(change, version)] for e in ranked],
+                     e.delta(change, version),
+                     "<br>⇄ turns the preferred reading" if inf.turns(e, change, version) else ""] for e in ranked],
         hovertemplate="example %{customdata[0]}: %{customdata[1]}<br>shown with %{customdata[2]}"
-                      "<br>P(LF0) %{base:.3f} → %{x:.3f} (Δ %{customdata[3]:+.3f})<extra></extra>",
+                      "<br>P(LF0) %{base:.3f} → %{x:.3f} (Δ %{customdata[3]:+.3f})%{customdata[4]}<extra></extra>",
         showlegend=False,
     ))
     for name, color in (("shown with LF0", LF0_COLOR), ("shown with LF1", LF1_COLOR), ("plain", NEITHER_COLOR)):

@@ -2,8 +2,13 @@
 
 The JSON is the :class:`amp.prompts.Prompt` record (:meth:`~amp.prompts.Prompt.to_dict`) with the
 rendered prompt added as ``text`` — the same object ``python -m amp prompt … --json`` prints, so
-either reads back here.  ``text`` is for people and ignored on import: the prompt is rebuilt from
-its fields, so an edited ``text`` changes nothing.
+either reads back here.  The prompt is its fields (the examples with their readings and labels,
+the test sentence and its gold LFs — what influence flips and verdicts score), and the model reads
+what they render; ``text`` is a copy for people, optional on import, and must agree with that
+rendering (up to a final line break): a ``text`` edited by hand, or left stale after the fields
+were edited, is refused (:func:`check_text`), naming the first line where the two part and the
+ways out — delete ``text`` to use the fields, or save the edited text alone as a text prompt file
+to have the model read it as written.  Nothing is silently ignored (issue #46 point 6).
 
 A file may also hold the rendered prompt text (:func:`prompt_from_file`, read back by
 :func:`amp.prompts.prompt_from_text`: examples that are pool sentences get their labels back).
@@ -44,7 +49,7 @@ from amp.parser.core import limits
 from amp.prompts import Prompt, prompt_from_text
 from amp.teaching.errors import PromptFileError
 
-__all__ = ["MAX_PROMPT_FILE_BYTES", "PromptFileError", "PromptFileKind", "PromptRead", "conjuncts_were_reordered",
+__all__ = ["MAX_PROMPT_FILE_BYTES", "PromptFileError", "PromptFileKind", "PromptRead", "check_text", "conjuncts_were_reordered",
            "in_prompt_convention", "prompt_from_file", "prompt_from_json", "prompt_json", "prompt_text", "read_prompt_file", "respelled_count"]
 
 #: The largest prompt file read (1 MB: a prompt at MAX_PROMPT_CHARS, with its JSON around it).
@@ -169,7 +174,36 @@ def prompt_from_json(data: bytes, where: str = "the prompt file", *, literal: bo
         raise PromptFileError(f"{where} holds JSON that is not a prompt (the object `amp prompt --json` and the "
                               f"Prompt builder write): {exc}") from None
     _check(prompt, where)
+    if "text" in value:
+        check_text(value["text"], prompt, where)
     return prompt if literal else _respelled(prompt, where)
+
+
+def _line_of(lines: list[str], i: int) -> str:
+    if i >= len(lines):
+        return "nothing (it has ended)"
+    line = lines[i]
+    return repr(line if len(line) <= 70 else line[:69] + "…")
+
+
+def check_text(text: Any, prompt: Prompt, where: str = "the prompt file") -> None:
+    """Refuse a prompt file's ``text`` that is not the rendering of its fields, ``prompt`` as the
+    file spells it (module docstring): :class:`PromptFileError` names the first line where they part
+    and says that the fields win and how to use either."""
+    if not isinstance(text, str):
+        raise PromptFileError(f'{where}: its "text" must be a string, not {type(text).__name__}')
+    rendered = prompt.render()
+    mine = text.replace("\r\n", "\n").rstrip("\n")
+    if mine == rendered:
+        return
+    have, want = mine.split("\n"), rendered.split("\n")
+    at = next((i for i, (a, b) in enumerate(zip(have, want, strict=False)) if a != b), min(len(have), len(want)))
+    raise PromptFileError(
+        f'{where}: its "text" differs from the prompt its fields render (line {at + 1}: the text has '
+        f"{_line_of(have, at)}, the fields render {_line_of(want, at)}). The model reads what the fields "
+        '("examples", "test_utterance", "header") render, so the fields win: to use them, delete "text" '
+        "(or make it agree); to have the model read your text as written, save the text alone as a text "
+        "file (the rendered prompt, as `amp prompt` prints it) and give that file instead.")
 
 
 def _respelled(prompt: Prompt, where: str) -> Prompt:

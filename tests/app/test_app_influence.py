@@ -47,8 +47,11 @@ def test_influence_is_computed_on_request_and_matches_the_library(parsed) -> Non
 
     assert inf == example_influence(loaded_parser(), default_prompt())  # the page's numbers are the library's (cached)
     bars = _titled(parsed, "Which examples moved P(LF0)? (each removed)")["data"][0]
-    ranked = [e for e in inf.ranked() if e.delta_removed is not None]
+    ranked = [e for e in inf.ranked("removed") if e.delta_removed is not None]
     assert bars["x"] == pytest.approx([e.delta_removed for e in reversed(ranked)])
+    listed = [m for m in texts(parsed, "markdown") if m[:1].isdigit() and " · Δ " in m]
+    assert [int(m.split(".")[0]) - 1 for m in listed] == [e.index for e in inf.ranked("removed")]  # the bars' order
+    assert [m.endswith("⇄") for m in listed] == [inf.turns(e, "removed") for e in inf.ranked("removed")]
     assert bars["base"] == pytest.approx([inf.base_p_lf0] * len(ranked))
     parsed.segmented_control(key="pi_influence_change").set_value("flipped").run()
     assert parsed.button(key="pi_influence_run").disabled  # kept for this prompt and model

@@ -49,3 +49,21 @@ def test_an_import_with_a_sentence_outside_the_pool_fills_the_typed_box(at) -> N
     assert at.text_input(key="pb_test_typed").value == "the gardener saw the baker with the telescope"
     assert at.session_state["prompt"].test_utterance == "the gardener saw the baker with the telescope"
     assert at.session_state["prompt"].examples == own.examples
+
+
+def test_a_json_whose_text_was_edited_is_refused_with_the_way_out(at) -> None:  # type: ignore[no-untyped-def]
+    """Issue #46 point 6: an edited ``"text"`` is not silently dropped for the fields — the import
+    is refused in an error box that says where the two part and which wins; the prompt is kept."""
+    import json
+    import re
+
+    goto(at, "prompt_builder")
+    before = at.session_state["prompt"]
+    edited = prompts.mixed_prompt("the man saw the boy with the telescope", 0.5, seed=2, k=3)
+    payload = json.loads(prompt_json(edited))
+    payload["text"] = payload["text"].replace("Human: ", "Human: yesterday ", 1)
+    _import(at, "edited.json", json.dumps(payload).encode())
+    errors = [re.sub(r"\\(.)", r"\1", e.value) for e in at.error]  # as shown: the Markdown escapes undone
+    assert len(errors) == 1 and errors[0].startswith("Nothing was imported: the file 'edited.json': its \"text\"")
+    assert "line " in errors[0] and "the fields win" in errors[0]
+    assert at.session_state["prompt"] == before

@@ -194,6 +194,9 @@ def test_a_json_prompt_is_the_prompt_it_holds(command: str, saved_tiny_model: Pa
         assert main([command, "--model", str(saved_tiny_model), "--prompt-file", str(file), *extra, "--device", "cpu",
                      "--no-cache", "--json"]) == 0
         outs.append(json.loads(capsys.readouterr().out))
+    if command == "parse":  # the same readings, from the file's golds and from the test sentence's pool entry
+        sources = [out["readings"].pop("source") for out in outs]
+        assert sources == ["prompt_file", "pool"]
     assert outs[0] == outs[1]
     if command == "parse":
         rendered_tokens = outs[0]["result"]["prompt_tokens"]

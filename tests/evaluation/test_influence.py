@@ -84,12 +84,39 @@ def test_deltas_are_variant_minus_base_and_ranked_by_size() -> None:
     assert a.delta_flipped == pytest.approx(-0.4) and a.delta_flipped_total == pytest.approx(-0.4)
     assert c.flipped_p_lf0 is None and c.delta_flipped is None  # NaN (both minima 0): undefined
     assert c.delta_flipped_total == pytest.approx(0.1)
-    assert [e.index for e in inf.ranked()] == [2, 0, 1]
+    assert [e.index for e in inf.ranked("removed")] == [2, 0, 1]
+    assert [e.index for e in inf.ranked()] == [0, 2, 1]  # both changes: a's flip (0.4) ties c's removal, by position
     assert [e.index for e in inf.ranked("removed", "total")] == [1, 2, 0]  # |-0.5| > |0.05| > |0.0|
     assert [e.index for e in inf.ranked("flipped")] == [0, 1, 2]  # undefined ones last, by position
+    # total: base 0.6 prefers LF0; b removed (0.1) and a flipped (0.2) turn it to LF1, c's changes do not
+    assert [inf.turns(e, "removed", "total") for e in inf.examples] == [False, True, False]
+    assert [inf.turns(e, "flipped", "total") for e in inf.examples] == [True, False, False]
+    assert not any(inf.turns(e, c) for e in inf.examples for c in ("removed", "flipped"))  # min: base 0.5 undecided
+    assert [e.index for e in inf.ranked(None, "total")] == [1, 0, 2]  # the two turns first (0.5, 0.4), then 0.1
     assert inf.ranked("flipped")[0].delta("flipped") == pytest.approx(-0.4)
     with pytest.raises(InfluenceError, match="expected 6 pair scores, got 5"):
         influence_from_scores(_prompt(), LF0, LF1, "fol", scores[:5])
+
+
+def test_flips_are_not_buried_under_removals_and_turns_come_first() -> None:
+    """Issue #46 point 6: ranked by the removal change alone, the second-largest flip came 7th.  The
+    list of both changes ranks each example by its larger change, after the examples whose change
+    turns the model's preferred reading (LF0 ↔ LF1, outside the undecided band)."""
+    examples = tuple(PromptExample(f"s{i}", f"L{i}", f"M{i}", 0) for i in range(8))
+    prompt = Prompt(examples, "t", gold_lf0=LF0, gold_lf1=LF1)
+    base = 0.6  # prefers LF0
+    removed = [0.60 + 0.04 * (8 - i) for i in range(8)]  # Δ 0.32, 0.28, …, 0.04: the removal order is 0…7
+    flipped = [base] * 8
+    flipped[7] = base - 0.3  # the second-largest flip, on the smallest removal; it turns P(LF0) to LF1 (0.3)
+    flipped[3] = base + 0.35  # the largest flip: still LF0
+    flipped[5] = base - 0.12  # a small flip that turns the reading (0.48 is undecided: no turn)
+    flipped[6] = base - 0.16  # 0.44: LF1, a turn
+    scores = [_pair(base)] + [_pair(p) for p in removed] + [_pair(p) for p in flipped]
+    inf = influence_from_scores(prompt, LF0, LF1, "fol", scores)
+    assert [e.index for e in inf.ranked("removed")] == list(range(8))
+    assert [e.index for e in inf.ranked()] == [7, 6, 3, 0, 1, 2, 4, 5]
+    assert [e.index for e in inf.ranked("flipped")] == [7, 6, 3, 5, 0, 1, 2, 4]
+    assert not inf.turns(inf.examples[5], "flipped") and inf.turns(inf.examples[6], "flipped")
 
 
 def test_position_summary_reads_a_last_example_effect() -> None:

@@ -17,7 +17,7 @@ import pytest
 from hostile_endpoint import MODEL, completion, endless_chunks, send_bytes, send_json, serve, trickle
 
 from amp.cli import main
-from amp.parser.backends import api_protocol as proto
+from amp.parser.backends import api_probe as probe
 from amp.parser.backends import api_replies as replies
 from amp.parser.backends.api import ApiBackend
 from amp.parser.backends.api_protocol import ApiSettings
@@ -34,6 +34,12 @@ from amp.parser.parser import Parser
 PROMPT = "Human: each bird\nComputer: forall x . bird(x)\n\nHuman: a bird\nComputer:"
 KEY = "sk-hostile-KEY-7c1e42"
 LF = " exists x . bird(x)"
+
+
+@pytest.fixture(autouse=True)
+def _nothing_learnt() -> None:
+    """Every test meets its endpoint as new (a loopback port may be used again by a later test)."""
+    probe.forget()
 
 
 def _parser(base: str, **settings: Any) -> Parser:
@@ -63,7 +69,7 @@ def test_a_server_answering_one_byte_a_second_is_cut_at_the_requests_deadline(he
     timeout per byte), one error naming the endpoint, the deadline and the requests made."""
     body = json.dumps(completion(LF)).encode()
     with serve(lambda h, n: trickle(h, body, every_s=0.2, headers_too=headers_too)) as endpoint:
-        parser = _parser(endpoint.base, timeout_s=2, retries=1)
+        parser = _parser(endpoint.base, timeout_s=2, retries=1, adaptive=False)
         start = time.monotonic()
         with pytest.raises(DeadlinePassed) as caught:
             parser.parse(PROMPT, beams=1, max_new_tokens=8)
@@ -73,6 +79,22 @@ def test_a_server_answering_one_byte_a_second_is_cut_at_the_requests_deadline(he
     assert endpoint.posts == ["/v1/completions"] * 2
     assert f"the model endpoint at {endpoint.base} did not finish a request (/completions) within 2 s" in message
     assert "2 requests: 1 retry" in message and caught.value.kind == "timeout"
+
+
+def test_adaptive_a_retry_after_a_timeout_gets_twice_as_long() -> None:
+    """The same server, adaptive (the default): the retry waits 4 s — the server is likely still
+    busy with the request given up on — and the error says the timeout was lengthened."""
+    body = json.dumps(completion(LF)).encode()
+    with serve(lambda h, n: trickle(h, body, every_s=0.2)) as endpoint:
+        parser = _parser(endpoint.base, timeout_s=2, retries=1)
+        start = time.monotonic()
+        with pytest.raises(DeadlinePassed) as caught:
+            parser.parse(PROMPT, beams=1, max_new_tokens=8)
+        took = time.monotonic() - start
+    assert 6.0 <= took < 9.0, took  # 2 s, a 0.5 s backoff, 4 s
+    assert endpoint.posts == ["/v1/completions"] * 2
+    assert ("did not finish a request (/completions) within 4 s (--api-timeout 2 s, lengthened to the "
+            "endpoint's pace, for connecting and every read together; 2 requests: 1 retry)") in str(caught.value)
 
 
 def test_the_commands_budget_ends_every_request_with_one_error() -> None:
@@ -288,24 +310,60 @@ def test_controls_in_a_models_text_are_not_printed(tmp_path: Path, capsys: pytes
 # -- n honoured or capped -------------------------------------------------------------------------------
 
 
-def test_an_endpoint_ignoring_n_costs_at_most_the_fill_cap_and_says_so() -> None:
+def test_an_endpoint_ignoring_n_is_asked_once_per_prompt_and_it_is_remembered() -> None:
+    """n = 32 from a server that returns one choice: one request, its greedy choice stands for the
+    32 (temperature 0) and the settings say so, one warning; the next backend of the same endpoint
+    (a new command in the process) asks with n = 1 from the start, and warns no more."""
     with serve(_ok) as endpoint:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             result = _parse(endpoint.base, beams=32)
-    assert endpoint.posts == ["/v1/completions"] * (1 + proto.MAX_FILL_REQUESTS)  # 5, not 32
-    assert [b["n"] for b in endpoint.bodies] == [32] + [1] * proto.MAX_FILL_REQUESTS
-    assert len(result.beams) == 1 + proto.MAX_FILL_REQUESTS
-    assert result.settings["api_choices"].startswith("5 of 32: the endpoint ignores n")
+            again = _parser(endpoint.base).parse(PROMPT + " ", beams=5, max_new_tokens=8)
+    assert endpoint.posts == ["/v1/completions"] * 2  # 1 + 1, not 32 + 5
+    assert [b["n"] for b in endpoint.bodies] == [32, 1]
+    assert len(result.beams) == 32 and set(result.texts) == {"exists x . bird(x)"}
+    assert [b.rank for b in result.beams] == list(range(32))
+    assert result.settings["api_choices"].startswith("1 asked, 31 repeated: the endpoint ignores n")
+    assert len(again.beams) == 5 and again.settings["api_choices"].startswith("1 asked, 4 repeated")
     assert [str(w.message) for w in caught if issubclass(w.category, ApiWarning)] == [
-        f"the model endpoint at {endpoint.base} ignores n: 5 of 32 choices per prompt (one request and at most "
-        "4 single ones)"]
+        f"the model endpoint at {endpoint.base} ignores n: each prompt is asked once, and its greedy choice "
+        "(temperature 0) stands for the 32 choices"]
 
 
-def test_the_papers_n_of_5_is_filled_in_full_and_extra_choices_are_dropped() -> None:
+def test_the_papers_n_of_5_in_one_request_and_extra_choices_are_dropped() -> None:
     with serve(_ok) as endpoint:
         result = _parse(endpoint.base, beams=5)
-    assert len(result.beams) == 5 and "api_choices" not in result.settings
+    assert len(result.beams) == 5 and endpoint.posts == ["/v1/completions"]
     with serve(lambda h, n: send_json(h, 200, completion(*[LF] * 50))) as endpoint:
         result = _parse(endpoint.base, beams=2)
-    assert len(result.beams) == 2 and endpoint.posts == ["/v1/completions"]
+    assert len(result.beams) == 2 and endpoint.posts == ["/v1/completions"] and "api_choices" not in result.settings
+
+
+def test_a_prompt_files_own_readings_without_log_probs_give_the_parse_and_say_why_not_scored(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``amp parse --api-logprobs off`` on a JSON prompt that carries gold LFs: the parse, its readings,
+    and in place of a verdict one line saying why they were not scored — not an error, since the
+    readings were not asked for (with ``--lf`` given by name the same is an error)."""
+    from amp.prompts import mixed_prompt
+    from amp.teaching.prompt_file import prompt_json
+
+    prompt = mixed_prompt("the man saw the boy with the telescope", 0.5, seed=0, k=2)
+    file = tmp_path / "p.json"
+    file.write_bytes(prompt_json(prompt))
+    argv = ["parse", "--model", f"openai:{MODEL}", "--prompt-file", str(file), "--api-mode", "completions",
+            "--api-logprobs", "off", "--no-cache", "--beams", "1"]
+    with serve(lambda h, n: send_json(h, 200, completion(" exists x . bird(x)"))) as endpoint:
+        code = main([*argv, "--api-base", endpoint.base, "--json"])
+        out = capsys.readouterr()
+        assert code == 0, out.err
+        parsed = json.loads(out.out)
+        assert parsed["readings"] == {"lf0": prompt.gold_lf0, "lf1": prompt.gold_lf1, "source": "prompt_file"}
+        assert parsed["readings_note"].startswith("not scored: scoring an LF needs log-probs")
+        assert "verdict" not in parsed and parsed["result"]["beams"]
+        assert main([*argv, "--api-base", endpoint.base]) == 0
+        text = capsys.readouterr().out
+        assert "readings: LF0 and LF1 from the prompt file's gold_lf0/gold_lf1" in text
+        assert "verdict: not scored: scoring an LF needs log-probs" in text
+        code = main([*argv, "--api-base", endpoint.base, "--lf", prompt.gold_lf0, "--lf", prompt.gold_lf1])
+        err = capsys.readouterr().err
+    assert code != 0 and "error: scoring an LF needs log-probs" in err

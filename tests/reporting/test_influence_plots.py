@@ -49,3 +49,18 @@ def test_bars_start_at_the_base_and_the_largest_change_is_on_top() -> None:
     assert len(flipped["x"]) == 2  # the plain example has no other reading
     position = influence_by_position(inf).to_dict()["data"][0]
     assert position["x"] == [1, 2, 3] and position["y"] == pytest.approx([-0.3, 0.05, 0.4])
+
+
+def test_bars_put_a_change_that_turns_the_reading_on_top_and_mark_it() -> None:
+    """Issue #46 point 6: the bars follow the order of every front end (Influence.ranked)."""
+    # base 0.7 (LF0); a: removed 0.75, flipped 0.3 (turns to LF1); b: removed 0.9; c: removed 0.72, flipped 0.95
+    scores = [_pair(0.7), _pair(0.75), _pair(0.9), _pair(0.72), _pair(0.3), _pair(0.95)]
+    inf = influence_from_scores(_prompt(), LF0, LF1, "fol", scores)
+    flipped = influence_bars(inf, "flipped").to_dict()["data"][0]
+    assert flipped["y"] == ["3. c", "1. a ⇄"]  # plotly draws the first bar at the bottom: a on top
+    assert flipped["x"] == pytest.approx([0.25, -0.4])
+    assert "turns the preferred reading" in flipped["customdata"][1][4] and not flipped["customdata"][0][4]
+    removed = influence_bars(inf).to_dict()["data"][0]
+    assert removed["y"] == ["3. c", "1. a", "2. b"]  # no turn: by size, the largest on top
+    assert [int(y.split(".")[0]) - 1 for y in reversed(flipped["y"])] == [
+        e.index for e in inf.ranked("flipped") if e.delta_flipped is not None]

@@ -30,12 +30,49 @@ def test_json_round_trip_and_the_text_field(prompt) -> None:
     payload = json.loads(data)
     assert payload["text"] == prompt.render() and list(payload)[:2] == ["header", "type"]
     assert prompt_from_json(data) == prompt
-    payload["text"] = "edited by hand"  # for people only: ignored on import
+    del payload["text"]  # optional: the prompt is its fields
+    assert prompt_from_json(json.dumps(payload).encode()) == prompt
+    payload["text"] = prompt.render() + "\r\n"  # a line break at the end is no disagreement
     assert prompt_from_json(json.dumps(payload).encode()) == prompt
     lisp = prompts.mixed_prompt(TEST, 0.5, seed=1, k=4, fmt="lisp")
     assert prompt_from_json(prompt_json(lisp)) == lisp
     zero = prompts.zero_shot_prompt(TEST, seed=0)
     assert prompt_from_json(b"\xef\xbb\xbf" + prompt_json(zero)) == zero  # a BOM is fine
+
+
+def test_an_edited_text_is_refused_saying_where_it_disagrees(prompt) -> None:
+    """Issue #46 point 6: the model reads the prompt the fields render, so a ``text`` edited by hand
+    (or left stale after editing the examples) is an error naming the first differing line and the
+    ways out — never silently ignored."""
+    payload = json.loads(prompt_json(prompt))
+    lines = payload["text"].split("\n")
+    at = next(i for i, line in enumerate(lines) if line.startswith("Computer: "))
+    lines[at] = "Computer: exists x . telescope(x)"
+    payload["text"] = "\n".join(lines)
+    with pytest.raises(PromptFileError) as info:
+        prompt_from_json(json.dumps(payload).encode(), "mine.json")
+    says = str(info.value)
+    assert says.startswith("mine.json: its \"text\" differs from the prompt its fields render")
+    assert f"line {at + 1}" in says and "exists x . telescope(x)" in says and prompts.HEADER not in says
+    assert "the fields win" in says and "delete \"text\"" in says and "text file" in says
+    stale = {**json.loads(prompt_json(prompt)), "test_utterance": "a boy saw a cat"}  # the fields edited instead
+    with pytest.raises(PromptFileError, match=r"differs from the prompt its fields render .*line \d+"):
+        prompt_from_json(json.dumps(stale).encode())
+    shorter = {**json.loads(prompt_json(prompt)), "text": payload["text"].rsplit("\n\n", 1)[0]}
+    with pytest.raises(PromptFileError, match="differs from the prompt its fields render"):
+        prompt_from_json(json.dumps(shorter).encode())
+    with pytest.raises(PromptFileError, match="\"text\" must be a string, not int"):
+        prompt_from_json(json.dumps({**json.loads(prompt_json(prompt)), "text": 3}).encode())
+
+
+def test_an_edited_text_is_refused_by_the_reader_of_every_command(prompt) -> None:
+    """:func:`read_prompt_file` (the CLI's ``--prompt-file`` and the Prompt builder's import) refuses it too."""
+    from amp.teaching.prompt_file import read_prompt_file
+
+    payload = {**json.loads(prompt_json(prompt)), "text": "Human: a boy\nComputer:"}
+    for literal in (False, True):
+        with pytest.raises(PromptFileError, match="differs from the prompt its fields render"):
+            read_prompt_file(json.dumps(payload).encode(), literal=literal)
 
 
 def _bad(payload: object) -> bytes:
@@ -100,6 +137,7 @@ def test_an_import_is_respelled_in_the_prompt_convention_unless_literal() -> Non
     assert prompt.gold_lf0.startswith("exists x . exists y . exists z . exists a . exists e . ")
     body = re.sub(r"\b([xyzae])\b", lambda m: odd[m.group(1)], prompt.gold_lf0.split(" . ", 5)[5])
     payload["gold_lf0"] = "exists c . exists q . exists p . exists r . exists b . " + body
+    del payload["text"]  # written by hand: no rendered copy (a stale one is refused, issue #46 point 6)
     data = json.dumps(payload).encode()
     literal = prompt_from_file(data, literal=True)
     respelled = prompt_from_file(data)

@@ -120,10 +120,14 @@ def influence_section(prompt: Prompt) -> None:
     left, right = st.columns([1, 1.6], gap="large")
     with left:
         st.markdown(f"**The prompt's examples** · base P(LF0) {fmt_prob(inf.base(version))}")
-        for e in inf.examples:
+        st.caption("In the figure's order: ⇄ marks a change that turns the preferred reading (listed first), "
+                   "then the largest change; the number is the example's place in the prompt.")
+        for e in inf.ranked(change, version):
             shown = "plain" if e.label is None else f"LF{e.label}"
             d = e.delta(change, version)
-            st.markdown(f"{e.index + 1}. {plain(e.utterance)} · *{shown}* · Δ {'–' if d is None else f'{d:+.3f}'}")
+            turn = " · ⇄" if inf.turns(e, change, version) else ""
+            st.markdown(f"{e.index + 1}. {plain(e.utterance)} · *{shown}* · Δ {'–' if d is None else f'{d:+.3f}'}"
+                        f"{turn}")
     with right:
         chart(influence_plots.influence_bars(inf, change, version), key="pi_influence_bars",
               filename="example_influence")
