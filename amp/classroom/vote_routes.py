@@ -38,6 +38,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from amp.classroom.errors import VoteRefused
 from amp.errors import AmpError
 from amp.teaching import student_messages as say
 from amp.teaching.errors import InvalidVoteError
@@ -67,14 +68,6 @@ SAFE_HEADERS = {
 }
 
 
-class _Refused(Exception):
-    """An answer refused with ``status`` and a message the page shows as it stands."""
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status, self.message = status, message
-
-
 def _json(body: dict[str, Any], status: int = 200) -> JSONResponse:
     return JSONResponse(body, status_code=status, headers=SAFE_HEADERS)
 
@@ -93,7 +86,7 @@ def _code(value: Any) -> str:
     try:
         return normalise_code(value)
     except PollNotFoundError:
-        raise _Refused(404, say.no_poll(value[:64] if isinstance(value, str) else "")) from None
+        raise VoteRefused(404, say.no_poll(value[:64] if isinstance(value, str) else "")) from None
 
 
 def _state(store: PollStore, code: str, voter: str) -> dict[str, Any]:
@@ -101,7 +94,7 @@ def _state(store: PollStore, code: str, voter: str) -> dict[str, Any]:
         poll = store.get_poll(code)
         votes, revealed = store.voter_votes(poll.code, voter), store.revealed_items(poll.code)
     except PollNotFoundError:
-        raise _Refused(404, say.no_poll(code)) from None
+        raise VoteRefused(404, say.no_poll(code)) from None
     return {
         "code": poll.code, "title": poll.title, "closed": poll.closed,
         "items": [{"surface": it.surface, "readings": [it.paraphrase(0), it.paraphrase(1)]} for it in poll.items],
@@ -121,16 +114,16 @@ def _answer(store: PollStore, body: dict[str, Any], voter: str) -> dict[str, Any
     try:
         poll = store.get_poll(code)
         if not isinstance(item, int) or isinstance(item, bool) or not 0 <= item < len(poll.items):
-            raise _Refused(422, say.not_recorded(f"there is no sentence {item!r} in this poll"))
+            raise VoteRefused(422, say.not_recorded(f"there is no sentence {item!r} in this poll"))
         done = store.answer(poll.code, item, voter, choice, confidence)  # type: ignore[arg-type]
     except PollNotFoundError:
-        raise _Refused(404, say.no_poll(code)) from None
+        raise VoteRefused(404, say.no_poll(code)) from None
     except ItemRevealedError:
-        raise _Refused(409, f"Not recorded: {say.LOCKED}") from None
+        raise VoteRefused(409, f"Not recorded: {say.LOCKED}") from None
     except PollClosedError:
-        raise _Refused(409, say.CLOSED_NOT_RECORDED) from None
+        raise VoteRefused(409, say.CLOSED_NOT_RECORDED) from None
     except InvalidVoteError as exc:
-        raise _Refused(422, say.not_recorded(str(exc))) from None
+        raise VoteRefused(422, say.not_recorded(str(exc))) from None
     words = say.answer_words(poll.items[item], done.vote.choice, done.vote.confidence)
     return {"outcome": done.outcome.value, "message": say.answered(done.outcome, words),
             "vote": {"choice": done.vote.choice, "confidence": done.vote.confidence, "words": words}}
@@ -138,20 +131,20 @@ def _answer(store: PollStore, body: dict[str, Any], voter: str) -> dict[str, Any
 
 async def _body(request: Request) -> dict[str, Any]:
     if request.headers.get("content-type", "").split(";")[0].strip().lower() != "application/json":
-        raise _Refused(415, "An answer is sent as JSON (Content-Type: application/json).")
+        raise VoteRefused(415, "An answer is sent as JSON (Content-Type: application/json).")
     size = 0
     chunks: list[bytes] = []
     async for chunk in request.stream():
         size += len(chunk)
         if size > MAX_BODY_BYTES:
-            raise _Refused(413, f"An answer holds at most {MAX_BODY_BYTES} bytes.")
+            raise VoteRefused(413, f"An answer holds at most {MAX_BODY_BYTES} bytes.")
         chunks.append(chunk)
     try:
         body = json.loads(b"".join(chunks))
     except (UnicodeDecodeError, json.JSONDecodeError):
-        raise _Refused(400, "The answer is not JSON.") from None
+        raise VoteRefused(400, "The answer is not JSON.") from None
     if not isinstance(body, dict):
-        raise _Refused(400, "The answer is a JSON object with poll, item, choice and confidence.")
+        raise VoteRefused(400, "The answer is a JSON object with poll, item, choice and confidence.")
     return body
 
 
@@ -164,7 +157,7 @@ def vote_routes(store: Callable[[], PollStore] = shared_store) -> list[Route]:
             given = request.cookies.get(voter_cookie(code))
             voter = given if is_voter_id(given) else new_voter_id()
             body = await run_in_threadpool(_state, store(), code, voter)
-        except _Refused as refused:
+        except VoteRefused as refused:
             return _json({"error": refused.message}, refused.status)
         except AmpError as exc:
             return _json({"error": f"The poll cannot be read: {exc}"}, 503)
@@ -180,10 +173,10 @@ def vote_routes(store: Callable[[], PollStore] = shared_store) -> list[Route]:
             code = _code(body.get("poll"))
             voter = request.cookies.get(voter_cookie(code))
             if not is_voter_id(voter):
-                raise _Refused(400, say.not_recorded("this browser keeps no cookie for the poll; allow cookies "
+                raise VoteRefused(400, say.not_recorded("this browser keeps no cookie for the poll; allow cookies "
                                                      "for this page and open the link again"))
             return _json(await run_in_threadpool(_answer, store(), body, voter))
-        except _Refused as refused:
+        except VoteRefused as refused:
             return _json({"error": refused.message}, refused.status)
         except AmpError as exc:
             return _json({"error": say.not_recorded(str(exc))}, 503)

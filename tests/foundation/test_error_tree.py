@@ -30,6 +30,8 @@ AMP_ERROR = "amp.errors.AmpError"
 NOT_ERRORS: dict[tuple[str, str], str] = {
     ("ui/shared/halt.py", "PageHalt"): "a control-flow signal (a page that ends early, suppressed by app.py): "
     "as an AmpError the pages' `except AmpError` boxes would swallow it",
+    ("amp/parser/backends/api_pace.py", "StopWaiting"): "a control-flow signal inside the API client (a wait for "
+    "a place in flight ended by its stop(), caught in amp/parser/backends/api.py): it never reaches a user",
 }
 
 
