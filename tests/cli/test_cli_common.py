@@ -38,4 +38,4 @@ def test_format_and_mode_options_offer_the_declared_words() -> None:
 def test_every_command_is_registered_in_help_order() -> None:
     (sub,) = [a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)]
     assert list(sub.choices) == ["generate", "canon", "prompt", "metrics", "parse", "score", "influence", "attribute",
-                                 "v1-splits", "reproduce", "demo-pack", "serve", "app"]
+                                 "detect", "v1-splits", "reproduce", "demo-pack", "serve", "app"]

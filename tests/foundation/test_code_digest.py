@@ -20,7 +20,8 @@ from amp.code_digest import CODE_MODULES, PACKAGE_DIR, code_digest, source_diges
 #: the package, model loading (identified by weight hashes), the backend interface and its
 #: capabilities record, the engine registry (which backend runs; the backend's runtime is in every
 #: key), the remote client, its job protocol and request bounds, the API backend's HTTP transport
-#: (it bounds how long and how much an endpoint may send; it decides nothing a result holds), the
+#: (it bounds how long and how much an endpoint may send; it decides nothing a result holds) and
+#: its pace and progress (how many requests are in flight, their timeout, what a listener hears), the
 #: JSON depth bound of a request, and the fair-share gate that orders requests' search steps on a
 #: replica (when a step runs, never what it computes).
 NOT_RESULT_CODE = {"parser/__init__.py", "parser/backend.py", "parser/jobs.py", "parser/engines.py",
@@ -29,7 +30,9 @@ NOT_RESULT_CODE = {"parser/__init__.py", "parser/backend.py", "parser/jobs.py", 
                    "parser/search/__init__.py", "parser/search/settings.py", "parser/search/fair_share.py",
                    "parser/models/__init__.py", "parser/models/spec.py", "parser/models/embedded.py",
                    "parser/models/loading.py", "parser/models/registry.py", "parser/models/names.py",
-                   "parser/backends/__init__.py", "parser/backends/remote.py", "parser/backends/api_transport.py"}
+                   "parser/backends/__init__.py", "parser/backends/remote.py", "parser/backends/api_transport.py",
+                   "parser/backends/api_pace.py", "parser/backends/api_progress.py",
+                   "parser/backends/llama_threads.py"}  # how many threads: the same results to the bit
 
 
 def _copy_package(dest: Path) -> Path:

@@ -34,6 +34,7 @@ from amp.reporting import (
     beam_tree_plot,
     calibration_plots,
     coverage_plots,
+    detection_plots,
     influence_plots,
     poll_plots,
     readings_heatmap,
@@ -137,6 +138,17 @@ def _readings_inspection() -> SimpleNamespace:
 
 
 #: One hostile case per builder: ``name → () -> figure``.
+def _probe_report():
+    """A probe report of a model whose name a user typed (the figure's subtitle shows it)."""
+    from amp.detection.hidden_states import Pooling
+    from amp.detection.probe import ProbeReport, ProbeResult
+    from amp.evaluation.bootstrap import Interval
+
+    iv = Interval(estimate=0.7, low=0.6, high=0.8, n=20)
+    return ProbeReport(model=HOSTILE, results=(ProbeResult(layer=0, pooling=Pooling.LAST, auroc=iv, shuffled=iv, c=1.0),),
+                       words=iv, words_c=1.0, n_train=40, n_test=20, seed=0, resamples=100)
+
+
 CASES: dict[str, Callable[[], go.Figure]] = {
     "sweep_plots.p_lf0_vs_ratio": lambda: sweep_plots.p_lf0_vs_ratio(_per_ratio()),
     "sweep_plots.accuracy_vs_ratio": lambda: sweep_plots.accuracy_vs_ratio(_per_ratio()),
@@ -168,6 +180,9 @@ CASES: dict[str, Callable[[], go.Figure]] = {
                                                                                    title=HOSTILE),
     "token_plots.char_heatmap": lambda: token_plots.char_heatmap({HOSTILE: ([HOSTILE, "x"], [0.5, 0.6])},
                                                                  title=HOSTILE),
+    "detection_plots.probe_layer_figure": lambda: detection_plots.probe_layer_figure(_probe_report()),
+    "detection_plots.roc_figure": lambda: detection_plots.roc_figure({HOSTILE: ([0.9, 0.2, 0.5], [True, False, True])},
+                                                                     subtitle=HOSTILE),
 }
 
 
