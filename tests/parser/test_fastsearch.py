@@ -151,8 +151,10 @@ def test_fast_search_equals_generate_on_the_default_model(gemma: Any) -> None:
 
     items = ex.plan_fewshot(ex.FewShotConfig(types=("pp",), ratios=(0.5,), n_per_ratio=1))[:1]
     prompts = [it.prompt_text for it in items] + [simple_prompt("the boy saw the girl with the telescope")]
-    ref = beam_search_batch(gemma.model, gemma.tokenizer, prompts, beams=5, algorithm="generate")
-    fast = beam_search_batch(gemma.model, gemma.tokenizer, prompts, beams=5, algorithm="fast")
+    # 3 beams: the real model's tokenizer and weights are what this test adds (beam counts 1, 4 and 8 are
+    # compared on the tiny model above); 5 beams cost the suite ~70 s more for no other rule
+    ref = beam_search_batch(gemma.model, gemma.tokenizer, prompts, beams=3, algorithm="generate")
+    fast = beam_search_batch(gemma.model, gemma.tokenizer, prompts, beams=3, algorithm="fast")
     _same(ref, fast)
 
 
