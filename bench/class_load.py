@@ -47,6 +47,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import cast
 
 import psutil
 
@@ -57,19 +58,21 @@ from errors import ClassLoadError, StreamlitClientError
 from st_client import Session, Shown, start_app, stop_app
 from vote_client import VotePhone
 
+from amp.teaching import student_messages as say
 from amp.teaching.poll_records import PollItem
 from amp.teaching.poll_store import PollStore
 from amp.teaching.voter import new_voter_id
 
 #: The student form's labels (found by label, so the form may change around them).
-CHOICE_LABEL = "Which meaning do you understand?"
-CONFIDENCE_LABEL = "How confident are you?"
+CHOICE_LABEL = say.CHOICE_QUESTION
+CONFIDENCE_LABEL = say.CONFIDENCE_QUESTION
 SUBMIT_LABEL = "Submit"
 #: Words of the buttons that move a phone to the next sentence.
 NEXT_WORDS = ("Next", "Finish")
 #: Words of the messages that confirm an answer (W2's form may say either).
 CONFIRM_WORDS = ("answer is in", "Your answer", "Changed to", "already answered")
-REFUSED_WORDS = ("already answered",)
+#: Words of a reply to an answer that changed nothing (the same answer again).
+REFUSED_WORDS = ("already answered", "Your answer stays")
 #: The teacher's page (its URL path) and the label of its vote count.
 TEACHER_PAGE = "teach_poll"
 VOTES_LABEL = "Votes: "
@@ -77,11 +80,12 @@ VOTES_LABEL = "Votes: "
 
 @dataclass
 class Phone:
-    """One simulated phone: its voter id, its tab, and per item (click time, confirmation time, text)."""
+    """One simulated phone: its voter id, its tab (a Streamlit session or a light page's connection),
+    and per item (click time, confirmation time, text)."""
 
     index: int
     voter: str
-    session: Session
+    session: Session | VotePhone
     clicked: dict[int, float] = field(default_factory=dict)
     confirmed: dict[int, float] = field(default_factory=dict)
     said: dict[int, str] = field(default_factory=dict)
@@ -183,19 +187,6 @@ async def _next(phone: Phone, timeout: float) -> None:
     await tab.wait_run(timeout)
 
 
-async def _join(phones: list[Phone], timeout: float, at_once: int = 20) -> list[float]:
-    """Every phone opens the student link (at most ``at_once`` handshakes at a time); join times."""
-    gate = asyncio.Semaphore(at_once)
-
-    async def one(phone: Phone) -> float:
-        async with gate:
-            start = time.monotonic()
-            await phone.session.open(timeout)
-            return time.monotonic() - start
-
-    return list(await asyncio.gather(*(one(p) for p in phones)))
-
-
 def _pct(values: list[float], q: float) -> float:
     return statistics.quantiles(values, n=100, method="inclusive")[int(q) - 1] if len(values) > 1 else values[0]
 
@@ -230,22 +221,77 @@ def _cpu(proc: psutil.Process) -> float:
     return t.user + t.system + t.children_user + t.children_system
 
 
-async def run_class(url: str, store: PollStore, server: psutil.Process, n: int, *, items: int = 2,
-                    window: float = 10.0, seed: int = 0, timeout: float = 120.0) -> Row:
-    """N phones on a new poll of ``items`` sentences; the figures of :class:`Row`."""
-    rng = random.Random(seed)
-    poll = store.create_poll(poll_items(items), title=f"class_load {n}")
-    phones: list[Phone] = []
-    for i in range(n):
+class StreamlitPage:
+    """Phones on the Streamlit student page (``/?poll=``): :mod:`st_client` sessions with a voter cookie."""
+
+    def phone(self, index: int, url: str, code: str) -> Phone:
         voter = new_voter_id()
-        phone = Phone(i, voter, Session(url, query=f"poll={poll.code}", cookies={f"amp_voter_{poll.code}": voter}))
+        phone = Phone(index, voter, Session(url, query=f"poll={code}", cookies={f"amp_voter_{code}": voter}))
         phone.session.on_text = phone.see
-        phones.append(phone)
+        return phone
+
+    async def open(self, phone: Phone, timeout: float) -> None:
+        await phone.session.open(timeout)
+
+    vote = staticmethod(_vote)
+    next = staticmethod(_next)
+
+
+class LightPage:
+    """Phones on the light vote page (``/vote?poll=``): :mod:`vote_client` connections; the server gives
+    the voter cookie on opening, and an answer's confirmation is its reply."""
+
+    def phone(self, index: int, url: str, code: str) -> Phone:
+        return Phone(index, "", VotePhone(url, code))
+
+    async def open(self, phone: Phone, timeout: float) -> None:
+        tab = cast(VotePhone, phone.session)
+        await asyncio.wait_for(tab.open(), timeout)
+        phone.voter = tab.cookie.partition("=")[2]
+
+    async def vote(self, phone: Phone, item: int, delay: float, rng: random.Random, timeout: float) -> None:
+        await asyncio.sleep(delay)
+        try:
+            sent, answered, status, reply = await asyncio.wait_for(
+                cast(VotePhone, phone.session).answer(item, rng.choice((0, 1)), rng.choice((1, 2, 3))), timeout)
+        except (OSError, TimeoutError, StreamlitClientError, ValueError) as exc:
+            phone.failed.setdefault(item, f"{type(exc).__name__}: {exc}")
+            return
+        phone.clicked[item] = sent
+        if status == 200 and "message" in reply:
+            phone.confirmed[item], phone.said[item] = answered, reply["message"]
+        else:
+            phone.failed.setdefault(item, f"HTTP {status}: {reply.get('error', reply)}")
+
+    async def next(self, phone: Phone, timeout: float) -> None:
+        """The next sentence is drawn by the page's script: nothing is sent."""
+
+
+#: The student pages a class can be simulated on (``--page``), by name.
+PAGES: dict[str, StreamlitPage | LightPage] = {"light": LightPage(), "streamlit": StreamlitPage()}
+
+
+async def run_class(url: str, store: PollStore, server: psutil.Process, n: int, *, page: str = "light",
+                    items: int = 2, window: float = 10.0, seed: int = 0, timeout: float = 120.0) -> Row:
+    """N phones on ``page`` (:data:`PAGES`) answering a new poll of ``items`` sentences while the teacher's
+    Class poll page is open; the figures of :class:`Row`."""
+    driver = PAGES[page]
+    rng = random.Random(seed)
+    poll = store.create_poll(poll_items(items), title=f"class_load {page} {n}")
+    phones = [driver.phone(i, url, poll.code) for i in range(n)]
     teacher = TeacherWatch(url, poll.code)
+    gate = asyncio.Semaphore(20)  # at most 20 phones opening the link at once
+
+    async def join(phone: Phone) -> float:
+        async with gate:
+            start = time.monotonic()
+            await driver.open(phone, timeout)
+            return time.monotonic() - start
+
     try:
         await teacher.tab.open(timeout)  # the teacher's page is open before the class joins
         rss_before = server.memory_info().rss
-        joins = await _join(phones, timeout)
+        joins = list(await asyncio.gather(*(join(p) for p in phones)))
         me = psutil.Process()
         cpu0, mine0 = _cpu(server), _cpu(me)
         tally: dict[int, float] = {}
@@ -253,8 +299,8 @@ async def run_class(url: str, store: PollStore, server: psutil.Process, n: int, 
         last_click: dict[int, float] = {}
         with TallyWatch(store, poll.code, n) as watch:
             for item in range(items):
-                await asyncio.gather(*(_vote(p, item, rng.uniform(0, window), random.Random(rng.random()), timeout)
-                                       for p in phones))
+                await asyncio.gather(*(driver.vote(p, item, rng.uniform(0, window), random.Random(rng.random()),
+                                                   timeout) for p in phones))
                 deadline = time.monotonic() + timeout
                 while (item not in watch.reached or math.isnan(teacher.when(n * (item + 1)))) \
                         and time.monotonic() < deadline:
@@ -264,7 +310,7 @@ async def run_class(url: str, store: PollStore, server: psutil.Process, n: int, 
                 tally[item] = watch.reached.get(item, float("nan"))
                 on_page[item] = teacher.when(n * (item + 1))
                 if item + 1 < items:
-                    await asyncio.gather(*(_next(p, timeout) for p in phones if item in p.confirmed))
+                    await asyncio.gather(*(driver.next(p, timeout) for p in phones if item in p.confirmed))
         cpu1, mine1 = _cpu(server), _cpu(me)
         rss_after = server.memory_info().rss
     finally:
@@ -279,87 +325,8 @@ async def run_class(url: str, store: PollStore, server: psutil.Process, n: int, 
     errors = tuple(sorted({f"item {i + 1}: {text[:120]}" for p in phones for i, text in p.failed.items()}))
     total = sum(recorded)
     return Row(n, recorded, tuple(sum(1 for p in phones if i in p.clicked) for i in range(items)), doubled,
-               len(waits), sum(1 for p in phones for s in p.said.values() if s.startswith(REFUSED_WORDS)
-                               or any(w in s for w in REFUSED_WORDS)),
+               len(waits), sum(1 for p in phones for s in p.said.values() if any(w in s for w in REFUSED_WORDS)),
                sum(len(p.failed) for p in phones),
-               _pct(waits, 50) if waits else float("nan"), _pct(waits, 95) if waits else float("nan"),
-               max(waits, default=float("nan")),
-               tuple(tally[i] - last_click[i] for i in range(items)),
-               tuple(on_page[i] - last_click[i] for i in range(items)), _pct(joins, 95),
-               (cpu1 - cpu0) / total if total else float("nan"), mine1 - mine0, cpu1 - cpu0,
-               rss_before / 2**20, rss_after / 2**20, errors)
-
-
-async def run_light_class(url: str, store: PollStore, server: psutil.Process, n: int, *, items: int = 2,
-                          window: float = 10.0, seed: int = 0, timeout: float = 120.0) -> Row:
-    """N phones on the light vote page (:mod:`vote_client`), the teacher's Class poll page open;
-    the figures of :class:`Row` (a click's confirmation is the answer's reply)."""
-    rng = random.Random(seed)
-    poll = store.create_poll(poll_items(items), title=f"class_load light {n}")
-    phones = [VotePhone(url, poll.code) for _ in range(n)]
-    teacher = TeacherWatch(url, poll.code)
-    clicked: dict[tuple[int, int], float] = {}
-    waits: list[float] = []
-    refused = 0
-    failed: dict[tuple[int, int], str] = {}
-
-    async def vote(i: int, item: int, delay: float, pick: random.Random) -> None:
-        nonlocal refused
-        await asyncio.sleep(delay)
-        try:
-            sent, answered, status, reply = await asyncio.wait_for(
-                phones[i].answer(item, pick.choice((0, 1)), pick.choice((1, 2, 3))), timeout)
-        except (OSError, TimeoutError, StreamlitClientError, ValueError) as exc:
-            failed[(i, item)] = f"{type(exc).__name__}: {exc}"
-            return
-        clicked[(i, item)] = sent
-        if status == 200 and reply.get("outcome") in ("recorded", "changed", "unchanged"):
-            waits.append(answered - sent)
-            refused += reply["outcome"] == "unchanged"
-        else:
-            failed[(i, item)] = f"HTTP {status}: {reply.get('error', reply)}"
-
-    try:
-        await teacher.tab.open(timeout)
-        rss_before = server.memory_info().rss
-        gate = asyncio.Semaphore(20)
-
-        async def join(phone: VotePhone) -> float:
-            async with gate:
-                start = time.monotonic()
-                await asyncio.wait_for(phone.open(), timeout)
-                return time.monotonic() - start
-
-        joins = list(await asyncio.gather(*(join(p) for p in phones)))
-        me = psutil.Process()
-        cpu0, mine0 = _cpu(server), _cpu(me)
-        tally: dict[int, float] = {}
-        on_page: dict[int, float] = {}
-        last_click: dict[int, float] = {}
-        with TallyWatch(store, poll.code, n) as watch:
-            for item in range(items):
-                await asyncio.gather(*(vote(i, item, rng.uniform(0, window), random.Random(rng.random()))
-                                       for i in range(n)))
-                deadline = time.monotonic() + timeout
-                while (item not in watch.reached or math.isnan(teacher.when(n * (item + 1)))) \
-                        and time.monotonic() < deadline:
-                    await asyncio.sleep(0.05)
-                clicks = [t for (_, it), t in clicked.items() if it == item]
-                last_click[item] = max(clicks) if clicks else float("nan")
-                tally[item] = watch.reached.get(item, float("nan"))
-                on_page[item] = teacher.when(n * (item + 1))
-        cpu1, mine1 = _cpu(server), _cpu(me)
-        rss_after = server.memory_info().rss
-    finally:
-        await asyncio.gather(teacher.tab.close(), *(p.close() for p in phones), return_exceptions=True)
-    votes = store.votes(poll.code)
-    recorded = tuple(sum(1 for v in votes if v.item_index == i) for i in range(items))
-    per_voter = {(v.voter_id, v.item_index) for v in votes}
-    doubled = len(votes) - len(per_voter)
-    total = sum(recorded)
-    errors = tuple(sorted({f"item {it + 1}: {text[:120]}" for (_, it), text in failed.items()}))
-    return Row(n, recorded, tuple(sum(1 for (_, it) in clicked if it == i) for i in range(items)), doubled,
-               len(waits), refused, len(failed),
                _pct(waits, 50) if waits else float("nan"), _pct(waits, 95) if waits else float("nan"),
                max(waits, default=float("nan")),
                tuple(tally[i] - last_click[i] for i in range(items)),
@@ -382,14 +349,9 @@ def table(rows: list[Row]) -> str:
     return "\n".join(lines)
 
 
-#: The student pages a class can be simulated on (``--page``), by name.
-PAGES = {"light": run_light_class, "streamlit": run_class}
-
-
 def run(phone_counts: list[int], *, items: int = 2, window: float = 10.0, seed: int = 0,
         timeout: float = 120.0, cache_dir: Path | None = None, page: str = "light") -> list[Row]:
     """Start the app, run each N in turn on a poll of its own (phones on ``page``), stop the app; the rows."""
-    one_class = PAGES[page]
     with tempfile.TemporaryDirectory(prefix="class-load-") as tmp:
         cache = cache_dir or Path(tmp) / "cache"
         cache.mkdir(parents=True, exist_ok=True)
@@ -397,8 +359,8 @@ def run(phone_counts: list[int], *, items: int = 2, window: float = 10.0, seed: 
         try:
             store = PollStore(cache / "polls.sqlite")
             server = psutil.Process(proc.pid)
-            return [asyncio.run(one_class(url, store, server, n, items=items, window=window, seed=seed + n,
-                                          timeout=timeout)) for n in phone_counts]
+            return [asyncio.run(run_class(url, store, server, n, page=page, items=items, window=window,
+                                          seed=seed + n, timeout=timeout)) for n in phone_counts]
         finally:
             stop_app(proc)
 
