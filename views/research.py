@@ -18,7 +18,7 @@ from amp.parser.search.settings import DEFAULT_SEARCH
 from amp.reporting import report
 from ui.inspection.detection_view import detection_section
 from ui.shared import settings_widgets
-from ui.shared.common import chart
+from ui.shared.common import chart, plain
 from ui.shared.halt import halt
 
 st.title("Research: reproduced tables and figures")
@@ -46,7 +46,7 @@ def side(col, slot: int) -> None:
             st.error(str(exc))
             return
         settings = run["settings"]
-        st.caption(" · ".join(f"**{k}** {v}" for k, v in settings.items()))
+        st.caption(" · ".join(f"**{plain(k)}** {plain(v)}" for k, v in settings.items()))
         zero = ex.rematch(run["zero_shot"], mode)
         few = ex.rematch(run["few_shot"], mode)
         k = int(settings.get("beams") or DEFAULT_SEARCH.beams)

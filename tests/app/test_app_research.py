@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "reporting"))  # test_research, also when run alone
 
 from app_helpers import assert_ok, goto
 
@@ -55,3 +56,19 @@ def test_compare_page_two_models_and_overlay(at, app_env: Path, app_cache_dir: P
     at.multiselect(key="cmp_runs").set_value(["model-a", "model-b"]).run()
     assert_ok(at)
     assert len(at.get("plotly_chart")) == 3
+
+
+def test_a_runs_settings_are_shown_as_plain_text(at, app_cache_dir: Path) -> None:
+    """A manifest's settings hold what a user typed (a model path, an endpoint): never Markdown."""
+    import test_research as tr
+
+    zero, few = tr.records()
+    shutil.rmtree(app_cache_dir / "runs", ignore_errors=True)
+    runs.save_manifest("odd", {"model": "*loud* [here](http://example.org)", "beams": 5}, zero, few,
+                       directory=app_cache_dir / "runs")
+    goto(at, "research")
+    captions = [c.value for c in at.caption if "loud" in c.value]
+    assert captions, [c.value for c in at.caption]
+    for text in captions:
+        assert "*loud*" not in text and "[here](http" not in text, text  # escaped, not emphasis or a link
+        assert r"\*loud\*" in text and r"\[here\]" in text, text
