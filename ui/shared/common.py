@@ -16,6 +16,7 @@ import streamlit as st
 
 from amp.data.types import display_name
 from amp.errors import AmpError
+from amp.evaluation.sweep_summary import json_cells
 from amp.logic.errors import LFParseError
 from amp.reporting.chart_text import figure_text
 
@@ -94,11 +95,17 @@ def chart(fig: Any, *, key: str | None = None, filename: str = "figure", html_do
 
 
 def csv_download(df: pd.DataFrame, filename: str, *, label: str = "Download CSV", key: str | None = None) -> None:
-    """A download button for a table as CSV (UTF-8, no index)."""
-    buf = io.StringIO()
-    df.to_csv(buf, index=False)
-    st.download_button(label, buf.getvalue(), file_name=filename, mime="text/csv",
+    """A download button for a table as CSV (:func:`csv_text`)."""
+    st.download_button(label, csv_text(df), file_name=filename, mime="text/csv",
                        key=key, icon=":material/download:", on_click="ignore")
+
+
+def csv_text(df: pd.DataFrame) -> str:
+    """``df`` as CSV text (no index), list and tuple cells (beams) as JSON lists, as the
+    reproduction's CSVs write them."""
+    buf = io.StringIO()
+    json_cells(df).to_csv(buf, index=False)
+    return buf.getvalue()
 
 
 def describe_error(exc: BaseException) -> str:
