@@ -17,7 +17,7 @@ tell N ambiguous from N unambiguous sentences per type (AUROCs, ``amp detect``, 
 ``--seed`` draws the test sentences (``sample_pairs(type, n, seed)``) and seeds every prompt's
 examples; ``--seeds 0,1,2`` runs the whole experiment under each seed: the report is the first
 seed's, with a section and ``seed_spread.csv`` giving every statistic's mean, sd and min–max
-across the seeds; the further seeds are saved as runs ``<name>-seed<s>``.
+across the seeds; each seed's run is saved as ``<name>`` (seed 0) or ``<name>-seed<s>`` (any other seed, also under ``--seed``).
 
 With ``--server URL`` (or ``$AMP_PARSER_URL``) the sweeps run as jobs of the parser service
 (``python -m amp serve``): spread over its replicas, cached on the server as they finish, and
@@ -167,9 +167,9 @@ def run(args: argparse.Namespace) -> int:
                                                          types=args.types, search=search)
         except AmpError as exc:
             return fail(exc)
-    manifest = runs.save_manifest(name, settings, zero, few)
+    manifest = runs.save_manifest(runs.seed_run_name(name, seeds[0]), settings, zero, few)
     for seed in seeds[1:]:  # each further seed is a saved run of its own, for the Research page
-        runs.save_manifest(f"{name}-seed{seed}", {**settings, "seed": seed}, *by_seed[seed])
+        runs.save_manifest(runs.seed_run_name(name, seed), {**settings, "seed": seed}, *by_seed[seed])
     errors = sum(r.error is not None for r in zero + few)
     print(f"wrote {len(written)} files to {out} (report: {written['report.md']}); run manifest {manifest}"
           + (f"; {errors} item(s) failed" if errors else ""))

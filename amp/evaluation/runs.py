@@ -214,6 +214,12 @@ def _slug(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-") or "run"
 
 
+def seed_run_name(name: str, seed: int) -> str:
+    """The saved run of ``name`` under split seed ``seed``: ``name`` itself for seed 0, else
+    ``<name>-seed<seed>`` — so a run under another seed never overwrites the seed-0 run."""
+    return name if seed == 0 else f"{name}-seed{seed}"
+
+
 def save_manifest(name: str, settings: dict[str, Any], records_zero: Sequence[SweepRecord],
                   records_few: Sequence[SweepRecord], directory: Path | None = None, *,
                   wall_time_s: float | None = None) -> Path:

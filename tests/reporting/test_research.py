@@ -359,3 +359,8 @@ def test_reproduce_seeds_runs_each_seed_and_reports_the_spread(saved_tiny_model,
         assert stop.value.code == 2 and why in capsys.readouterr().err
     with pytest.raises(SystemExit):
         main([*base, "--seed", "1", "--seeds", "0,1"])  # one or the other
+    # A run under --seed 1 alone is saved as the seed-1 run: it never overwrites the seed-0 run of the same name.
+    (tmp_path / "cache" / "runs" / "tiny-seed1.json").unlink()
+    assert main([*base, "--seed", "1", "--out", str(tmp_path / "one")]) == 0
+    assert json.loads((tmp_path / "cache" / "runs" / "tiny.json").read_text())["settings"]["seed"] == 0
+    assert json.loads((tmp_path / "cache" / "runs" / "tiny-seed1.json").read_text())["settings"]["seed"] == 1
