@@ -21,7 +21,7 @@ leaves the gate's queue (:func:`amp.parser.search.cancel.cancel_scope`); a merge
 every call in it is cancelled.  ``/v1/info``'s ``stats`` count the pieces of work running,
 cancelled and stopped at the deadline.  After each piece of model work the replica hands freed
 memory back to the system (:func:`release_memory`), so one big request does not leave the replica
-gigabytes larger.
+gigabytes larger; a piece counts as running until that is done.
 """
 
 from __future__ import annotations
@@ -120,8 +120,8 @@ class ParserWorker:
                 self._tally("cancelled" if gone() else "deadline")
                 raise
             finally:
-                self._tally("running", -1)
                 release_memory()
+                self._tally("running", -1)  # (after the release: no work running means memory handed back)
 
         try:
             return await asyncio.get_running_loop().run_in_executor(self.pool, run)

@@ -18,7 +18,10 @@ top beam re-ran it, and so did the forced scoring of LF0/LF1.  Here it runs **on
 * :func:`prefixed_logprobs` scores token sequences after chosen prompts: the input of each row
   is the prompt's last token followed by the sequence minus its last token, so row position
   ``j`` predicts token ``j`` of the sequence.  Rows are right-padded (causal attention never
-  looks ahead) and chunked so one chunk's float32 logits stay under ~768 MB.
+  looks ahead) and chunked so one chunk's float32 logits stay under ~768 MB.  Each chunk is a
+  step of the scoring: the check of :func:`amp.parser.search.cancel.cancel_scope` is asked before
+  it (:class:`SearchCancelled` once it turns true), so a service client that went away stops a
+  forced scoring there and the service's step gate takes turns there (issue #44).
 
 The last prompt token is left out of the prefix because ``generate`` needs at least one
 uncached input token, and because scoring then gets the first LF token's distribution from
@@ -35,8 +38,9 @@ from typing import Any
 
 import torch
 
-from amp.parser.core.errors import DecodingError
+from amp.parser.core.errors import DecodingError, SearchCancelled
 from amp.parser.models.quantize import output_rows
+from amp.parser.search.cancel import current_check
 
 #: Upper bound on the float32 logits one chunk of a batched forced pass may hold.
 CHUNK_BYTES = 768 * 2**20
@@ -217,7 +221,10 @@ def prefixed_logprobs(
     order = list(range(len(requests)))
     device = prefix.ids.device
     padded = bool((prefix.mask == 0).any())
+    check = current_check()
     for start in range(0, len(order), chunk):
+        if check is not None and check():
+            raise SearchCancelled("the scoring was cancelled")
         members = order[start : start + chunk]
         rows = [requests[i][0] for i in members]
         width = max(len(requests[i][1]) for i in members)
