@@ -1,22 +1,34 @@
-"""Benchmark (issue #29 point 5): transformers float32 (the fast search) against llama.cpp (the GGUF as shipped).
+"""Benchmark (issues #29 point 5, #42): transformers float32 (the fast search) against llama.cpp (the GGUF as shipped).
 
 Usage: ``python bench/engine_bench.py [--n-zero 4] [--n-few 2] [--ratios 0,0.5,1] [--threads 2]
-[--out bench/results/engine_bench.txt]``
+[--reproduction] [--out bench/results/engine_bench.txt]``, or
+``python bench/engine_bench.py --agreement N [--engines transformers,llama.cpp] [--reuse]
+[--records-dir bench/results/agreement] [--out bench/results/engine_agreement.txt]``.
 
-On the same sweep items, in one run (each engine in its own child process, one after the other,
-so each one's peak RSS is its own): ``--n-zero`` zero-shot items per type and ``--n-few`` few-shot
-items per type and ratio (the defaults: 20 + 30 = 50 items over the five types), each parsed and
-scored (:meth:`amp.parser.Parser.parse_and_score_many`, constrained beam 5) against a temporary
-result cache, with the model loaded before the timing:
+**Timing** (the default): on the same sweep items, in one run (each engine in its own child process,
+one after the other, so each one's peak RSS is its own): ``--n-zero`` zero-shot items per type and
+``--n-few`` few-shot items per type and ratio, each parsed and scored
+(:meth:`amp.parser.Parser.parse_and_score_many`, constrained beam 5) against a temporary result
+cache, with the model loaded before the timing:
 
 * time per zero-shot and per few-shot item, and the ratio transformers / llama.cpp;
 * Parse & inspect of one sentence under a 10-example prompt (:func:`amp.evaluation.inspection.inspect`,
   cold cache, warm model): wall time;
 * decode steps (llama.cpp: logical steps and batched decode calls per item);
 * peak RSS of each engine's process;
-* the agreement table of the issue's rule for making llama.cpp the default for a GGUF on a CPU:
-  the same LF0/LF1/both/neither match of the top beam on >= 48/50 items, mean |dP(LF0)| <= 0.02,
-  no reading flip (P(LF0) >= 0.5 on one side, < 0.5 on the other).
+* item-level agreement (same top-beam match, |dP(LF0)|, flips at 0.5): reported, not a rule;
+* with ``--reproduction``: ``amp reproduce --n-zero 10 --n-few 5`` on llama.cpp in a child with its
+  own cache folder, wall time and peak RSS;
+* the goals' table of issue #42 (:mod:`engine_goals`): each goal, the value, met or not.
+
+**Agreement** (``--agreement N``, issue #42 point 4): each engine of ``--engines`` parses and scores
+about N sweep items (:func:`engine_agreement.split_items`: N = 200 gives 10 zero-shot and 10
+few-shot sentences per type, the few-shot ones at ratios 0, 0.5 and 1: 200 items) the way a sweep
+does (:func:`amp.evaluation.sweep_run.run_items`, beam 5), in a child, and writes its records to
+``<records-dir>/<engine>.jsonl`` (:mod:`engine_records`; ``--reuse`` goes on from a file whose
+engine, model and settings match).  When both files are there, the default rule
+(:mod:`engine_agreement`) is applied on what a researcher reads and the table, the flips, mean
+|dP(LF0)|, item-level match and the verdict are printed and written (with the date and load) to ``--out``.
 
 Ratios are measured in this one run; no assertions.
 """
@@ -25,6 +37,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import statistics
 import subprocess
@@ -36,19 +49,41 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from engine_agreement import AgreementRule, Verdict, judge, pair_items, split_items, statistic_rows
+from engine_goals import INSPECT_RATIO, INSPECT_SECONDS, PEAK_RSS, REPRODUCTION_SECONDS, goals_lines
+from engine_records import (
+    ItemLine,
+    RecordsHeader,
+    append_lines,
+    item_key,
+    now_text,
+    open_records,
+    read_records,
+)
+from errors import AgreementError
+
 from amp.cache import ResultCache
+from amp.evaluation import experiments as ex
 from amp.evaluation.inspection import inspect
 from amp.evaluation.matching import match_lf
+from amp.evaluation.sweep_run import run_items
+from amp.logic.vocabulary import DEFAULT_MODE
 from amp.parser.engines import LLAMA_CPP, TRANSFORMERS
 from amp.parser.parser import Parser
+from amp.parser.search.settings import SearchSettings
 
 TYPES = ("pp", "scope", "revscope", "bound", "conj")
 ENGINES = (TRANSFORMERS, LLAMA_CPP)
+#: The beam count of every parse of the bench (ZM_k's k in the agreement table).
+BEAMS = 5
+RESULTS = Path(__file__).resolve().parent / "results"
+#: Where ``--agreement`` keeps each engine's per-item records (one JSON-lines file per engine).
+AGREEMENT_DIR = RESULTS / "agreement"
+#: Where ``--agreement`` writes its report.
+AGREEMENT_OUT = RESULTS / "engine_agreement.txt"
 
 
 def sweep_items(n_zero: int, n_few: int, ratios: str, types: tuple[str, ...] = TYPES) -> list[Any]:
-    from amp.evaluation import experiments as ex  # late: start-up cost (pandas: only the children plan items)
-
     rs = tuple(float(r) for r in ratios.split(","))
     zero = ex.plan_zeroshot(ex.ZeroShotConfig(types=types, n=n_zero)) if n_zero else []
     few = ex.plan_fewshot(ex.FewShotConfig(types=types, ratios=rs, n_per_ratio=n_few)) if n_few else []
@@ -99,7 +134,162 @@ def child(args: argparse.Namespace) -> int:
     return 0
 
 
-def report(runs: dict[str, dict[str, Any]], lines: list[str]) -> None:
+def engine_kwargs(engine: str) -> dict[str, Any]:
+    """The Parser keywords of each engine in this bench: transformers in float32 on the CPU, llama.cpp as shipped."""
+    return {"dtype": "float32", "device": "cpu"} if engine == TRANSFORMERS else {}
+
+
+def git_commit() -> str:
+    """The commit the working tree is at, ``+dirty`` when it has uncommitted changes (``unknown`` without git)."""
+    root = Path(__file__).resolve().parent.parent
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=root, capture_output=True,
+                              text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
+                               capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return head + ("+dirty" if dirty else "")
+
+
+def records_path(records_dir: Path, engine: str) -> Path:
+    """The records file of ``engine`` under ``records_dir``."""
+    return records_dir / f"{engine}.jsonl"
+
+
+def agreement_items(n: int, ratios: str, types: tuple[str, ...]) -> list[Any]:
+    """The planned items of ``--agreement n``: :func:`engine_agreement.split_items` per type, all five types."""
+    rs = tuple(float(r) for r in ratios.split(","))
+    n_zero, n_few = split_items(n, len(types), len(rs))
+    return sweep_items(n_zero, n_few, ratios, types)
+
+
+def agreement_child(args: argparse.Namespace) -> int:
+    """One engine's records of ``--agreement``: resumes the file under ``--reuse`` when its header's
+    engine, model and settings match, computes the missing items (appended as they end); prints one JSON line."""
+    engine = args.child
+    items = agreement_items(args.agreement, args.ratios, tuple(args.types.split(",")))
+    path = records_path(Path(args.records_dir), engine)
+    with tempfile.TemporaryDirectory() as tmp:
+        parser = Parser(args.model, engine=engine, cache=ResultCache(tmp), **engine_kwargs(engine))
+        header = RecordsHeader(engine=engine, model=parser.identity,
+                               settings={"dtype": parser.dtype, "device": parser.device, "beams": str(BEAMS),
+                                         "mode": DEFAULT_MODE},
+                               commit=git_commit(), date=now_text(), threads=args.threads)
+        done, todo, note = open_records(path, header, items, reuse=args.reuse)
+        if note:
+            print(f"# {engine}: {note}", file=sys.stderr)
+        if todo:
+            if engine == LLAMA_CPP:
+                parser.backend.threads = args.threads  # type: ignore[attr-defined]
+            parser.load()
+            by_id = {it.id: it for it in todo}
+            t0 = time.perf_counter()
+
+            def progress(i: int, total: int, record: Any) -> None:
+                print(f"# {engine} item {i}/{total} {time.perf_counter() - t0:.0f} s", file=sys.stderr, flush=True)
+
+            records = run_items(parser, todo, SearchSettings.of(beams=BEAMS), mode=DEFAULT_MODE, on_progress=progress)
+            append_lines(path, (ItemLine(key=item_key(by_id[r.id]), record=r) for r in records))
+    print(json.dumps({"engine": engine, "items": len(items), "computed": len(todo), "reused": len(items) - len(todo)}))
+    return 0
+
+
+def load_average() -> str:
+    with open("/proc/loadavg") as fh:
+        return fh.read().split()[0]
+
+
+def agreement_lines(verdict: Verdict, headers: dict[str, RecordsHeader], rule: AgreementRule) -> list[str]:
+    """The agreement table, the flips, mean |dP(LF0)|, item-level match and the verdict, as text lines."""
+    ref, cand = headers[TRANSFORMERS], headers[LLAMA_CPP]
+    out = [f"transformers side: {ref.model} {ref.settings}, commit {ref.commit}, {ref.date}",
+           f"llama.cpp side: {cand.model} {cand.settings}, commit {cand.commit}, {cand.date}",
+           f"(a) each statistic of llama.cpp inside the {rule.level:.0%} bootstrap interval of transformers' estimate "
+           f"({rule.resamples} resamples of the test sentences within each type, seed {rule.seed})",
+           f"{'type':<9} {'statistic':<12} {'items':<10} {'transformers [low, high]':<28} {'llama.cpp':>9}  inside"]
+    for r in verdict.rows:
+        digits = 1 if r.statistic == rule.zm_name else 3
+        est = f"{r.reference.estimate:.{digits}f} [{r.reference.low:.{digits}f}, {r.reference.high:.{digits}f}]"
+        out.append(f"{r.type:<9} {r.statistic:<12} {r.where:<10} {est:<28} {r.candidate:>9.{digits}f}  "
+                   f"{'yes' if r.inside else 'NO'}")
+    out.append(f"(b) reading flips with |P(LF0) - 0.5| > {rule.flip_margin:g} on an engine: {len(verdict.flips)}")
+    out += [f"    {p.key}: transformers {p.p_reference:.3f}, llama.cpp {p.p_candidate:.3f}" for p in verdict.flips]
+    out.append(f"(c) mean |dP(LF0)| over {verdict.n_scored} scored items: {verdict.mean_abs_delta:.4f} "
+               f"(max {verdict.max_abs_delta:.4f}; rule <= {rule.max_mean_delta:g})")
+    out.append(f"item-level (reported, not gated): same LF0/LF1/both/neither match of the top beam "
+               f"{verdict.same_match}/{verdict.n_paired}")
+    out.append(f"default rule on {verdict.n_items} items: {'holds' if verdict.holds else 'does not hold'}")
+    out += [f"  - {reason}" for reason in verdict.reasons]
+    return out
+
+
+def agreement_main(args: argparse.Namespace) -> int:
+    """``--agreement N``: each engine of ``--engines`` writes (or, with ``--reuse``, completes) its records
+    file in a child; when both files cover the plan, the table and the verdict are printed and written."""
+    types = tuple(args.types.split(","))
+    try:
+        n_zero, n_few = split_items(args.agreement, len(types), len(args.ratios.split(",")))
+    except AgreementError as exc:
+        raise SystemExit(f"error: --agreement: {exc}") from None
+    items = agreement_items(args.agreement, args.ratios, types)
+    head = (f"engine agreement: --agreement {args.agreement} = {len(items)} items ({n_zero} zero-shot and "
+            f"{n_few} few-shot sentences per type, the few-shot ones at ratios {args.ratios}; types {args.types}), "
+            f"beams {BEAMS}, {now_text()}")
+    print(head, file=sys.stderr)
+    start_load = load_average()
+    for engine in [e for e in args.engines.split(",") if e]:  # none: only the table, from the files
+        if engine not in ENGINES:
+            raise SystemExit(f"error: --engines lists {engine!r}; the engines are {', '.join(ENGINES)}")
+        cmd = [sys.executable, __file__, "--child", engine, "--agreement", str(args.agreement), "--model", args.model,
+               "--ratios", args.ratios, "--threads", str(args.threads), "--types", args.types,
+               "--records-dir", args.records_dir, *(["--reuse"] if args.reuse else [])]
+        if subprocess.run(cmd).returncode:
+            raise SystemExit(f"error: the {engine} records run failed")
+    files = {engine: records_path(Path(args.records_dir), engine) for engine in ENGINES}
+    absent = [str(path) for path in files.values() if not path.is_file()]
+    if absent:
+        print(f"records written; no table yet: {', '.join(absent)} missing "
+              "(run the other engine with --engines … --reuse)")
+        return 0
+    try:
+        read = {engine: read_records(path) for engine, path in files.items()}
+    except AgreementError as exc:
+        raise SystemExit(f"error: {exc}") from None
+    keys = [item_key(it) for it in items]
+    by_key = {engine: {k: line.record for k, line in lines.items()} for engine, (_, lines) in read.items()}
+    rule = AgreementRule(k=BEAMS)
+    ref = [by_key[TRANSFORMERS][k] for k in keys if k in by_key[TRANSFORMERS]]
+    cand = [by_key[LLAMA_CPP][k] for k in keys if k in by_key[LLAMA_CPP]]
+    verdict = judge(statistic_rows(ref, cand, rule), pair_items(by_key[TRANSFORMERS], by_key[LLAMA_CPP], keys),
+                    len(keys), rule)
+    lines = [head, f"load average at start: {start_load}", f"load average at the end: {load_average()}",
+             *agreement_lines(verdict, {e: h for e, (h, _) in read.items()}, rule)]
+    text = "\n".join(lines)
+    print(text)
+    Path(args.out or AGREEMENT_OUT).write_text(text + "\n", encoding="utf-8")
+    return 0
+
+
+def reproduction(args: argparse.Namespace) -> tuple[float, float]:
+    """``amp reproduce --n-zero 10 --n-few 5`` on llama.cpp in a child with its own cache and output
+    folders: (wall seconds, the child's peak RSS in MB)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        cmd = [sys.executable, "-m", "amp", "reproduce", "--n-zero", "10", "--n-few", "5", "--engine", LLAMA_CPP,
+               "--model", args.model, "--out", str(Path(tmp) / "out")]
+        env = {**os.environ, "AMP_CACHE_DIR": str(Path(tmp) / "cache")}
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(cmd, cwd=Path(__file__).resolve().parent.parent, env=env)
+        _, status, usage = os.wait4(proc.pid, 0)
+        seconds = time.perf_counter() - t0
+        proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode:
+        raise SystemExit(f"error: the reduced reproduction failed (exit {proc.returncode})")
+    return seconds, usage.ru_maxrss / 1024
+
+
+def report(runs: dict[str, dict[str, Any]], lines: list[str],
+           reduced: tuple[float, float] | None = None) -> None:
     ref, fast = runs[TRANSFORMERS], runs[LLAMA_CPP]
 
     def per(run: dict[str, Any], few: bool) -> float:
@@ -130,13 +320,17 @@ def report(runs: dict[str, dict[str, Any]], lines: list[str]) -> None:
             deltas.append(abs(r["p_lf0"] - f["p_lf0"]))
             flips += (r["p_lf0"] >= 0.5) != (f["p_lf0"] >= 0.5)
     mean_d = statistics.fmean(deltas) if deltas else float("nan")
-    need = n - 2 * n // 50 if n >= 50 else None
     lines.append(f"agreement on {n} items: same LF0/LF1/both/neither match {same_match}/{n}, same top-beam tokens "
                  f"{same_top}/{n}; |dP(LF0)| mean {mean_d:.4f}, max {max(deltas, default=float('nan')):.4f}; "
                  f"reading flips {flips}/{n}")
-    holds = n >= 50 and same_match >= (need or 0) and mean_d <= 0.02 and flips == 0
-    lines.append(f"default rule (>= 48/50 same match, mean |dP(LF0)| <= 0.02, no flip, on 50 items): "
-                 f"{'holds' if holds else 'does not hold' if n >= 50 else f'not decidable on {n} items'}")
+    lines.append("(item level, reported only: the default rule is on what a researcher reads, --agreement N)")
+    if reduced is not None:
+        minutes, seconds = divmod(round(reduced[0]), 60)
+        lines.append(f"reduced reproduction (amp reproduce --n-zero 10 --n-few 5, llama.cpp, own cache): "
+                     f"{minutes} min {seconds} s, peak RSS {reduced[1]:.0f} MB")
+    lines += goals_lines({INSPECT_SECONDS: fast["inspect_s"], INSPECT_RATIO: ref["inspect_s"] / fast["inspect_s"],
+                          REPRODUCTION_SECONDS: reduced[0] if reduced else None,
+                          PEAK_RSS: fast["peak_rss_mb"]})
 
 
 def main() -> int:
@@ -150,10 +344,21 @@ def main() -> int:
     ap.add_argument("--parallel", action="store_true",
                     help="run the two engines at the same time (a busy machine; times then share the CPU)")
     ap.add_argument("--out", default=None, help="also write the report to this file")
+    ap.add_argument("--reproduction", action="store_true",
+                    help="also time amp reproduce --n-zero 10 --n-few 5 on llama.cpp (its own cache; ~10-25 min)")
+    ap.add_argument("--agreement", type=int, default=None, metavar="N",
+                    help="compare the engines on what a researcher reads, on about N sweep items (N >= 200 for a verdict)")
+    ap.add_argument("--engines", default=",".join(ENGINES),
+                    help="with --agreement: which engines to run (the others' records are read from --records-dir)")
+    ap.add_argument("--records-dir", default=str(AGREEMENT_DIR), help="with --agreement: one JSON-lines file per engine")
+    ap.add_argument("--reuse", action="store_true",
+                    help="with --agreement: go on from an engine's records file when its model and settings match")
     ap.add_argument("--child", choices=ENGINES, default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
-        return child(args)
+        return agreement_child(args) if args.agreement is not None else child(args)
+    if args.agreement is not None:
+        return agreement_main(args)
     runs: dict[str, dict[str, Any]] = {}
     lines = [f"engine bench: --n-zero {args.n_zero} --n-few {args.n_few} --ratios {args.ratios} "
              f"--types {args.types} --threads {args.threads}, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}"]
@@ -174,9 +379,10 @@ def main() -> int:
         runs[engine] = json.loads(stdout.strip().splitlines()[-1])
     if args.parallel:
         lines.append("the two engines ran at the same time (--parallel): their times shared the CPU")
+    reduced = reproduction(args) if args.reproduction else None
     with open("/proc/loadavg") as fh:
         lines.append(f"load average at the end: {fh.read().split()[0]}")
-    report(runs, lines)
+    report(runs, lines, reduced)
     text = "\n".join(lines)
     print(text)
     if args.out:

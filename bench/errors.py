@@ -16,3 +16,7 @@ class StreamlitClientError(AmpError):
 
 class ClassLoadError(AmpError):
     """``bench/class_load.py`` could not start its app or its poll, or a phone could not vote (what and why)."""
+
+
+class AgreementError(AmpError):
+    """``bench/engine_bench.py --agreement``: a records file or a setting of the agreement rule is not usable (what and where)."""
