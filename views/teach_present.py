@@ -12,7 +12,7 @@ from amp.errors import AmpError
 from amp.evaluation.verdict import CLASS_P_LF0_HOW, MODEL_P_LF0_HOW
 from amp.teaching import lesson
 from amp.teaching.poll import PollItem, tidy_code
-from ui.classroom import class_poll, lesson_choice, lesson_url, present
+from ui.classroom import class_poll, detection_slide, lesson_choice, lesson_url, present
 from ui.classroom.model_reveal import model_reveal, sentence_prompt
 from ui.classroom.pool_sentences import guard_sample
 from ui.shared import readings
@@ -39,6 +39,7 @@ with st.sidebar:
     seed = st.number_input("Seed", 0, 2**31 - 1, 0, key="present_seed")
     lesson_choice.picker("present_lesson")  # the prompt of slides without a poll (a poll's items carry theirs)
     readings.logic_toggle()
+    detection = detection_slide.sidebar_choice()  # issue #43 point 4: the deck's last slide, once measured
 
 poll = None
 if code:
@@ -58,21 +59,27 @@ else:
 if not items:
     halt()
 
-pos = max(0, min(st.session_state.get(present.POS_KEY, 0), len(items) - 1))  # a slide out of range: clamped
-item = items[pos]
+count = len(items) + (detection is not None)  # the sentences, then the detection slide
+pos = max(0, min(st.session_state.get(present.POS_KEY, 0), count - 1))  # a slide out of range: clamped
 lesson_url.keep(poll.code if poll else None, pos if poll else None)
 
 
 def _move(step: int) -> None:
-    st.session_state[present.POS_KEY] = max(0, min(len(items) - 1, pos + step))
+    st.session_state[present.POS_KEY] = max(0, min(count - 1, pos + step))
 
 
 nav.button("Previous", key="present_prev", icon=":material/arrow_back:", disabled=pos == 0,
            on_click=_move, args=(-1,))
-nav.button("Next", key="present_next", icon=":material/arrow_forward:", disabled=pos >= len(items) - 1,
+nav.button("Next", key="present_next", icon=":material/arrow_forward:", disabled=pos >= count - 1,
            on_click=_move, args=(1,))
+if detection is not None and pos == len(items):
+    nav.caption(f"{pos + 1} / {count} · {detection_slide.NAV_LABEL}" + (f" · poll **{poll.code}**" if poll else ""),
+                width="stretch")
+    detection_slide.show(detection)
+    halt()
+item = items[pos]
 prompt = sentence_prompt(item)  # the one prompt of this sentence: the poll item's, else the lesson's
-nav.caption(f"{pos + 1} / {len(items)} · {lesson.slide_label(item)}"
+nav.caption(f"{pos + 1} / {count} · {lesson.slide_label(item)}"
             + (f" · {lesson_choice.prompt_caption(prompt)}" if prompt is not None else "")
             + (f" · poll **{poll.code}**" if poll else ""), width="stretch")
 reveal = nav.button("Reveal the model's choice", key=f"present_reveal_{pos}", type="primary",

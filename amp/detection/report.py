@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from amp.detection.dataset import DetectionPart, DetectionSet, build_detection_set
 from amp.detection.probe import ProbeReport, run_probes
-from amp.detection.signals import ALL_TYPES, PromptKind, SignalsReport, run_signals
+from amp.detection.signals import ALL_TYPES, PromptKind, Signal, SignalsReport, run_signals
 from amp.evaluation.bootstrap import DEFAULT_RESAMPLES, Interval
 from amp.parser.search.settings import SearchSettings
 from amp.records import JsonRecord
@@ -30,7 +30,8 @@ from amp.records import JsonRecord
 if TYPE_CHECKING:
     from amp.parser.parser import Parser
 
-__all__ = ["CSV_COLUMNS", "DetectionReport", "RowKind", "detection_report", "report_csv", "report_rows"]
+__all__ = ["CHANCE_AUROC", "CSV_COLUMNS", "Chance", "DetectionReport", "RowKind", "against_chance", "best_signal",
+           "detection_report", "probe_beats_words", "report_csv", "report_rows"]
 
 
 class RowKind(StrEnum):
@@ -40,6 +41,35 @@ class RowKind(StrEnum):
     PROBE = "probe"
     SHUFFLED = "shuffled labels"
     WORDS = "bag of words"
+
+
+#: The AUROC of a detector that guesses (docs/paper-notes.md §22).
+CHANCE_AUROC = 0.5
+
+
+class Chance(StrEnum):
+    """Where an AUROC's 95 % interval lies against :data:`CHANCE_AUROC` (:func:`against_chance`)."""
+
+    ABOVE = "above chance"
+    AT = "at chance"  # the interval holds 0.5 (or is unknown): no evidence either way
+    BELOW = "below chance"
+
+
+def against_chance(interval: Interval) -> Chance:
+    """:attr:`Chance.ABOVE` when the whole interval lies above 0.5, :attr:`Chance.BELOW` when below,
+    else (it holds 0.5, or a bound is unknown) :attr:`Chance.AT`."""
+    if math.isnan(interval.low) or math.isnan(interval.high):
+        return Chance.AT
+    if interval.low > CHANCE_AUROC:
+        return Chance.ABOVE
+    return Chance.BELOW if interval.high < CHANCE_AUROC else Chance.AT
+
+
+def probe_beats_words(probes: ProbeReport) -> bool:
+    """Whether the best probe's interval lies wholly above the bag-of-words baseline's (the two do not
+    overlap): only then has the probe read more than the sentence's words (§22)."""
+    best = probes.best()
+    return best is not None and best.auroc.low > probes.words.high
 
 
 #: The columns of :func:`report_rows`, in order.
@@ -96,6 +126,16 @@ def detection_report(
         model=parser.identity, seed=dataset.seed, per_type=dataset.per_type, test_share=dataset.test_share,
         types=dataset.types, held_out=dataset.held_out, n_train=len(dataset.part(DetectionPart.TRAIN)),
         n_test=len(dataset.part(DetectionPart.TEST)), signals=signal_report, probes=probe_report)
+
+
+def best_signal(report: DetectionReport) -> tuple[Signal, PromptKind, Interval] | None:
+    """The signal and prompt kind with the highest AUROC over every type and every sentence, with
+    that AUROC (an unknown one skipped); ``None`` without any.  The best of several: an optimistic pick."""
+    if report.signals is None:
+        return None
+    found = [(signal, kind, interval) for kind in report.signals.prompts for signal in Signal
+             if (interval := report.signals.auroc(signal, kind)) is not None and not math.isnan(interval.estimate)]
+    return max(found, key=lambda row: row[2].estimate, default=None)
 
 
 def _row(kind: RowKind, name: str, interval: Interval, *, prompt: str = "", layer: int | None = None,

@@ -6,6 +6,9 @@ Pure functions:
   per layer (one line per pooling) with its bootstrap band, the shuffled-label control per layer
   (dotted) and the bag-of-words baseline (a dashed level line with its band), on a fixed 0–1 axis
   with chance (0.5) marked;
+* :func:`auroc_bars` — the lesson's slide (:mod:`ui.classroom.detection_slide`): one horizontal bar
+  per detector (:class:`AurocBar`: a signal, a probe, a control), its AUROC with its 95 % interval
+  as error bars, chance (0.5) marked, in projector-sized type, as high as its box;
 * :func:`roc_figure` — plain scores and labels per signal (so the signals' report and the command
   line can feed it): each signal's ROC curve (:func:`amp.detection.auroc.roc_curve`; higher score =
   "more ambiguous") with its AUROC in the legend, and the chance diagonal.
@@ -17,6 +20,8 @@ alternatives are :func:`amp.reporting.chart_text.figure_text`'s.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
 
 import numpy as np
 import plotly.graph_objects as go
@@ -24,9 +29,12 @@ import plotly.graph_objects as go
 from amp.detection.auroc import auroc, roc_curve
 from amp.detection.hidden_states import Pooling
 from amp.detection.probe import ProbeReport
+from amp.detection.report import CHANCE_AUROC
+from amp.evaluation.bootstrap import Interval
+from amp.reporting.poll_plots import PROJECTOR_FONT_PX, PROJECTOR_TICK_PX
 from amp.reporting.style import IDEAL_COLOR, LF0_COLOR, LF1_COLOR, apply_layout, empty_figure, plain_label
 
-__all__ = ["probe_layer_figure", "roc_figure"]
+__all__ = ["AurocBar", "BarKind", "auroc_bars", "probe_layer_figure", "roc_figure", "short_model"]
 
 #: Colours of the probe's poolings and of the controls, in order (Okabe–Ito: blue, vermillion, green, purple).
 _CURVE_COLORS = (LF0_COLOR, LF1_COLOR, "#009E73", "#CC79A7")
@@ -34,7 +42,7 @@ _WORDS_COLOR = "#6B4E00"
 _BAND_ALPHA = 0.15
 
 
-def _short(model: str, keep: int = 48) -> str:
+def short_model(model: str, keep: int = 48) -> str:
     """A model identity short enough for a subtitle: its name before any ``;digest``, its tail kept."""
     name = model.split(";", 1)[0]
     return name if len(name) <= keep else "…" + name[-(keep - 1):]
@@ -93,10 +101,64 @@ def probe_layer_figure(report: ProbeReport | None) -> go.Figure:
     fig.add_trace(go.Scatter(x=span, y=[0.5, 0.5], mode="lines", name="chance (0.5)",
                              line={"color": IDEAL_COLOR, "width": 1}, hoverinfo="skip", meta={"group": "chance"}))
     sub = (f"AUROC on {report.n_test} held-out-word sentences (trained on {report.n_train}) · 95 % bootstrap band"
-           f" · {plain_label(_short(report.model))}")
+           f" · {plain_label(short_model(report.model))}")
     apply_layout(fig, f"{title}<br><sup>{sub}</sup>", height=520, legend={"orientation": "h", "y": -0.2})
     fig.update_xaxes(title={"text": "layer (0 = the embeddings)"}, dtick=1 if span[1] - span[0] <= 30 else None)
     fig.update_yaxes(title={"text": "AUROC (ambiguous vs unambiguous)"}, range=[0, 1.02], dtick=0.1)
+    return fig
+
+
+class BarKind(StrEnum):
+    """What a bar of :func:`auroc_bars` measures (its colour)."""
+
+    SIGNAL = "uncertainty signal"
+    PROBE = "probe on hidden states"
+    CONTROL = "control"
+
+
+_BAR_COLORS = {BarKind.SIGNAL: LF0_COLOR, BarKind.PROBE: LF1_COLOR, BarKind.CONTROL: _WORDS_COLOR}
+
+
+@dataclass(frozen=True)
+class AurocBar:
+    """One bar of :func:`auroc_bars`: its label (plain text), the AUROC with its interval, its kind."""
+
+    label: str
+    auroc: Interval
+    kind: BarKind
+
+
+def auroc_bars(bars: Sequence[AurocBar]) -> go.Figure:
+    """One horizontal bar per detector, top to bottom in the order given: its AUROC (the value at the
+    bar's end) with its 95 % interval as error bars, on a fixed 0–1 axis with chance (0.5) a dashed
+    line; projector-sized type, no title (the slide says the question), as high as its box."""
+    title = "How well each detector tells ambiguous from unambiguous sentences"
+    drawn = [b for b in bars if not np.isnan(b.auroc.estimate)]
+    if not drawn:
+        return empty_figure(title, "No AUROC to show yet: measure it on the Research page.")
+    drawn.reverse()  # plotly draws the first category at the bottom
+    labels = [plain_label(b.label) for b in drawn]
+    fig = go.Figure(go.Bar(
+        y=labels, x=[b.auroc.estimate for b in drawn], orientation="h",
+        marker_color=[_BAR_COLORS[b.kind] for b in drawn],
+        error_x={"type": "data", "symmetric": False, "thickness": 3, "width": 8, "color": "#222222",
+                 "array": [0.0 if np.isnan(b.auroc.high) else b.auroc.high - b.auroc.estimate for b in drawn],
+                 "arrayminus": [0.0 if np.isnan(b.auroc.low) else b.auroc.estimate - b.auroc.low for b in drawn]},
+        text=[f"{b.auroc.estimate:.2f}" for b in drawn], textposition="inside", insidetextanchor="start",
+        textfont={"color": "#ffffff", "size": PROJECTOR_TICK_PX},
+        customdata=[[b.auroc.low, b.auroc.high, b.auroc.n, str(b.kind)] for b in drawn],
+        hovertemplate=("%{y}<br>%{customdata[3]}<br>AUROC %{x:.2f} [%{customdata[0]:.2f}, %{customdata[1]:.2f}]"
+                       "<br>n = %{customdata[2]}<extra></extra>"),
+        meta={"group": "auroc", "kinds": [str(b.kind) for b in drawn]}))
+    fig.add_vline(x=CHANCE_AUROC, line={"color": IDEAL_COLOR, "dash": "dash", "width": 2})
+    fig.add_annotation(x=CHANCE_AUROC, y=1.0, yref="paper", yanchor="bottom", text="chance", showarrow=False,
+                       font={"size": PROJECTOR_TICK_PX, "color": IDEAL_COLOR})
+    apply_layout(fig, "", showlegend=False, plot_bgcolor="white", margin={"l": 10, "r": 20, "t": 34, "b": 10})
+    fig.update_layout(font={"size": PROJECTOR_FONT_PX})
+    fig.update_xaxes(title={"text": "AUROC (0.5 = chance, 1 = perfect)", "font": {"size": PROJECTOR_TICK_PX}},
+                     range=[0, 1], dtick=0.25,
+                     tickfont={"size": PROJECTOR_TICK_PX}, gridcolor="#dddddd")
+    fig.update_yaxes(tickfont={"size": PROJECTOR_TICK_PX})
     return fig
 
 

@@ -14,6 +14,7 @@ mixed prompt is about 1,000 tokens with its 400-token BPE.
 
 from __future__ import annotations
 
+import shutil
 import sys
 from pathlib import Path
 
@@ -41,6 +42,12 @@ def app_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def app_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One result cache for the session (tests that need an empty one clear it)."""
     return tmp_path_factory.mktemp("app-cache")
+
+
+@pytest.fixture(autouse=True)
+def _no_saved_detection(app_cache_dir: Path) -> None:
+    """Each test starts without a kept detection measurement (it would add the lesson's last slide)."""
+    shutil.rmtree(app_cache_dir / "detection", ignore_errors=True)
 
 
 @pytest.fixture

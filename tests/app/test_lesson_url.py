@@ -99,14 +99,14 @@ def test_a_code_in_the_url_that_is_no_code_gives_a_way_out(app_env) -> None:
     assert LessonParam.CODE not in app.query_params and LessonParam.SLIDE not in app.query_params
     assert _slide(app).startswith("1 / 5 · ")  # the page goes on: a sample of sentences
     assert {"present_no_poll_url", "present_next", "present_reveal_0"} <= {b.key for b in app.button}
-    assert [link.proto.label for link in app.get("page_link")] == ["Start or open another poll"]
+    assert [link.proto.label for link in app.main.get("page_link")] == ["Start or open another poll"]
 
 
 def test_an_unknown_poll_in_the_url_gives_a_way_out_and_the_page_goes_on(app_env) -> None:
     app = _fresh("teach_present", code="ZZZZZZ", full="1")
     (box,) = texts(app, "error")
     assert box.startswith("Poll ZZZZZZ: no poll with code") and "Start or open another poll" in box
-    assert [link.proto.label for link in app.get("page_link")] == ["Start or open another poll"]
+    assert [link.proto.label for link in app.main.get("page_link")] == ["Start or open another poll"]
     assert present.EXIT_KEY in {b.key for b in app.button}  # full screen: the controls are in the page
     app.button(key="present_no_poll").click().run()  # the way out: present without a poll
     assert_ok(app)

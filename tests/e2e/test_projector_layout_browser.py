@@ -25,9 +25,11 @@ with the reading names :data:`NAMES`, one with :data:`LONG_NAMES`.
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 import pytest
+from axe import audit, axe_script, report
 from playwright.sync_api import Page, expect
 from test_browser import assert_clean, goto_page, shot, wait_idle
 
@@ -308,4 +310,76 @@ def test_long_reading_names_keep_the_plot_and_every_label_inside_the_chart(page_
     problems += _long_name_problems(page, "full screen 1280x720")
     shot(page, "projector-long-names-full-1280x720")
     assert problems == [], "\n".join(problems)
+    assert_clean(page)
+
+
+#: The detection slide's boxes (issue #43 point 4): its heading, its two answers, its chart, its last caption.
+_SLIDE = """() => {
+  const box = (e) => { if (!e) return null; const r = e.getBoundingClientRect();
+                       return {top: r.top, bottom: r.bottom, left: r.left, right: r.right, height: r.height}; };
+  const main = document.querySelector('[data-testid="stMain"]');
+  const captions = [...main.querySelectorAll('[data-testid="stCaptionContainer"]')];
+  return {heading: box(main.querySelector('h2.present-q')),
+          answers: [...main.querySelectorAll('.present-r')].map(box),
+          chart: box(main.querySelector('.js-plotly-plot')), source: box(captions[captions.length - 1]),
+          headingFont: parseFloat(getComputedStyle(main.querySelector('h2.present-q')).fontSize),
+          width: window.innerWidth, height: window.innerHeight};
+}"""
+
+
+def test_the_detection_slide_fits_the_projector_and_passes_axe(tiny_server, page_on) -> None:
+    """The Research section's probes on the tiny model (5 sentences per type and class), then the
+    Presentation's last slide: axe's WCAG A/AA rules pass on it; in full screen at 1280×720 and
+    1920×1080 its heading, answers, chart and source caption are on the screen, nothing cut."""
+    page: Page = page_on(tiny_server)
+    page.set_viewport_size({"width": 1400, "height": 1000})
+    page.goto(tiny_server.url)
+    wait_idle(page)
+    goto_page(page, "Research (reproduce)", "Research")
+    per_type = page.get_by_role("spinbutton", name="Sentences per type and class")
+    per_type.fill("5")
+    per_type.press("Enter")
+    wait_idle(page)
+    page.get_by_text("Uncertainty signals", exact=True).click()  # probes only: the signals search is slow here
+    wait_idle(page)
+    run = page.get_by_role("button", name="Measure")
+    run.scroll_into_view_if_needed()
+    run.click()
+    expect(page.get_by_text("Best probe: layer", exact=False)).to_be_visible(timeout=300_000)
+    wait_idle(page, 300_000)
+    page.locator('[data-testid="stSidebarNav"]').get_by_text("Presentation", exact=True).click()
+    expect(page.get_by_text("Last slide:", exact=False)).to_be_visible(timeout=60_000)
+    wait_idle(page)
+    for slide in range(2, 7):  # a sample of 5 sentences, then the slide
+        page.get_by_role("button", name="Next").click()
+        expect(page.get_by_text(re.compile(rf"^{slide} / 6 · "))).to_be_visible(timeout=60_000)
+        wait_idle(page)
+    expect(page.get_by_role("heading", name="Does the model know a sentence is ambiguous?")).to_be_visible()
+    expect(page.locator('[data-testid="stMain"] .js-plotly-plot')).to_be_visible(timeout=60_000)
+    page.wait_for_timeout(500)
+    found = audit(page, "Presentation, detection slide", axe_script())
+    shot(page, "projector-detection-slide")
+    page.get_by_role("button", name="Full screen").click()
+    expect(page.get_by_role("button", name="Exit full screen")).to_be_visible(timeout=30_000)
+    wait_idle(page)
+    problems: list[str] = []
+    for width, height in ((1280, 720), (1920, 1080)):
+        _settle(page, width, height)
+        boxes = page.evaluate(_SLIDE)
+        where = f"full screen {width}x{height}"
+        parts = {"heading": boxes["heading"], "chart": boxes["chart"], "source": boxes["source"],
+                 **{f"answer {i + 1}": b for i, b in enumerate(boxes["answers"])}}
+        if len(boxes["answers"]) != 2:
+            problems.append(f"{where}: {len(boxes['answers'])} answers, not 2")
+        for name, b in parts.items():
+            if b is None or b["bottom"] > boxes["height"] + 0.5 or b["right"] > boxes["width"] + 0.5:
+                problems.append(f"{where}: the {name} falls off the screen: {b}")
+        if boxes["chart"] is not None and boxes["chart"]["height"] < 180:
+            problems.append(f"{where}: the chart is only {boxes['chart']['height']:.0f} px high")
+        cut = page.evaluate(_CUT)
+        if cut:
+            problems.append(f"{where}: cut labels {cut}")
+        shot(page, f"projector-detection-full-{width}x{height}")
+    found += audit(page, "Presentation, detection slide, full screen", axe_script())
+    assert problems == [] and not found, "\n".join(problems) + "\n" + report(found)
     assert_clean(page)

@@ -181,6 +181,8 @@ CASES: dict[str, Callable[[], go.Figure]] = {
     "token_plots.char_heatmap": lambda: token_plots.char_heatmap({HOSTILE: ([HOSTILE, "x"], [0.5, 0.6])},
                                                                  title=HOSTILE),
     "detection_plots.probe_layer_figure": lambda: detection_plots.probe_layer_figure(_probe_report()),
+    "detection_plots.auroc_bars": lambda: detection_plots.auroc_bars(
+        [detection_plots.AurocBar(HOSTILE, _probe_report().words, detection_plots.BarKind.SIGNAL)]),
     "detection_plots.roc_figure": lambda: detection_plots.roc_figure({HOSTILE: ([0.9, 0.2, 0.5], [True, False, True])},
                                                                      subtitle=HOSTILE),
 }

@@ -16,16 +16,17 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
+from amp.detection import saved
 from amp.detection.dataset import DEFAULT_PER_TYPE
 from amp.detection.hidden_states import Pooling
-from amp.detection.report import CSV_COLUMNS, DetectionReport, detection_report, report_rows
+from amp.detection.report import CSV_COLUMNS, DetectionReport, detection_report, probe_beats_words, report_rows
 from amp.detection.signals import PromptKind, Signal
 from amp.parser import engines
 from amp.reporting.detection_plots import probe_layer_figure, roc_figure
 from ui.model import actions, parsers
 from ui.model import choice as model_choice
 from ui.model.use import rerun_requested
-from ui.shared.common import chart, csv_download
+from ui.shared.common import chart, csv_download, plain
 
 DETECTION_KEY = "det_report"
 #: The most sentences per type and class the section offers (each is a search and a forward pass).
@@ -106,6 +107,11 @@ def detection_section() -> None:
         if report is not None:
             st.session_state[DETECTION_KEY] = {"ask": ask, "report": report}
             have, stored = True, st.session_state[DETECTION_KEY]
+            try:  # the lesson's last slide reads it, also after a reload
+                saved.save_latest(report)
+            except OSError as exc:
+                st.warning(f"This measurement could not be kept for the lesson's slide: {plain(exc.strerror or exc)}",
+                           icon=":material/warning:")
     if have and stored is not None:
         show(stored["report"])
 
@@ -116,7 +122,7 @@ def _probe_summary(report: DetectionReport) -> str:
     if probes is None or best is None:
         return "No probe results."
     pooling = "last sentence token" if best.pooling is Pooling.LAST else "mean over the sentence's tokens"
-    beats = best.auroc.low > probes.words.high
+    beats = probe_beats_words(probes)
     return (f"Best probe: layer {best.layer} ({pooling}), AUROC {best.auroc.text()}; labels shuffled there "
             f"{best.shuffled.text()}; bag of words {probes.words.text()} — the probe "
             f"{'beats' if beats else 'does not clearly beat'} the words alone.")
