@@ -166,6 +166,29 @@ def test_sign_in_attempts_are_limited_per_client(app_env, monkeypatch: pytest.Mo
     assert "sidebar_clear_cache" in [b.key for b in app.sidebar.button]
 
 
+def test_the_right_passphrase_forgets_the_wrong_ones(app_env, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue #45: the sign-in form resets the client's count when the right passphrase is given
+    (the form, not only the limiter).  Four wrong, the right one, sign out, four wrong again: each
+    still leaves tries, and the right one is still checked.  The limiter's clock stands still, so
+    no failure ages out of the window however slow the machine is."""
+    monkeypatch.setenv(teacher_auth.ENV, "correct horse battery")
+    monkeypatch.setattr(teacher_auth, "LIMITER", teacher_auth.SignInLimiter(5, 60, clock=lambda: 100.0))
+    app = _app()
+    for _ in range(4):
+        _sign_in(app, "wrong horse")
+    assert "That is not the teacher passphrase (1 more try before a wait)." in texts(app, "error")
+    _sign_in(app, "correct horse battery")
+    assert "sidebar_clear_cache" in [b.key for b in app.sidebar.button]
+    app.sidebar.button(key="teacher_sign_out").click().run()
+    assert_ok(app)
+    _locked(app)
+    for left in ("4 more tries", "3 more tries", "2 more tries", "1 more try"):
+        _sign_in(app, "wrong horse")
+        assert f"That is not the teacher passphrase ({left} before a wait)." in texts(app, "error")
+    _sign_in(app, "correct horse battery")
+    assert "sidebar_clear_cache" in [b.key for b in app.sidebar.button]
+
+
 def test_sign_out_ends_the_session(app_env, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(teacher_auth.ENV, "correct horse battery")
     app = _app()

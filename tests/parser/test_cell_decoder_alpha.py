@@ -1,0 +1,88 @@
+"""The cell search re-ranks its beams with the *search settings'* α (issue #45;
+:class:`amp.parser.search.cell_decoder.CellDecoder`, docs/paper-notes.md §12).
+
+A re-ranking with the default α passed every fast test: the only check ran on the embedded GGUF
+(``test_llama_rerank_alpha.py``, slow).  Here the cell decoder runs on the tiny trained GPT-2
+through a stand-in for llama.cpp's cells (each sequence keeps its token ids, each decode
+recomputes them), so the rule is checked in seconds: α = 0 scores each beam by its log-prob,
+α = 1 by ``logprob / ((5 + len) / 6)`` — written out here, not taken from the code's penalty
+function — and the beams are ranked by that score, finished ones first.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import pytest
+import torch
+from parser_lm_helpers import simple_prompt
+
+from amp.parser.search.cell_decoder import CellDecoder
+from amp.parser.search.settings import SearchSettings
+
+
+class ListCells:
+    """The :class:`~amp.parser.search.cell_search.Cells` of a transformers causal LM: a sequence
+    is the token ids fed to it, a decode runs the model over them again (no cache)."""
+
+    def __init__(self, model: Any, n_seq: int = 16) -> None:
+        self.model = model
+        self.n_seq = n_seq
+        self.seqs: dict[int, list[int]] = {}
+
+    def copy(self, src: int, dst: int) -> None:
+        self.seqs[dst] = list(self.seqs.get(src, []))
+
+    def free(self, seq: int) -> None:
+        self.seqs.pop(seq, None)
+
+    def truncate(self, seq: int, keep: int) -> bool:
+        self.seqs[seq] = self.seqs.get(seq, [])[:keep]
+        return True
+
+    def decode(self, feeds: Sequence[tuple[int, int, Sequence[int], bool]]) -> list[torch.Tensor | None]:
+        raise NotImplementedError("the cell search feeds through decode_last")
+
+    def decode_last(self, feeds: Sequence[tuple[int, int, Sequence[int]]]) -> list[torch.Tensor]:
+        out = []
+        for seq, pos, toks in feeds:
+            held = self.seqs.get(seq, [])
+            assert len(held) >= pos, (seq, pos, len(held))  # a feed continues what the sequence holds
+            held = held[:pos] + [int(t) for t in toks]
+            self.seqs[seq] = held
+            with torch.no_grad():
+                logits = self.model(torch.tensor([held])).logits[0, pos:pos + len(toks)]
+            out.append(torch.log_softmax(logits.float(), dim=-1))
+        return out
+
+    def release_padding(self) -> None:
+        pass
+
+
+@pytest.fixture(scope="module")
+def decoder(tiny_lm: Any) -> CellDecoder:
+    tok = tiny_lm.tokenizer
+    return CellDecoder(ListCells(tiny_lm.model), tok, [tok.eos_token_id],
+                       context=tiny_lm.model.config.n_positions, chunk=64)
+
+
+PROMPT = simple_prompt("Ada saw Bob with the telescope")
+
+
+@pytest.mark.parametrize("alpha", [0.0, 1.0])
+def test_the_cell_searchs_beams_are_scored_with_the_settings_alpha(decoder: CellDecoder, alpha: float) -> None:
+    ((result, score),) = decoder.parse_and_score([(PROMPT, None, None)],
+                                                 SearchSettings(beams=3, alpha=alpha, max_new_tokens=24),
+                                                 fmt="fol", top_n=3)
+    assert score is None and result.settings["alpha"] == alpha
+    beams = result.beams
+    assert len(beams) == 3 and all(math.isfinite(b.logprob) for b in beams)
+    assert len({len(b.token_ids) for b in beams}) > 1 or min(len(b.token_ids) for b in beams) > 1  # a penalty shows
+    for beam in beams:
+        expected = beam.logprob if alpha == 0 else beam.logprob * 6 / (5 + len(beam.token_ids))
+        assert beam.score == pytest.approx(expected, rel=1e-9, abs=1e-12), (alpha, beam.text)
+    assert [b.rank for b in beams] == [0, 1, 2]
+    ordered = sorted(beams, key=lambda b: (not b.finished, -b.score))
+    assert [b.text for b in beams] == [b.text for b in ordered]  # ranked by that score, finished first
