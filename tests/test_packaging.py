@@ -18,7 +18,7 @@ import pytest
 
 import amp.settings as amp_settings
 from amp.cli import app as app_cli
-from amp.cli import build_parser
+from amp.cli import build_parser, main
 from amp.version import __version__
 
 REPO = Path(__file__).resolve().parents[1]
@@ -128,7 +128,7 @@ def test_wheel_holds_every_module_the_typed_marker_and_the_declared_requirements
     assert "amp = amp.cli:main" in scripts
 
 
-def test_wheel_installed_in_a_new_venv_runs_amp_from_any_folder(wheel, tmp_path) -> None:
+def test_wheel_installed_in_a_new_venv_runs_amp_from_any_folder(wheel, tmp_path, capsys) -> None:
     venv = tmp_path / "v"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
     purelib = Path(subprocess.run([str(venv / "bin" / "python"), "-c",
@@ -163,9 +163,9 @@ def test_wheel_installed_in_a_new_venv_runs_amp_from_any_folder(wheel, tmp_path)
     records = [json.loads(line) for line in gen.stdout.splitlines()]
     # three ambiguous sentences, each with its LF0 and LF1 record; the same as in this checkout
     assert len({r["surface"] for r in records}) == 3 and len(records) == 6
-    here = subprocess.run([sys.executable, "-m", "amp", "generate", "--type", "pp", "--n", "3", "--seed", "1"],
-                          cwd=REPO, capture_output=True, text=True, check=True)
-    assert gen.stdout == here.stdout
+    capsys.readouterr()
+    assert main(["generate", "--type", "pp", "--n", "3", "--seed", "1"]) == 0  # this checkout, in this process
+    assert gen.stdout == capsys.readouterr().out
     canon = run("canon", "--mode", "logical", stdin="exists x . exists y . man(y) AND boy(x)\n")
     assert canon.returncode == 0, canon.stderr
     assert canon.stdout.strip() == run("canon", stdin="exists y . exists x . boy(x) AND man(y)\n").stdout.strip()

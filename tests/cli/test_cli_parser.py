@@ -203,27 +203,53 @@ def test_a_json_prompt_is_the_prompt_it_holds(command: str, saved_tiny_model: Pa
         assert 0 < rendered_tokens < len(as_json.read_text(encoding="utf-8")) // 4  # the JSON was not the prompt
 
 
-@pytest.mark.parametrize(("content", "says"), [
+#: (file content, what the error line says): JSON or text that is not a prompt.
+NOT_A_PROMPT = [
     ('{"sentences": ["a boy saw a cat"]}\n', "holds JSON that is not a prompt"),
     ('[{"utterance": "a"}]\n', "must hold one JSON object (a prompt), not list"),
     ('{"examples": [], "test_utterance": \n', "is not JSON: Expecting value at line 2"),
     ("42\n", "must hold one JSON object (a prompt), not int"),
     ("a boy saw a cat\n", "does not end with the test block 'Human: <sentence>'"),
-])
-@pytest.mark.parametrize("command", ["parse", "score", "influence"])
-def test_a_file_that_is_not_a_prompt_is_one_error_line(command: str, content: str, says: str, tmp_path: Path) -> None:
-    """A real ``python -m amp`` process: a JSON file that is not a prompt (or text that is not one)
-    is one ``error:`` line naming the file, exit 2 — before any model loads."""
+]
+
+
+def _not_a_prompt(command: str, content: str, tmp_path: Path) -> tuple[Path, list[str]]:
+    """The file holding ``content`` and the ``command``'s arguments naming it (and a model folder that
+    does not exist: the prompt file is refused before any model loads)."""
     file = tmp_path / "not-a-prompt.json"
     file.write_text(content, encoding="utf-8")
     extra = ["--lf", LF0] if command == "score" else []
-    proc = subprocess.run(
-        [sys.executable, "-m", "amp", command, "--model", str(tmp_path / "no-model-needed"), "--prompt-file", str(file),
-         *extra], cwd=REPO_ROOT, env={**os.environ, "AMP_CACHE_DIR": str(tmp_path / "c")}, capture_output=True,
-        text=True, timeout=300, check=False)
+    return file, [command, "--model", str(tmp_path / "no-model-needed"), "--prompt-file", str(file), *extra]
+
+
+def _assert_not_a_prompt_error(stderr: str, file: Path, says: str) -> None:
+    assert stderr.count("\n") == 1 and stderr.startswith(f"error: the prompt file {str(file)!r}"), stderr
+    assert says in stderr and "does not exist" not in stderr
+
+
+@pytest.mark.parametrize(("content", "says"), NOT_A_PROMPT)
+@pytest.mark.parametrize("command", ["parse", "score", "influence"])
+def test_a_file_that_is_not_a_prompt_is_one_error_line(command: str, content: str, says: str, tmp_path: Path,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """A JSON file that is not a prompt (or text that is not one) is one ``error:`` line naming the
+    file, exit 2 — before any model loads (every command × every content, in this process)."""
+    file, argv = _not_a_prompt(command, content, tmp_path)
+    assert main(argv) == 2
+    _assert_not_a_prompt_error(capsys.readouterr().err, file, says)
+
+
+@pytest.mark.parametrize(("command", "case"), [("parse", 0), ("score", 2), ("influence", 4)])
+def test_a_file_that_is_not_a_prompt_is_one_error_line_in_a_real_process(command: str, case: int,
+                                                                         tmp_path: Path) -> None:
+    """The same refusal from a real ``python -m amp`` process (one content per command): exit 2, and
+    its whole stderr is that one line (no traceback, no warning printed on the way)."""
+    content, says = NOT_A_PROMPT[case]
+    file, argv = _not_a_prompt(command, content, tmp_path)
+    proc = subprocess.run([sys.executable, "-m", "amp", *argv], cwd=REPO_ROOT,
+                          env={**os.environ, "AMP_CACHE_DIR": str(tmp_path / "c")}, capture_output=True,
+                          text=True, timeout=300, check=False)
     assert proc.returncode == 2, proc.stderr
-    assert proc.stderr.count("\n") == 1 and proc.stderr.startswith(f"error: the prompt file {str(file)!r}"), proc.stderr
-    assert says in proc.stderr and "does not exist" not in proc.stderr
+    _assert_not_a_prompt_error(proc.stderr, file, says)
 
 
 # --- issue #28 point 3: --model checked before anything loads ----------------------------------------
