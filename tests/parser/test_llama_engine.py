@@ -6,8 +6,10 @@ Slow tests run a search on the real model; the others load nothing or fail fast.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 import torch
@@ -215,45 +217,87 @@ def _long_prompt() -> str:
     return examples + "Human: the dog chased the cat\nComputer:"
 
 
-def test_a_rows_log_probs_do_not_depend_on_how_many_sequences_share_its_call() -> None:
-    """llama.cpp's CPU kernels take other paths (other float sums) for one token alone, from 8 and
-    from 64 tokens, so one token's log-probs moved by up to 0.13 nats between a call of 7 sequences
-    and one of 8.  Every call of one token per sequence now holds 2 to 7 tokens (a padding row
-    below, several calls above): the same row, to the bit, whether 1, 7, 8, 40 or 100 sequences
-    decode."""
-    from amp.parser.backends.llama import shared_gguf
+#: Sequence counts of one step call: each count of one call's sizes, the output blocks' edges, the
+#: largest call (60 rows with log-probs, rounded) and past it (two calls), up to 100.
+STEP_COUNTS = (*range(1, 14), 15, 16, 17, 31, 32, 33, 40, 59, 60, 61, 62, 63, 64, 65, 100)
 
-    cells = shared_gguf(_gguf()).cells(n_ctx=2048, n_seq=101, threads=2)
+
+def test_a_rows_log_probs_do_not_depend_on_how_many_sequences_share_its_call() -> None:
+    """llama.cpp's CPU kernels take other paths (other float sums) for one token alone, under 8
+    and from 64 tokens in a call.  Every call of one token per sequence holds 8 to 63 tokens
+    (padding rows below, near-equal calls above) and its rows with log-probs come in blocks of four:
+    every row, to the bit, equals the same token decoded alone, whether 1 … 100 sequences decode."""
+    cells, step = _step_cells()
     try:
-        prompt = list(range(1000, 1300))
-        cells.decode([(0, 0, prompt, False)])
-        rows = {}
-        for n in (1, 2, 7, 8, 40, 63, 64, 100):
-            for seq in range(1, n + 1):
-                cells.copy(0, seq)
-            out = cells.decode([(seq, len(prompt), [2000 + seq], True) for seq in range(1, n + 1)])
-            rows[n] = out[0]
-            assert all(o is not None and o.shape == (1, cells.gm.n_vocab) for o in out)
-            for seq in range(1, n + 1):
-                cells.free(seq)
-            cells.release_padding()
-        for n, row in rows.items():
-            assert torch.equal(row, rows[1]), f"a call of {n} sequences moved the row"
+        alone = {(0, tok): step([(0, tok)])[0] for tok in range(2000, 2100)}
+        for n in STEP_COUNTS:
+            rows = [(0, 2000 + k) for k in range(n)]
+            for k, row in enumerate(step(rows)):
+                assert torch.equal(row, alone[rows[k]]), f"a call of {n} sequences moved row {k}"
     finally:
         cells.close()
 
 
+@pytest.mark.xfail(strict=True, reason="measured: on the blocked path a row of one prompt moved by 0.013 nats "
+                                       "when another prompt's rows shared its call (row 10 of 30); items are "
+                                       "therefore searched one after the other")
+def test_rows_of_different_prompts_in_one_call() -> None:
+    """Mixed items (issue #42 point 2 needs this before items may share calls): the rows of two
+    prompts alternating in one call, each against the same token decoded alone.  It does not hold
+    today; strict, so the day it holds this test says so."""
+    cells, step = _step_cells()
+    try:
+        for n in (2, 7, 8, 9, 30):
+            rows = [(0 if k % 2 else 201, 2000 + k) for k in range(n)]
+            for k, row in enumerate(step(rows)):
+                assert torch.equal(row, step([rows[k]])[0]), f"a mixed call of {n} sequences moved row {k}"
+    finally:
+        cells.close()
+
+
+def _step_cells() -> tuple[Any, Callable[[list[tuple[int, int]]], list[torch.Tensor]]]:
+    """A context holding two prompts (on sequences 0 and 201) and ``step(rows)``: one step in which
+    row ``k`` continues prompt ``rows[k][0]`` with token ``rows[k][1]``, its log-probs per row."""
+    from amp.parser.backends.llama import shared_gguf
+
+    cells = shared_gguf(_gguf()).cells(n_ctx=4096, n_seq=202, threads=2)
+    prompts = {0: list(range(1000, 1300)), 201: list(range(3000, 3170))}
+    for seq, toks in prompts.items():
+        cells.decode([(seq, 0, toks, False)])
+
+    def step(rows: list[tuple[int, int]]) -> list[torch.Tensor]:
+        for k, (src, _tok) in enumerate(rows):
+            cells.copy(src, 1 + k)
+        out = cells.decode([(1 + k, len(prompts[src]), [tok], True) for k, (src, tok) in enumerate(rows)])
+        for k in range(len(rows)):
+            cells.free(1 + k)
+        cells.release_padding()
+        assert all(o is not None and o.shape == (1, cells.gm.n_vocab) for o in out)
+        return [o[0] for o in out if o is not None]
+
+    return cells, step
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("beams", [1, 3, 8])
+@pytest.mark.parametrize("beams", range(1, 11))
 def test_forced_log_prob_of_a_beam_equals_its_search_steps(llama_parser: Parser, beams: int) -> None:
-    """The search's steps and a forced pass over a beam's tokens are computed identically: a
-    dropped beam's cells stay in the cache until the search ends (no hole is refilled out of
-    order), and every decode call holds 2 to 7 tokens (a padding row; at 8 beams a step holds 8
-    rows, split in two calls)."""
+    """The search's steps and a forced pass over a beam's tokens are computed identically, at
+    every beam count: a dropped beam's cells stay in the cache until the search ends (no hole is
+    refilled out of order), and every decode call holds 8 to 63 tokens (a step of 1 to 12 rows
+    padded, a forced pass of one beam too).  Every beam follows the grammar (the oracle)."""
+    from transformers import AutoTokenizer
+
+    from amp.parser.models.embedded import DEFAULT_FOLDER
+
     settings = SearchSettings(beams=beams, max_new_tokens=40)
-    for prompt in (PROMPT, _long_prompt()):
+    folder = models_dir() / DEFAULT_FOLDER
+    oracle = AutoTokenizer.from_pretrained(str(folder)) if (folder / "tokenizer.json").is_file() else None
+    for prompt in (PROMPT, _long_prompt()) if beams in (3, 8) else (PROMPT,):  # one short prompt keeps it quick
         result = llama_parser.parse_many([prompt], settings)[0]
+        assert len(result.beams) == beams
         assert any(b.finished for b in result.beams)
+        if oracle is not None:
+            assert_follows_grammar(result, oracle)
         for beam in result.beams:
             if beam.finished:
                 steps = llama_parser.backend.beam_steps(prompt, beam, fmt=result.fmt, top_n=llama_parser.top_n,

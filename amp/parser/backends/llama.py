@@ -214,8 +214,10 @@ class LlamaBackend:
     @staticmethod
     def _cells(beams: int, budget: int | None) -> int:
         """Cells a search may need: a long prompt plus, per step, every live sequence's token (the
-        beams and two riders) and at most one padding row (:class:`SeqCells`)."""
-        return 2048 + (max(beams, 3) + 3) * (budget or 256)
+        beams and two riders) and the padding rows of its calls (:class:`SeqCells`)."""
+        from amp.parser.models.gguf_cells import SeqCells  # late: start-up cost (torch)
+
+        return 2048 + SeqCells.step_cells(max(beams, 3) + 3) * (budget or 256)
 
     # -- the work ---------------------------------------------------------------------------------------
 

@@ -10,11 +10,12 @@ prompt evaluated once on one sequence is shared by the others with
 ``llama_memory_seq_cp`` (the cells are shared, nothing is recomputed), a sequence advances by one
 or more tokens per :meth:`SeqCells.decode` (all sequences together in one batch), and
 ``llama_memory_seq_rm`` frees a sequence's cells.  :meth:`SeqCells.decode` returns log-probs:
-llama.cpp's raw logits log-softmaxed over the full vocabulary in float32.
+llama.cpp's raw logits log-softmaxed over the full vocabulary in float32, read in place and
+log-softmaxed one call's rows at once (one copy; the rows given back are views of that block).
 
 Batch invariance (measured on the embedded model).  A row fed as *one token of its sequence*
 gives the same log-probs, to the bit, whatever else is in the batch and wherever its cells lie, if
-four things hold; each was found by a measurement, and each costs a test when broken:
+five things hold; each was found by a measurement, and each costs a test when broken:
 
 * llama.cpp's repacked weights are off (``use_extra_bufts = False``; with them a row moved by up
   to 0.38 nats with the number of sequences in the batch);
@@ -24,12 +25,26 @@ four things hold; each was found by a measurement, and each costs a test when br
   kernels choose their path by the number of tokens in a call: one token alone has its attention
   split over the cells in the cache and the parts added (the result moved with how full the cache
   was, up to 0.58 nats); from 2 to 7 tokens the matrix products run row by row; from 8 in blocks,
-  and from 64 yet another way, each with its own float sums (the same row moved by up to 0.13 nats
-  between a call of 7 sequences and one of 8).  :meth:`SeqCells.decode` adds a padding row on a
-  sequence of its own to a call of one token (:meth:`SeqCells.release_padding` frees its cells)
-  and splits a step of more than 7 sequences into near-equal calls.  (The blocked path is faster
-  per row, but its numbers did not meet the agreement bench's bar for the default engine: see
-  docs/paper-notes.md §19.)
+  and from 64 yet another way, each with its own float sums (a row moved by up to 0.13 nats between
+  a call of 7 sequences and one of 8 in issue #29's measurement, though not on issue #42's tokens,
+  where row 0 of a 7- and a 35-row step was the same on both paths; with a 5-token call left
+  unpadded the invariance test fails; from 64 a row moved by up to 0.99 nats).  Every call takes the blocked path, the fastest per row:
+  :meth:`SeqCells.decode` adds padding rows on a sequence of their own to a shorter call
+  (:meth:`SeqCells.release_padding` frees their cells), splits a step of more single tokens into
+  near-equal calls, and rounds a step call's rows with log-probs up to :data:`OUTPUT_BLOCK` (the
+  padding rows' log-probs are computed and dropped).  Measured (issue #42, one run, every shape
+  interleaved, 12 repetitions, load average 6 to 12 from other work on the 2 cores, so ratios
+  only; best of each): a step of 7 rows took 2.0x less time as one blocked call (8 tokens, 8 rows
+  with log-probs) than on the row path (7 tokens), and a step of 35 rows 3.4x less (one call of
+  36 with log-probs instead of five calls of 7); outputs rounded to blocks of 8 instead of 4 gave
+  1.4x and 2.6x, no rounding 1.4x and 1.8x, calls of 64 tokens or more 0.35x and 1.5x.  On one
+  thread (load 4.5, 8 repetitions, spread under 3 %): 7 rows 1.22x, 35 rows 1.92x, but a step of
+  one row 0.73x (8 tokens instead of 2), so a Parse & inspect, whose forced passes are one-row
+  steps, took 0.92x to 1.04x of the row path's time (three runs each, interleaved);
+* the rows of one call continue one prompt: on the blocked path a row of one prompt moved by
+  0.013 nats when another prompt's rows shared its call (row 10 of 30; the row path did not move
+  it), so prompts are searched one after the other (a strict expected failure in the tests says
+  when this changes);
 * a sequence's cells lie in the cache in the order of their positions, since attention adds them
   up in cache order: the caller never frees cells while the sequences decoded after them live
   (:mod:`amp.parser.search.cell_search` keeps a dropped beam's cells until the search ends).
@@ -59,12 +74,17 @@ from amp.parser.core.errors import DecodingError, ModelLoadError
 GGUF_MAGIC = b"GGUF"
 #: Tokens per llama.cpp batch (a longer feed is decoded in several calls).
 BATCH_TOKENS = 512
-#: The fewest tokens of a llama.cpp call (a padding row fills a shorter one) and the most tokens of
-#: a call of one token per sequence (a search step, a forced step; a longer one is split): between
-#: the two, llama.cpp's CPU kernels take one path, so a row's log-probs do not depend on the call it
-#: is in (measured on this build; see the module docstring and ``tests/parser/test_llama_engine.py``).
-STEP_CALL_MIN = 2
-STEP_CALL_MAX = 7
+#: The fewest tokens of a llama.cpp call (padding rows fill a shorter one) and the most tokens of
+#: a call of one token per sequence (a search step, a forced step, a sampling step; a longer one
+#: is split): between the two, llama.cpp's CPU kernels take their blocked path, the fastest per row,
+#: so a row's log-probs do not depend on the call it is in (measured on this build; see the module
+#: docstring and ``tests/parser/test_llama_engine.py``).
+STEP_CALL_MIN = 8
+STEP_CALL_MAX = 63
+#: A step call's rows with log-probs are rounded up to a multiple of this (padding rows' log-probs
+#: are computed and dropped) when there are more than two: llama.cpp's output layer runs in blocks
+#: of four rows, and a call of 7 rows with log-probs took longer than one of 8 (module docstring).
+OUTPUT_BLOCK = 4
 
 _INIT_LOCK = threading.Lock()
 _INITIALISED = False
@@ -221,6 +241,17 @@ def load_gguf(path: str | Path) -> GgufModel:
                      threading.RLock())
 
 
+#: One token of a call: sequence, position, token, whether its log-probs are wanted, its feed (-1 for a
+#: padding row) and its row in that feed.
+_Row = tuple[int, int, int, bool, int, int]
+
+
+def _step_calls(rows: int) -> int:
+    """How many calls a step of ``rows`` single tokens takes (at most :data:`STEP_CALL_MAX` tokens
+    each, with room to round its outputs up to :data:`OUTPUT_BLOCK`)."""
+    return max(1, -(-rows // (STEP_CALL_MAX - STEP_CALL_MAX % OUTPUT_BLOCK)))
+
+
 class SeqCells:
     """A llama.cpp context: a unified KV cache whose cells belong to numbered sequences."""
 
@@ -291,13 +322,13 @@ class SeqCells:
 
     def _decode(self, feeds: Sequence[tuple[int, int, Sequence[int], bool]],
                 last_only: bool) -> list[torch.Tensor | None]:
-        llama, batch, n_vocab = self._llama, self.batch, self.gm.n_vocab
-        flat: list[tuple[int, int, int, bool, int, int]] = []  # seq, pos, token, logits?, entry, row
+        llama, batch = self._llama, self.batch
+        flat: list[_Row] = []  # seq, pos, token, logits?, entry, row
         for e, (seq, start, toks, want) in enumerate(feeds):
             for j, tok in enumerate(toks):
                 need = want and (not last_only or j == len(toks) - 1)
                 flat.append((seq, start + j, int(tok), need, e, j))
-        rows: list[list[np.ndarray]] = [[] for _ in feeds]
+        rows: list[list[torch.Tensor]] = [[] for _ in feeds]
         for chunk in self._calls(flat, single=all(len(toks) == 1 for _s, _p, toks, _w in feeds)):
             for i, (seq, pos, tok, need, _e, _j) in enumerate(chunk):
                 batch.token[i] = tok
@@ -312,36 +343,60 @@ class SeqCells:
                     f"llama.cpp could not decode a batch of {len(chunk)} tokens (code {rc}: "
                     f"{'no free cells in the context' if rc == 1 else 'error'})"
                 )
-            for i, (_seq, _pos, _tok, need, e, _j) in enumerate(chunk):
-                if need:
-                    ptr = llama.llama_get_logits_ith(self.ctx, i)
-                    rows[e].append(np.ctypeslib.as_array(ptr, shape=(n_vocab,)).copy())
+            wanted = [(i, e) for i, (_s, _p, _t, need, e, _j) in enumerate(chunk) if need]
+            if wanted:
+                block = self._log_probs([i for i, _e in wanted])
+                for k, (_i, e) in enumerate(wanted):
+                    if e >= 0:
+                        rows[e].append(block[k])
         out: list[torch.Tensor | None] = []
         for e, (_seq, _start, _toks, want) in enumerate(feeds):
             if not want or not rows[e]:
                 out.append(None)
-                continue
-            logits = torch.from_numpy(np.stack(rows[e]))
-            out.append(torch.log_softmax(logits, dim=-1))
+            elif len(rows[e]) == 1:
+                out.append(rows[e][0].unsqueeze(0))  # a view of its call's block: no copy
+            else:
+                out.append(torch.stack(rows[e]))
         return out
 
-    def _calls(self, flat: list[tuple[int, int, int, bool, int, int]],
-               single: bool) -> list[list[tuple[int, int, int, bool, int, int]]]:
+    def _log_probs(self, batch_rows: list[int]) -> torch.Tensor:
+        """The log-probs of the last call's rows ``batch_rows`` (batch indices with logits), one
+        ``(len, n_vocab)`` float32 tensor: llama.cpp's logits read in place and log-softmaxed in one
+        operation over the whole block (the only copy; each row's values are those of the row
+        alone, the operation runs row by row)."""
+        llama, n_vocab = self._llama, self.gm.n_vocab
+        base = llama.llama_get_logits(self.ctx)
+        start = ctypes.cast(base, ctypes.c_void_p).value or 0
+        width = n_vocab * ctypes.sizeof(ctypes.c_float)
+        where = [((ctypes.cast(llama.llama_get_logits_ith(self.ctx, i), ctypes.c_void_p).value or 0) - start) // width
+                 for i in batch_rows]
+        logits = torch.from_numpy(np.ctypeslib.as_array(base, shape=(max(where) + 1, n_vocab)))
+        if where != list(range(len(where))):  # (llama.cpp keeps outputs in batch order; checked, not assumed)
+            logits = logits[where]
+        return torch.log_softmax(logits, dim=-1)
+
+    @staticmethod
+    def step_cells(rows: int) -> int:
+        """The most cells one step of ``rows`` single tokens takes: its rows and its calls' padding."""
+        return rows + _step_calls(rows) * (STEP_CALL_MIN - 1)
+
+    def _calls(self, flat: list[_Row], single: bool) -> list[list[_Row]]:
         """``flat`` cut into llama.cpp calls of :data:`STEP_CALL_MIN` tokens or more (padding rows
         added): a feed of one token per sequence (``single``) into near-equal calls of at most
-        :data:`STEP_CALL_MAX`, anything else (a prompt) into :data:`BATCH_TOKENS` from its start."""
+        :data:`STEP_CALL_MAX` tokens, their rows with log-probs rounded up to :data:`OUTPUT_BLOCK`;
+        anything else (a prompt) into :data:`BATCH_TOKENS` from its start."""
         if not flat:
             return []
-        if single:  # near-equal calls: only a step of one row gets a padding row
-            size = -(-len(flat) // -(-len(flat) // STEP_CALL_MAX))
-        else:
-            size = BATCH_TOKENS  # (only a chunk shorter than STEP_CALL_MIN is padded)
+        size = -(-len(flat) // _step_calls(len(flat))) if single else BATCH_TOKENS
         calls = []
         for lo in range(0, len(flat), size):
             chunk = flat[lo : lo + size]
-            while len(chunk) < STEP_CALL_MIN:
-                chunk.append((self.pad_seq, self._pad_pos, chunk[0][2], False, -1, 0))
+            outputs = sum(1 for row in chunk if row[3])
+            extra = -outputs % OUTPUT_BLOCK if single and outputs > 2 else 0  # padding rows with log-probs
+            while len(chunk) < STEP_CALL_MIN or extra:
+                chunk.append((self.pad_seq, self._pad_pos, chunk[0][2], extra > 0, -1, 0))
                 self._pad_pos += 1
+                extra = max(0, extra - 1)
             calls.append(chunk)
         return calls
 

@@ -208,11 +208,14 @@ class _Riders:
         self.prompt_len = prompt_len
         self.ids = [slots.take() for _ in self.toks]
         self.own = [False] * len(self.toks)  # whether the rider decodes on its own cells yet
-        self.rows: list[list[torch.Tensor]] = [[first] for _ in self.toks]
+        self.rows = [torch.empty(len(t), first.shape[-1], dtype=first.dtype) for t in self.toks]  # (len, V) each
+        for rows in self.rows:
+            rows[0] = first
+        self.done = [1] * len(self.toks)  # rows filled so far
         self._plan: list[tuple[int, tuple[int, ...] | None]] = []
 
     def _pending(self) -> list[int]:
-        return [r for r, rows in enumerate(self.rows) if len(rows) < len(self.toks[r])]
+        return [r for r, done in enumerate(self.done) if done < len(self.toks[r])]
 
     def plan(self, children: Sequence[tuple[int, ...]], held: dict[tuple[int, ...], int]) -> list[tuple[int, int, list[int]]]:
         """Before the search branches into ``children`` (``held``: the hypotheses decoded last,
@@ -221,7 +224,7 @@ class _Riders:
         self._plan = []
         feeds: list[tuple[int, int, list[int]]] = []
         for r in self._pending():
-            m = len(self.rows[r])
+            m = self.done[r]
             want = self.toks[r][:m]
             if not self.own[r] and want in decoded:
                 self._plan.append((r, want))
@@ -237,10 +240,12 @@ class _Riders:
         """The rows of this step: borrowed from ``rows_of`` (child -> row), or the riders' ``outs``."""
         fed = iter(outs)
         for r, borrowed in self._plan:
-            self.rows[r].append(rows_of[borrowed] if borrowed is not None else next(fed)[-1])
+            # (a row is a view of its call's block: its values are copied, the block is not kept)
+            self.rows[r][self.done[r]] = rows_of[borrowed] if borrowed is not None else next(fed)[-1]
+            self.done[r] += 1
 
     def result(self) -> list[torch.Tensor]:
-        return [torch.stack(rows) for rows in self.rows]
+        return list(self.rows)
 
 
 def cell_beam_search(cells: Cells, first: torch.Tensor, prompt_len: int, processor: GrammarLogitsProcessor, *,
