@@ -345,16 +345,24 @@ def _finish(model: Any, masker: Any, prefix: Any, ranked: list[list[Beam]], pair
         if pair is not None:
             requests += [(b, pair[2]), (b, pair[3])]
             owners += [("lf0", b, 0), ("lf1", b, 0)]
-    forced: dict[tuple[str, int], ForcedScore] = {}
-    for (kind, b, i), (_row, ids), lp in zip(owners, requests, prefixed_logprobs(model, prefix, requests), strict=True):
+
+    def reduce(k: int, lp: torch.Tensor) -> ForcedScore:
+        """Request ``k``'s forced score, made while its chunk's rows are alive (one chunk at a time)."""
+        kind, b, _i = owners[k]
+        ids = requests[k][1]
         if kind == "beam":
-            fs = forced_from_logprobs(masker, masker.vocab.text_of(list(ids)), ids, lp, top_n, False,
-                                      settings["constrained"])
+            return forced_from_logprobs(masker, masker.vocab.text_of(list(ids)), ids, lp, top_n, False,
+                                        settings["constrained"])
+        lfs = pairs[b]
+        assert lfs is not None
+        return forced_from_logprobs(masker, lfs[0] if kind == "lf0" else lfs[1], ids, lp, top_n, True)
+
+    forced: dict[tuple[str, int], ForcedScore] = {}
+    for (kind, b, i), fs in zip(owners, prefixed_logprobs(model, prefix, requests, reduce), strict=True):
+        if kind == "beam":
             ranked[b][i] = replace(ranked[b][i], steps=fs.steps)
         else:
-            lfs = pairs[b]
-            assert lfs is not None
-            forced[(kind, b)] = forced_from_logprobs(masker, lfs[0] if kind == "lf0" else lfs[1], ids, lp, top_n, True)
+            forced[(kind, b)] = fs
     return [
         (ParseResult(beams=tuple(beams), constrained=settings["constrained"], fmt=settings["fmt"],
                      settings=dict(settings), prompt_tokens=len(prompt_ids[b])),

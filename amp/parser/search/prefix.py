@@ -21,7 +21,11 @@ top beam re-ran it, and so did the forced scoring of LF0/LF1.  Here it runs **on
   looks ahead) and chunked so one chunk's float32 logits stay under ~768 MB.  Each chunk is a
   step of the scoring: the check of :func:`amp.parser.search.cancel.cancel_scope` is asked before
   it (:class:`SearchCancelled` once it turns true), so a service client that went away stops a
-  forced scoring there and the service's step gate takes turns there (issue #44).
+  forced scoring there and the service's step gate takes turns there (issue #44).  Each request's
+  full-vocabulary rows are handed to the caller's ``reduce`` (e.g. a forced score) as soon as its
+  chunk is computed and dropped before the next chunk: **one chunk's rows at a time**, whatever
+  the number or length of the requests (at the default model's 262,144-entry vocabulary, a
+  forced pass at the service's cost bound kept ~34 GB of rows before; issue #44).
 
 The last prompt token is left out of the prefix because ``generate`` needs at least one
 uncached input token, and because scoring then gets the first LF token's distribution from
@@ -32,9 +36,9 @@ from __future__ import annotations
 
 import copy
 import inspect
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar, overload
 
 import torch
 
@@ -42,8 +46,15 @@ from amp.parser.core.errors import DecodingError, SearchCancelled
 from amp.parser.models.quantize import output_rows
 from amp.parser.search.cancel import current_check
 
-#: Upper bound on the float32 logits one chunk of a batched forced pass may hold.
+#: Upper bound on the float32 logits one chunk of a batched forced pass may hold; also the most
+#: full-vocabulary rows :func:`prefixed_logprobs` returns unreduced.
 CHUNK_BYTES = 768 * 2**20
+
+#: What a caller keeps of one request's ``(len(seq), V)`` log-probs (see :func:`prefixed_logprobs`).
+R = TypeVar("R")
+
+#: One scoring request: a prompt row of the prefix and the token sequence scored after it.
+Request = tuple[int, Sequence[int]]
 
 #: transformers 5.24 renamed the forward argument ``past_key_values`` to ``cache`` (the old
 #: name still works with a deprecation warning).
@@ -200,55 +211,88 @@ def prefill(model: Any, prompt_ids: Sequence[Sequence[int]], pad_id: int, *, ful
     return PromptPrefix(ids=ids, mask=mask, lengths=tuple(len(p) for p in prompt_ids), cache=cache)
 
 
+@overload
+def prefixed_logprobs(model: Any, prefix: PromptPrefix, requests: Sequence[Request]) -> list[torch.Tensor]: ...
+
+
+@overload
+def prefixed_logprobs(
+    model: Any, prefix: PromptPrefix, requests: Sequence[Request], reduce: Callable[[int, torch.Tensor], R]
+) -> list[R]: ...
+
+
 @torch.inference_mode()
 def prefixed_logprobs(
-    model: Any, prefix: PromptPrefix, requests: Sequence[tuple[int, Sequence[int]]]
-) -> list[torch.Tensor]:
-    """For each ``(prompt row, token sequence)``, a ``(len(seq), V)`` float32 log-prob tensor.
+    model: Any,
+    prefix: PromptPrefix,
+    requests: Sequence[Request],
+    reduce: Callable[[int, torch.Tensor], Any] | None = None,
+) -> list[Any]:
+    """For each ``(prompt row, token sequence)``, ``reduce(index, logprobs)`` of its ``(len(seq), V)``
+    float32 log-prob tensor, in request order.
 
-    Row ``j`` holds the log-probs of the vocabulary at the position of token ``j``.
+    Row ``j`` of ``logprobs`` holds the log-probs of the vocabulary at the position of token ``j``.
+    ``reduce`` runs inside the chunk loop, as soon as the request's chunk is computed, and the
+    tensor is dropped when it returns: at any ``reduce`` call only the current chunk's logits and
+    the current request's rows are alive (**one chunk's rows at a time**, ~``CHUNK_BYTES``), so the
+    memory of a forced pass does not grow with the number or the length of its requests — as long
+    as ``reduce`` keeps only what it computes (a :class:`~amp.parser.core.results.ForcedScore`,
+    token steps), not the tensor.
+
+    Without ``reduce`` the tensors themselves are returned (tests and small checks): that keeps
+    every request's rows at once, so it is refused (:class:`DecodingError`) beyond ``CHUNK_BYTES``.
     """
     if any(len(s) == 0 for _row, s in requests):
         raise DecodingError("cannot score an empty token sequence")
     if any(not 0 <= row < prefix.size for row, _s in requests):
         raise DecodingError("a scoring request names a prompt the prefix does not hold")
-    results: list[torch.Tensor | None] = [None] * len(requests)
     if not requests:
         return []
     vocab = output_rows(model)
+    if reduce is None:
+        held = sum(len(s) for _r, s in requests) * vocab * 4
+        if held > CHUNK_BYTES:
+            raise DecodingError(
+                f"unreduced log-probs of {len(requests)} sequence(s) would hold {held} bytes, over the "
+                f"{CHUNK_BYTES}-byte bound of one chunk: pass a reduce function"
+            )
+    keep: Callable[[int, torch.Tensor], Any] = reduce if reduce is not None else (lambda _i, lp: lp)
     longest = max(len(s) for _r, s in requests)
     chunk = max(1, CHUNK_BYTES // max(1, longest * vocab * 4))
-    order = list(range(len(requests)))
-    device = prefix.ids.device
-    padded = bool((prefix.mask == 0).any())
+    results: list[Any] = []
     check = current_check()
-    for start in range(0, len(order), chunk):
+    for start in range(0, len(requests), chunk):
         if check is not None and check():
             raise SearchCancelled("the scoring was cancelled")
-        members = order[start : start + chunk]
-        rows = [requests[i][0] for i in members]
-        width = max(len(requests[i][1]) for i in members)
-        batch = torch.zeros((len(members), width), dtype=torch.long)
+        members = range(start, min(start + chunk, len(requests)))
+        logits = _chunk_logits(model, prefix, [requests[i] for i in members])
         for r, i in enumerate(members):
-            row, seq = requests[i]
-            tokens = [int(prefix.ids[row, -1])] + [int(t) for t in seq[:-1]]
-            batch[r, : len(tokens)] = torch.tensor(tokens, dtype=torch.long)
-            batch[r, len(tokens) :] = tokens[-1]
-        inputs: dict[str, Any] = {"input_ids": batch.to(device)}
-        cache = prefix.cache_for(rows)
-        if cache is not None:
-            inputs["cache"] = cache
-        if padded:
-            head = prefix.mask[rows, :-1]
-            inputs["attention_mask"] = torch.cat(
-                [head, torch.ones((len(members), width), dtype=head.dtype, device=device)], dim=1
-            )
-            start_pos = torch.tensor([prefix.lengths[r] - 1 for r in rows], device=device)
-            inputs["position_ids"] = start_pos[:, None] + torch.arange(width, device=device)[None, :]
-        logits = forward(model, **inputs).logits
-        for r, i in enumerate(members):
-            results[i] = torch.log_softmax(logits[r, : len(requests[i][1])].float(), dim=-1)
+            results.append(keep(i, torch.log_softmax(logits[r, : len(requests[i][1])].float(), dim=-1)))
         del logits
-    return results  # type: ignore[return-value]
+    return results
 
 
+def _chunk_logits(model: Any, prefix: PromptPrefix, requests: Sequence[Request]) -> torch.Tensor:
+    """The logits ``(len(requests), longest, V)`` of one chunk of :func:`prefixed_logprobs`
+    (right-padded rows; the chunk's copy of the prompt cache is dropped on return)."""
+    device = prefix.ids.device
+    rows = [row for row, _seq in requests]
+    width = max(len(seq) for _row, seq in requests)
+    batch = torch.zeros((len(requests), width), dtype=torch.long)
+    for r, (row, seq) in enumerate(requests):
+        tokens = [int(prefix.ids[row, -1])] + [int(t) for t in seq[:-1]]
+        batch[r, : len(tokens)] = torch.tensor(tokens, dtype=torch.long)
+        batch[r, len(tokens) :] = tokens[-1]
+    inputs: dict[str, Any] = {"input_ids": batch.to(device)}
+    cache = prefix.cache_for(rows)
+    if cache is not None:
+        inputs["cache"] = cache
+    if bool((prefix.mask == 0).any()):
+        head = prefix.mask[rows, :-1]
+        inputs["attention_mask"] = torch.cat(
+            [head, torch.ones((len(requests), width), dtype=head.dtype, device=device)], dim=1
+        )
+        start_pos = torch.tensor([prefix.lengths[r] - 1 for r in rows], device=device)
+        inputs["position_ids"] = start_pos[:, None] + torch.arange(width, device=device)[None, :]
+    logits: torch.Tensor = forward(model, **inputs).logits
+    return logits

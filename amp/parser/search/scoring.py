@@ -35,18 +35,22 @@ from amp.logic.vocabulary import DEFAULT_FORMAT
 from amp.parser.core.errors import DecodingError
 from amp.parser.core.results import ForcedScore, PairScore, TokenAlternative, TokenStep, min_prob_ratio
 from amp.parser.search.automaton import DEAD, State
-from amp.parser.search.prefix import device_of, prefill, prefixed_logprobs
+from amp.parser.search.prefix import R, device_of, prefill, prefixed_logprobs
 from amp.parser.search.processors import merge_end_groups
 from amp.parser.search.settings import DEFAULT_TOP_N
 from amp.parser.search.vocab import VocabMasker, check_context, encode_output, encode_prompt, frame_lf, get_masker
 
 
 @torch.inference_mode()
-def continuation_logprobs(model: Any, prompt_ids: Sequence[int], seqs: Sequence[Sequence[int]]) -> list[torch.Tensor]:
-    """For each sequence, a ``(len(seq), V)`` float32 tensor of log-probs predicting its tokens.
+def continuation_logprobs(model: Any, prompt_ids: Sequence[int], seqs: Sequence[Sequence[int]],
+                          reduce: Callable[[int, torch.Tensor], R]) -> list[R]:
+    """For each sequence, ``reduce(index, logprobs)`` of its ``(len(seq), V)`` float32 tensor of
+    log-probs predicting its tokens.
 
     Runs the prompt once (:func:`amp.parser.search.prefix.prefill`) and scores the batch of
-    continuations on copies of its KV cache (:func:`amp.parser.search.prefix.prefixed_logprobs`).
+    continuations on copies of its KV cache (:func:`amp.parser.search.prefix.prefixed_logprobs`),
+    reducing each sequence's rows as soon as its chunk is computed: one chunk's full-vocabulary
+    rows are held at a time, however many or long the sequences.
     """
     if not prompt_ids:
         raise DecodingError("forced scoring needs at least one prompt token")
@@ -54,7 +58,7 @@ def continuation_logprobs(model: Any, prompt_ids: Sequence[int], seqs: Sequence[
         raise DecodingError("cannot score an empty token sequence")
     check_context(model, len(prompt_ids), max((len(s) for s in seqs), default=0))
     prefix = prefill(model, [list(prompt_ids)], pad_id=0)
-    return prefixed_logprobs(model, prefix, [(0, s) for s in seqs])
+    return prefixed_logprobs(model, prefix, [(0, s) for s in seqs], reduce)
 
 
 @torch.inference_mode()
@@ -258,8 +262,8 @@ def forced_score(
     framed = [check_lf(masker, lf) for lf in lfs]
     seqs = [encode_output(tokenizer, f) for f in framed]
     prompt_ids = encode_prompt(tokenizer, prompt)
-    lps = continuation_logprobs(model, prompt_ids, seqs)
-    return [forced_from_logprobs(masker, lf, ids, lp, top_n, True) for lf, ids, lp in zip(lfs, seqs, lps, strict=True)]
+    return continuation_logprobs(
+        model, prompt_ids, seqs, lambda i, lp: forced_from_logprobs(masker, lfs[i], seqs[i], lp, top_n, True))
 
 
 def forced_score_independent(
@@ -298,12 +302,10 @@ def forced_score_ids(
             raise DecodingError(f"sequence {k} has token ids outside this model's vocabulary (0 … {size - 1}): "
                                 f"{', '.join(repr(t) for t in bad[:5])}")
     prompt_ids = encode_prompt(tokenizer, prompt)
-    lps = continuation_logprobs(model, prompt_ids, seqs)
     vocab = masker.vocab
-    return [
-        forced_from_logprobs(masker, vocab.text_of(list(s)), s, lp, top_n, False, merge_end)
-        for s, lp in zip(seqs, lps, strict=True)
-    ]
+    return continuation_logprobs(
+        model, prompt_ids, seqs,
+        lambda i, lp: forced_from_logprobs(masker, vocab.text_of(list(seqs[i])), seqs[i], lp, top_n, False, merge_end))
 
 
 def total_prob_ratio(s0: float, s1: float) -> float:
