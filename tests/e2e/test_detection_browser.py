@@ -20,10 +20,11 @@ TRACES = """(el) => { const gd = el.querySelector('.js-plotly-plot');
   return gd.data.map(t => ({group: (t.meta || {}).group || '', n: (t.x || []).length, y: t.y})); }"""
 
 
-def test_the_probe_curve_renders_with_its_controls(tiny_server, page_on) -> None:
-    page: Page = page_on(tiny_server)
+def start_probe_measurement(page: Page, url: str) -> None:
+    """On the Research page's detection section: 5 sentences per type and class, probes only (the
+    signals' searches are slow on the tiny model), **Measure** clicked; the caller waits for what it checks."""
     page.set_viewport_size({"width": 1400, "height": 1000})
-    page.goto(tiny_server.url)
+    page.goto(url)
     wait_idle(page)
     goto_page(page, "Research (reproduce)", "Research")
     expect(page.get_by_role("heading", name="Does the model know it is ambiguous?")).to_be_visible()
@@ -31,11 +32,16 @@ def test_the_probe_curve_renders_with_its_controls(tiny_server, page_on) -> None
     per_type.fill("5")
     per_type.press("Enter")
     wait_idle(page)
-    page.get_by_text("Uncertainty signals", exact=True).click()  # probes only: the signals search is slow here
+    page.get_by_text("Uncertainty signals", exact=True).click()
     wait_idle(page)
     run = page.get_by_role("button", name="Measure")
     run.scroll_into_view_if_needed()
     run.click()
+
+
+def test_the_probe_curve_renders_with_its_controls(tiny_server, page_on) -> None:
+    page: Page = page_on(tiny_server)
+    start_probe_measurement(page, tiny_server.url)
     expect(page.get_by_text(re.compile(r"probes: \d+ of \d+")).first).to_be_visible(timeout=RUN_TIMEOUT)
     chart = page.locator('[data-testid="stPlotlyChart"]').filter(
         has=page.locator(".gtitle").filter(has_text="Linear probes per layer"))

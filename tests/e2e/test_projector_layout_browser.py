@@ -32,6 +32,7 @@ import pytest
 from axe import audit, axe_script, report
 from playwright.sync_api import Page, expect
 from test_browser import assert_clean, goto_page, shot, wait_idle
+from test_detection_browser import start_probe_measurement
 
 SIZES = ((1280, 720), (1600, 900), (1920, 1080))
 #: The votes on the first sentence (LF0, LF1): a class of 150 (issue #40 point 7: ticks piled up at 30).
@@ -332,19 +333,7 @@ def test_the_detection_slide_fits_the_projector_and_passes_axe(tiny_server, page
     Presentation's last slide: axe's WCAG A/AA rules pass on it; in full screen at 1280×720 and
     1920×1080 its heading, answers, chart and source caption are on the screen, nothing cut."""
     page: Page = page_on(tiny_server)
-    page.set_viewport_size({"width": 1400, "height": 1000})
-    page.goto(tiny_server.url)
-    wait_idle(page)
-    goto_page(page, "Research (reproduce)", "Research")
-    per_type = page.get_by_role("spinbutton", name="Sentences per type and class")
-    per_type.fill("5")
-    per_type.press("Enter")
-    wait_idle(page)
-    page.get_by_text("Uncertainty signals", exact=True).click()  # probes only: the signals search is slow here
-    wait_idle(page)
-    run = page.get_by_role("button", name="Measure")
-    run.scroll_into_view_if_needed()
-    run.click()
+    start_probe_measurement(page, tiny_server.url)
     expect(page.get_by_text("Best probe: layer", exact=False)).to_be_visible(timeout=300_000)
     wait_idle(page, 300_000)
     page.locator('[data-testid="stSidebarNav"]').get_by_text("Presentation", exact=True).click()
