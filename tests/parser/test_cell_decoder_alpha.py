@@ -57,6 +57,9 @@ class ListCells:
             out.append(torch.log_softmax(logits.float(), dim=-1))
         return out
 
+    def feed_prompt(self, seq: int, start: int, tokens: Sequence[int]) -> torch.Tensor:
+        return self.decode_last([(seq, start, tokens)])[0][-1]
+
     def release_padding(self) -> None:
         pass
 
@@ -65,7 +68,7 @@ class ListCells:
 def decoder(tiny_lm: Any) -> CellDecoder:
     tok = tiny_lm.tokenizer
     return CellDecoder(ListCells(tiny_lm.model), tok, [tok.eos_token_id],
-                       context=tiny_lm.model.config.n_positions, chunk=64)
+                       context=tiny_lm.model.config.n_positions)
 
 
 PROMPT = simple_prompt("Ada saw Bob with the telescope")

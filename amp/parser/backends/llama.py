@@ -189,7 +189,7 @@ class LlamaBackend:
 
     def _run(self, need: int, fn: Callable[[CellDecoder], T]) -> T:
         """``fn`` on this backend's decoder, its context holding at least ``need`` cells."""
-        from amp.parser.models.gguf_cells import BATCH_TOKENS, llama_cpp_module  # late: start-up cost (torch)
+        from amp.parser.models.gguf_cells import llama_cpp_module  # late: start-up cost (torch)
         from amp.parser.search.cell_decoder import CellDecoder  # late: start-up cost (torch, transformers)
 
         gm = self._model()
@@ -203,8 +203,7 @@ class LlamaBackend:
                 if decoder is not None:
                     decoder.cells.close()  # type: ignore[attr-defined]
                 seq = gm.cells(n_ctx=cells, n_seq=SEQUENCES, threads=threads)
-                decoder = self._decoder = CellDecoder(seq, gm.tokenizer, gm.eos, context=gm.n_ctx_train,
-                                                        chunk=BATCH_TOKENS)
+                decoder = self._decoder = CellDecoder(seq, gm.tokenizer, gm.eos, context=gm.n_ctx_train)
             elif threads != self._threads_now:  # the live context: no reload, its cells stay
                 ctx = decoder.cells.ctx  # type: ignore[attr-defined]
                 llama_cpp_module().llama_set_n_threads(ctx, threads, threads)

@@ -15,7 +15,7 @@ log-softmaxed one call's rows at once (one copy; the rows given back are views o
 
 Batch invariance (measured on the embedded model).  A row fed as *one token of its sequence*
 gives the same log-probs, to the bit, whatever else is in the batch and wherever its cells lie, if
-five things hold; each was found by a measurement, and each costs a test when broken:
+four things hold; each was found by a measurement, and each costs a test when broken:
 
 * llama.cpp's repacked weights are off (``use_extra_bufts = False``; with them a row moved by up
   to 0.38 nats with the number of sequences in the batch);
@@ -28,30 +28,29 @@ five things hold; each was found by a measurement, and each costs a test when br
   and from 64 yet another way, each with its own float sums (a row moved by up to 0.13 nats between
   a call of 7 sequences and one of 8 in issue #29's measurement, though not on issue #42's tokens,
   where row 0 of a 7- and a 35-row step was the same on both paths; with a 5-token call left
-  unpadded the invariance test fails; from 64 a row moved by up to 0.99 nats).  Every call takes the blocked path, the fastest per row:
-  :meth:`SeqCells.decode` adds padding rows on a sequence of their own to a shorter call
-  (:meth:`SeqCells.release_padding` frees their cells), splits a step of more single tokens into
-  near-equal calls, and rounds a step call's rows with log-probs up to :data:`OUTPUT_BLOCK` (the
-  padding rows' log-probs are computed and dropped).  Measured (issue #42, one run, every shape
-  interleaved, 12 repetitions, load average 6 to 12 from other work on the 2 cores, so ratios
-  only; best of each): a step of 7 rows took 2.0x less time as one blocked call (8 tokens, 8 rows
-  with log-probs) than on the row path (7 tokens), and a step of 35 rows 3.4x less (one call of
-  36 with log-probs instead of five calls of 7); outputs rounded to blocks of 8 instead of 4 gave
-  1.4x and 2.6x, no rounding 1.4x and 1.8x, calls of 64 tokens or more 0.35x and 1.5x.  On one
-  thread (load 4.5, 8 repetitions, spread under 3 %): 7 rows 1.22x, 35 rows 1.92x, but a step of
-  one row 0.73x (8 tokens instead of 2), so a Parse & inspect, whose forced passes are one-row
-  steps, took 0.92x to 1.04x of the row path's time (three runs each, interleaved);
-* the rows of one call continue one prompt: on the blocked path a row of one prompt moved by
-  0.013 nats when another prompt's rows shared its call (row 10 of 30; the row path did not move
-  it), so prompts are searched one after the other (a strict expected failure in the tests says
-  when this changes);
+  unpadded the invariance test fails; from 64 a row moved by up to 0.99 nats).  Every call of one
+  token per sequence takes the row-by-row path: :meth:`SeqCells.decode` adds a padding row on a
+  sequence of its own to a call of one token (:meth:`SeqCells.release_padding` frees its cells) and
+  splits a step of more single tokens into near-equal calls.  The blocked path is faster per row
+  (measured, issue #42, load 6 to 12 so ratios only: a step of 7 rows 2.0x, of 35 rows 3.4x; a
+  one-row step 0.73x), but its numbers failed the default rule on what a researcher reads (one
+  reading flip in 200 items against transformers in float32, where the row path has none:
+  docs/paper-notes.md §24), and on it a row moved by 0.013 nats when another prompt's rows shared
+  its call, where on the row path it does not move (tested);
 * a sequence's cells lie in the cache in the order of their positions, since attention adds them
   up in cache order: the caller never frees cells while the sequences decoded after them live
   (:mod:`amp.parser.search.cell_search` keeps a dropped beam's cells until the search ends).
 
 Several tokens of one sequence in one call take another path (up to 0.25 nats away from one
-token at a time), so a prompt is always fed in the same chunks from position 0, and everything
-after it one token per sequence and call.
+token at a time), so only a prompt is fed that way, and everything after it one token per
+sequence and call.  A prompt's cells do not depend on how the prompt is cut into calls as long as
+every call holds :data:`PROMPT_CALL_MIN` to :data:`BATCH_TOKENS` tokens (measured, issue #42: a
+176- and a 597-token prompt fed in two parts, cut anywhere from 64 tokens in to 64 before the end,
+gave the last row of the whole feed to the bit; a part of fewer than 64 tokens moved it by up to
+1.0 nats; a feed shorter than 64 padded at its end is exact, its padding cells after its own, but
+padding cells left *between* a prompt's cells moved it by 0.65 nats, so they are freed before the
+next part).  :meth:`SeqCells.feed_prompt` feeds that way, so the cells of a prefix that two
+prompts share are kept and only the rest is fed (:class:`amp.parser.search.cell_decoder.CellDecoder`).
 
 The number of threads is the caller's (:mod:`amp.parser.backends.llama_threads`).
 """
@@ -76,16 +75,16 @@ GGUF_MAGIC = b"GGUF"
 BATCH_TOKENS = 512
 #: The fewest tokens of a llama.cpp call (padding rows fill a shorter one) and the most tokens of
 #: a call of one token per sequence (a search step, a forced step, a sampling step; a longer one
-#: is split): between the two, llama.cpp's CPU kernels take their blocked path, the fastest per row,
-#: so a row's log-probs do not depend on the call it is in (measured on this build; see the module
+#: is split): between the two, llama.cpp's CPU kernels take their row-by-row path, the one whose
+#: numbers hold the default rule (docs/paper-notes.md §24), so a row's log-probs do not depend on the call it is in (measured on this build; see the module
 #: docstring and ``tests/parser/test_llama_engine.py``).
-STEP_CALL_MIN = 8
-STEP_CALL_MAX = 63
-#: A step call's rows with log-probs are rounded up to a multiple of this (padding rows' log-probs
-#: are computed and dropped) when there are more than two: llama.cpp's output layer runs in blocks
-#: of four rows, and a call of 7 rows with log-probs took longer than one of 8 (module docstring).
-OUTPUT_BLOCK = 4
-
+STEP_CALL_MIN = 2
+STEP_CALL_MAX = 7
+#: The fewest tokens of a call that feeds a prompt (or the part of one a shared prefix leaves):
+#: from this many, llama.cpp's kernels give a token's cells the same values however the prompt is
+#: cut into calls, so a prefix's cells can be kept and the rest fed after them (module docstring).
+#: A shorter feed is padded, its padding cells after its own.
+PROMPT_CALL_MIN = 64
 _INIT_LOCK = threading.Lock()
 _INITIALISED = False
 _LOG_CALLBACK: Any = None  # kept alive: llama.cpp calls it from C
@@ -246,10 +245,14 @@ def load_gguf(path: str | Path) -> GgufModel:
 _Row = tuple[int, int, int, bool, int, int]
 
 
+def _prompt_calls(tokens: int) -> int:
+    """How many calls a prompt feed of ``tokens`` takes (at most :data:`BATCH_TOKENS` each)."""
+    return max(1, -(-tokens // BATCH_TOKENS))
+
+
 def _step_calls(rows: int) -> int:
-    """How many calls a step of ``rows`` single tokens takes (at most :data:`STEP_CALL_MAX` tokens
-    each, with room to round its outputs up to :data:`OUTPUT_BLOCK`)."""
-    return max(1, -(-rows // (STEP_CALL_MAX - STEP_CALL_MAX % OUTPUT_BLOCK)))
+    """How many calls a step of ``rows`` single tokens takes (at most :data:`STEP_CALL_MAX` tokens each)."""
+    return max(1, -(-rows // STEP_CALL_MAX))
 
 
 class SeqCells:
@@ -320,8 +323,18 @@ class SeqCells:
         out = self._decode([(s, p, t, True) for s, p, t in feeds], last_only=True)
         return [o for o in out if o is not None]
 
+    def feed_prompt(self, seq: int, start: int, tokens: Sequence[int]) -> torch.Tensor:
+        """Feed a prompt's ``tokens`` (from position ``start``: the part after a prefix ``seq``
+        holds) in calls of :data:`PROMPT_CALL_MIN` tokens or more; the log-probs after the last.
+        Its cells are the ones a feed of the whole prompt from position 0 computes (module docstring)."""
+        if not tokens:
+            raise DecodingError("a prompt feed needs at least one token")
+        out = self._decode([(seq, start, tokens, True)], last_only=True, single=False)[0]
+        assert out is not None
+        return out[-1]
+
     def _decode(self, feeds: Sequence[tuple[int, int, Sequence[int], bool]],
-                last_only: bool) -> list[torch.Tensor | None]:
+                last_only: bool, single: bool | None = None) -> list[torch.Tensor | None]:
         llama, batch = self._llama, self.batch
         flat: list[_Row] = []  # seq, pos, token, logits?, entry, row
         for e, (seq, start, toks, want) in enumerate(feeds):
@@ -329,7 +342,9 @@ class SeqCells:
                 need = want and (not last_only or j == len(toks) - 1)
                 flat.append((seq, start + j, int(tok), need, e, j))
         rows: list[list[torch.Tensor]] = [[] for _ in feeds]
-        for chunk in self._calls(flat, single=all(len(toks) == 1 for _s, _p, toks, _w in feeds)):
+        if single is None:
+            single = all(len(toks) == 1 for _s, _p, toks, _w in feeds)
+        for chunk in self._calls(flat, single=single):
             for i, (seq, pos, tok, need, _e, _j) in enumerate(chunk):
                 batch.token[i] = tok
                 batch.pos[i] = pos
@@ -381,22 +396,21 @@ class SeqCells:
         return rows + _step_calls(rows) * (STEP_CALL_MIN - 1)
 
     def _calls(self, flat: list[_Row], single: bool) -> list[list[_Row]]:
-        """``flat`` cut into llama.cpp calls of :data:`STEP_CALL_MIN` tokens or more (padding rows
-        added): a feed of one token per sequence (``single``) into near-equal calls of at most
-        :data:`STEP_CALL_MAX` tokens, their rows with log-probs rounded up to :data:`OUTPUT_BLOCK`;
-        anything else (a prompt) into :data:`BATCH_TOKENS` from its start."""
+        """``flat`` cut into llama.cpp calls, padding rows added to a short one: a feed of one token
+        per sequence (``single``) into near-equal calls of :data:`STEP_CALL_MIN` to
+        :data:`STEP_CALL_MAX` tokens; anything else (a prompt, or the rest of one) into near-equal calls of
+        :data:`PROMPT_CALL_MIN` to :data:`BATCH_TOKENS` tokens (only a feed shorter than
+        :data:`PROMPT_CALL_MIN` is padded, so the padding cells lie after all its own)."""
         if not flat:
             return []
-        size = -(-len(flat) // _step_calls(len(flat))) if single else BATCH_TOKENS
+        size = -(-len(flat) // (_step_calls(len(flat)) if single else _prompt_calls(len(flat))))
+        least = STEP_CALL_MIN if single else PROMPT_CALL_MIN
         calls = []
         for lo in range(0, len(flat), size):
             chunk = flat[lo : lo + size]
-            outputs = sum(1 for row in chunk if row[3])
-            extra = -outputs % OUTPUT_BLOCK if single and outputs > 2 else 0  # padding rows with log-probs
-            while len(chunk) < STEP_CALL_MIN or extra:
-                chunk.append((self.pad_seq, self._pad_pos, chunk[0][2], extra > 0, -1, 0))
+            while len(chunk) < least:
+                chunk.append((self.pad_seq, self._pad_pos, chunk[0][2], False, -1, 0))
                 self._pad_pos += 1
-                extra = max(0, extra - 1)
             calls.append(chunk)
         return calls
 

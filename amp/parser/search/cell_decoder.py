@@ -1,8 +1,8 @@
 """The front of the cell search for a backend: one engine's prompts, parses, scores and samples.
 
 :class:`CellDecoder` puts :mod:`amp.parser.search.cell_search` together for a backend (the
-llama.cpp engine, :mod:`amp.parser.backends.llama`): prompts that share whole chunks with the
-previous prompt re-evaluate only the rest, a cancel check runs before every decode step, and each
+llama.cpp engine, :mod:`amp.parser.backends.llama`): a prompt that shares its first tokens with
+the previous one feeds only the rest (the prompts of a call in the order of their tokens), a cancel check runs before every decode step, and each
 finished prompt is reported to the progress scope (:mod:`amp.parser.search.cancel`).  A
 parse-and-score decodes nothing twice (LF0 and LF1 ride in the search's batches, the top beams'
 forced scores come from the search's own rows); forced scoring, a beam's steps and sampling run
@@ -40,15 +40,14 @@ from amp.parser.search.vocab import encode_output, encode_prompt, get_masker
 class CellDecoder:
     """Parses, scores and samples on one :class:`Cells` engine with a tokenizer and EOS ids.
 
-    ``context`` is the positions one sequence may hold (the model's training context); ``chunk``
-    the tokens the engine decodes per call (a long feed is split into chunks of it).  The prompt
-    on :data:`PROMPT_SEQ` stays between calls: a prompt sharing whole chunks with the previous one
-    re-evaluates only the rest.
+    ``context`` is the positions one sequence may hold (the model's training context).  The prompt
+    on :data:`PROMPT_SEQ` stays between calls: a prompt sharing its first tokens with the previous
+    one feeds only the rest, and the prompts of one call are taken in the order of their tokens
+    (so neighbours share the most; the results keep the callers' order).
     """
 
-    def __init__(self, cells: Cells, tokenizer: Any, eos: Sequence[int], *, context: int, chunk: int) -> None:
+    def __init__(self, cells: Cells, tokenizer: Any, eos: Sequence[int], *, context: int) -> None:
         self.cells = cells
-        self.chunk = chunk
         self.tokenizer = tokenizer
         self.eos = list(eos)
         self.context = context
@@ -62,20 +61,21 @@ class CellDecoder:
     def prompt(self, ids: list[int]) -> torch.Tensor:
         """Put ``ids`` on :data:`PROMPT_SEQ`; the log-probs after it.
 
-        The prompt is fed in chunks of ``chunk`` tokens from position 0; the whole chunks it
-        shares with the previous prompt (a sweep's header and examples) are kept, so its cells
-        are the ones a fresh evaluation would compute."""
+        The tokens it shares with the previous prompt (a sweep's header and examples) keep their
+        cells and only the rest is fed: the engine computes a prompt token's cells the same
+        however the prompt is cut into calls (:meth:`Cells.feed_prompt`), so they are the ones a
+        fresh evaluation would compute (tested to the bit)."""
         if ids == self._held and self._first is not None:
             return self._first
         common = 0
         lim = min(len(ids) - 1, len(self._held))
         while common < lim and ids[common] == self._held[common]:
             common += 1
-        common -= common % self.chunk
+        self.cells.release_padding()
         if common < len(self._held) and not self.cells.truncate(PROMPT_SEQ, common):
             common = 0
         self._held, self._first = [], None
-        out = self.cells.decode_last([(PROMPT_SEQ, common, ids[common:])])[0][-1]
+        out = self.cells.feed_prompt(PROMPT_SEQ, common, ids[common:])
         self.cells.release_padding()
         self.prompt_tokens_fed += len(ids) - common
         self._held, self._first = list(ids), out
@@ -102,11 +102,13 @@ class CellDecoder:
         masker = get_masker(tok, fmt, words=words)
         pairs = [_encoded_pair(tok, masker, lf0, lf1) for _p, lf0, lf1 in asks]
         check = cancel if cancel is not None else current_check()
-        out: list[tuple[ParseResult, PairScore | None]] = []
-        for (prompt, _a, _b), pair in zip(asks, pairs, strict=True):
-            ids = encode_prompt(tok, prompt)
-            budget = settings.max_new_tokens or default_max_new_tokens(tok, prompt)
+        encoded = [encode_prompt(tok, prompt) for prompt, _a, _b in asks]
+        budgets = [settings.max_new_tokens or default_max_new_tokens(tok, prompt) for prompt, _a, _b in asks]
+        for ids, pair, budget in zip(encoded, pairs, budgets, strict=True):  # every prompt fits, before any work
             self._check(len(ids), max(budget, len(pair[2]), len(pair[3])) if pair is not None else budget)
+        done: dict[int, tuple[ParseResult, PairScore | None]] = {}
+        for k in sorted(range(len(asks)), key=lambda k: encoded[k]):  # neighbours share the most prompt
+            pair, ids, budget = pairs[k], encoded[k], budgets[k]
             if check is not None and check():
                 raise SearchCancelled("the search was cancelled")
             first = self.prompt(ids)
@@ -119,10 +121,10 @@ class CellDecoder:
                               alpha=settings.alpha) for seq in found.found]
             ranked = list(_rank(made))
             record = {**settings.as_dict(), "max_new_tokens": budget, "top_n": top_n, "fmt": fmt}
-            out.append(self._finish(masker, first, len(ids), ranked, pair, found, record, top_n=top_n,
-                                    steps_for=steps_for))
+            done[k] = self._finish(masker, first, len(ids), ranked, pair, found, record, top_n=top_n,
+                                   steps_for=steps_for)
             searched(1)
-        return out
+        return [done[k] for k in range(len(asks))]
 
     def _finish(self, masker: Any, first: torch.Tensor, prompt_len: int, ranked: list[Beam], pair: Any,
                 found: CellSearch, record: dict[str, Any], *, top_n: int,

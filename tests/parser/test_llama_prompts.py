@@ -1,0 +1,94 @@
+"""Shared prompt prefixes on the llama.cpp engine (issue #42 point 3): a prompt's cells are the same
+however it is cut into calls, so a prompt that shares its first tokens with the previous one keeps
+their cells and feeds only the rest — and every number equals a fresh context's, to the bit."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+
+from amp.parser.core.errors import ModelLoadError
+from amp.parser.search.settings import SearchSettings
+
+pytest.importorskip("llama_cpp")
+
+VERBS = ("chased", "saw", "observed", "heard", "watched", "spotted", "noticed", "followed", "liked", "held",
+         "pushed", "called", "found", "met", "helped", "greeted", "fed", "washed", "carried", "drew")
+
+
+def _gguf() -> Path:
+    from amp.parser.models.embedded import default_gguf
+
+    try:
+        return default_gguf()
+    except ModelLoadError as exc:
+        pytest.skip(f"the embedded GGUF is not available: {exc}")
+
+
+def _header(n: int) -> str:
+    return "".join(f"Human: the cat {v} the dog\nComputer: exists x . exists y . cat(x) AND dog(y) AND {v}(x, y)\n"
+                   for v in VERBS[:n])
+
+
+def test_a_prompts_cells_do_not_depend_on_how_it_is_cut() -> None:
+    """Fed whole or cut in two or three (cuts before and past 64 tokens, around the 512-token call,
+    a last part of one token), a prompt's last row is the same to the bit: its cells are."""
+    from amp.parser.backends.llama import shared_gguf
+
+    gm = shared_gguf(_gguf())
+    cells = gm.cells(n_ctx=2048, n_seq=4, threads=2)
+    try:
+        for text in (_header(20) + "Human: the dog chased the cat\nComputer:", "Human: the dog chased the cat\nComputer:"):
+            ids = gm.tokenizer.encode(text)
+            n = len(ids)
+            cells.clear()
+            whole = cells.feed_prompt(1, 0, ids).clone()
+            cuts = [(c,) for c in (1, 8, 40, 63, 64, 100, 300, 512, 513, n - 64, n - 63, n - 8, n - 1)]
+            for cut in [*cuts, (30, 60), (100, 512)]:
+                if not all(0 < c < n for c in cut):
+                    continue
+                cells.clear()
+                start = 0
+                for end in (*cut, n):
+                    last = cells.feed_prompt(1, start, ids[start:end])
+                    cells.release_padding()
+                    start = end
+                assert torch.equal(last, whole), f"a prompt of {n} tokens cut at {cut} moved its last row"
+    finally:
+        cells.close()
+
+
+@pytest.mark.slow
+def test_prompts_sharing_a_prefix_give_the_numbers_of_a_fresh_context() -> None:
+    """One call of four prompts sharing a long header (and one sharing nothing, and one a prefix of
+    another): each prompt's beams, scores and LF0/LF1 pair equal those of a fresh context that parsed
+    it alone, in the callers' order; the shared tokens were fed once."""
+    from amp.parser.backends.llama import LlamaBackend
+
+    _gguf()
+    header = _header(14)
+    asks = [(header + "Human: the dog saw the cat\nComputer:", "exists x . exists y . dog(x) AND cat(y) AND saw(x, y)",
+             "exists x . exists y . cat(x) AND dog(y) AND saw(y, x)"),
+            ("Human: the bird followed the fish\nComputer:", "exists x . exists y . bird(x) AND fish(y) AND followed(x, y)",
+             "exists x . exists y . fish(x) AND bird(y) AND followed(y, x)"),
+            (header + "Human: the cat called the bird\nComputer:", "exists x . exists y . cat(x) AND bird(y) AND called(x, y)",
+             "exists x . exists y . bird(x) AND cat(y) AND called(y, x)"),
+            (header + "Human: the dog saw the cat\nComputer:", "exists x . exists y . dog(x) AND cat(y) AND saw(x, y)",
+             "exists x . exists y . dog(x) AND cat(y) AND saw(y, x)")]
+    search = SearchSettings(beams=3, max_new_tokens=24)
+    shared = LlamaBackend("default")
+    together = shared.parse_and_score(asks, fmt="fol", top_n=3, search=search)
+    fed = shared._decoder.prompt_tokens_fed  # type: ignore[union-attr]
+    tok = shared._decoder.tokenizer  # type: ignore[union-attr]
+    lengths = [len(tok.encode(p)) for p, _a, _b in asks]
+    assert fed < sum(lengths[:3]) - len(tok.encode(header)) + 20  # the header was fed once
+    shared.close()
+    for ask, got in zip(asks, together, strict=True):
+        fresh = LlamaBackend("default")
+        try:
+            alone = fresh.parse_and_score([ask], fmt="fol", top_n=3, search=search)[0]
+        finally:
+            fresh.close()
+        assert got == alone, ask[0][-40:]
