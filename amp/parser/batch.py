@@ -4,7 +4,9 @@
 :class:`BatchItemResult` per item as soon as it is known:
 
 1. every item already in the result cache, at once, without loading the model;
-2. then the rest, in input order, ``batch_size`` items per model call.  An item that wants both
+2. then the rest, in input order — in the order of their prompts on an engine whose prompts share
+   the cells of a common prefix (:attr:`~amp.parser.core.capabilities.Capabilities.shares_prefixes`:
+   then neighbours share the most) — ``batch_size`` items per model call.  An item that wants both
    a parse and a P(LF0) gets them from one prompt pass
    (:meth:`~amp.parser.parser.Parser.parse_and_score_many`); a batch shares one left-padded
    prompt pass, one ``generate`` and one forced pass.
@@ -175,6 +177,8 @@ def _cached_first(plan: _Plan, run: BatchRun) -> Iterator[BatchItemResult]:
             misses.append(i)
         else:
             yield hit
+    if plan.parser.backend.capabilities().shares_prefixes:  # neighbours share the most prompt
+        misses.sort(key=lambda k: (plan.items[k].fmt, plan.items[k].prompt))
     if plan.parser.backend.jobs is not None and misses:  # the service computes them, as one job
         yield from run_as_job(plan.parser, [plan.items[k] for k in misses], plan.search, batch_size=plan.size,
                               cancelled=plan.cancelled, on_submit=lambda job_id: setattr(run, "job_id", job_id),

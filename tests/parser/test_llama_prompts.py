@@ -92,3 +92,38 @@ def test_prompts_sharing_a_prefix_give_the_numbers_of_a_fresh_context() -> None:
         finally:
             fresh.close()
         assert got == alone, ask[0][-40:]
+
+
+def _shared_prefix(a: list[int], b: list[int]) -> int:
+    n = 0
+    while n < min(len(a), len(b)) and a[n] == b[n]:
+        n += 1
+    return n
+
+
+@pytest.mark.slow
+def test_a_sweep_hands_the_engine_its_items_in_the_order_of_their_prompts(tmp_path: Path) -> None:
+    """run_batch gives the llama.cpp engine (which shares prefixes) the items it computes in the
+    order of their prompts, whatever the input order: the tokens fed are those of that order, by hand
+    — each prompt less what it shares with the one before (at least its last token fed) — fewer than
+    in the input order; every item is answered, under its own id."""
+    from amp.cache import ResultCache
+    from amp.parser import Parser
+    from amp.parser.batch import run_batch
+    from amp.parser.core.results import BatchItem
+
+    _gguf()
+    short, long = _header(3), _header(12)
+    prompts = [long + "Human: the dog chased the cat\nComputer:", short + "Human: the fish followed the cow\nComputer:",
+               long + "Human: the bird called the fish\nComputer:", short + "Human: the cat heard the dog\nComputer:"]
+    parser = Parser("default", engine="llama.cpp", cache=ResultCache(tmp_path))
+    items = [BatchItem(id=f"item{k}", prompt=p, score=False) for k, p in enumerate(prompts)]
+    done = list(run_batch(parser, items, beams=2, max_new_tokens=6, batch_size=2))
+    assert sorted(r.id for r in done) == [f"item{k}" for k in range(4)] and all(r.parse for r in done)
+    tok = parser.backend._decoder.tokenizer  # type: ignore[attr-defined]
+    ids = [tok.encode(p) for p in sorted(prompts)]
+    expected = len(ids[0]) + sum(len(b) - min(_shared_prefix(a, b), len(b) - 1) for a, b in zip(ids, ids[1:]))
+    in_input_order = [tok.encode(p) for p in prompts]
+    unsorted = len(in_input_order[0]) + sum(len(b) - min(_shared_prefix(a, b), len(b) - 1)
+                                            for a, b in zip(in_input_order, in_input_order[1:]))
+    assert parser.backend._decoder.prompt_tokens_fed == expected < unsorted  # type: ignore[attr-defined]

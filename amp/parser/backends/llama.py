@@ -47,7 +47,8 @@ ENGINE = "llama.cpp"
 #: What it can do: the constrained search and forced scoring of a GGUF (the embedded model's, or a
 #: ``.gguf`` file) on the CPU, in the GGUF's own precision; no gradients, no unconstrained search.
 CAPABILITIES = Capabilities(engine=ENGINE, gradients=False, scores=True, unconstrained=False, batch_size=8,
-                            devices=("cpu",), formats=("default", "gguf"), precisions=(), own_precision=True)
+                            devices=("cpu",), formats=("default", "gguf"), precisions=(), own_precision=True,
+                            shares_prefixes=True)
 
 #: Cells of the first context (grown when a request needs more).
 FIRST_CELLS = 4096

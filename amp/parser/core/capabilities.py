@@ -42,6 +42,9 @@ class Capabilities(JsonRecord):
     llama.cpp engine: ``llama.cpp-<build>``), so run names carry that dtype.
     ``no_scores_reason``: where ``scores`` is False, why, in words for people (a model behind an API
     without prompt log-probs says which setting or endpoint lacks them); ``""`` otherwise.
+    ``shares_prefixes``: a prompt keeps the cells of the tokens it shares with the one before (the
+    llama.cpp engine), so a sweep hands it the items it computes in the order of their prompts
+    (:func:`amp.parser.batch.run_batch`).
     """
 
     engine: str = ""
@@ -54,6 +57,7 @@ class Capabilities(JsonRecord):
     precisions: tuple[str, ...] = ()
     own_precision: bool = False
     no_scores_reason: str = ""
+    shares_prefixes: bool = False
 
     def runs_on(self, device: str | None) -> bool:
         """Whether it runs on ``device`` (``None``, ``""`` and ``auto`` leave the choice to it)."""

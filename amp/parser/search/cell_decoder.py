@@ -2,7 +2,8 @@
 
 :class:`CellDecoder` puts :mod:`amp.parser.search.cell_search` together for a backend (the
 llama.cpp engine, :mod:`amp.parser.backends.llama`): a prompt that shares its first tokens with
-the previous one feeds only the rest (the prompts of a call in the order of their tokens), a cancel check runs before every decode step, and each
+the previous one feeds only the rest (the prompts of a call in the order of their texts), a cancel
+check runs before every decode step, and each
 finished prompt is reported to the progress scope (:mod:`amp.parser.search.cancel`).  A
 parse-and-score decodes nothing twice (LF0 and LF1 ride in the search's batches, the top beams'
 forced scores come from the search's own rows); forced scoring, a beam's steps and sampling run
@@ -42,8 +43,9 @@ class CellDecoder:
 
     ``context`` is the positions one sequence may hold (the model's training context).  The prompt
     on :data:`PROMPT_SEQ` stays between calls: a prompt sharing its first tokens with the previous
-    one feeds only the rest, and the prompts of one call are taken in the order of their tokens
-    (so neighbours share the most; the results keep the callers' order).
+    one feeds only the rest, and the prompts of one call are taken in the order of their texts
+    (so neighbours share the most, as :func:`amp.parser.batch.run_batch` orders a sweep; the results
+    keep the callers' order).
     """
 
     def __init__(self, cells: Cells, tokenizer: Any, eos: Sequence[int], *, context: int) -> None:
@@ -107,7 +109,7 @@ class CellDecoder:
         for ids, pair, budget in zip(encoded, pairs, budgets, strict=True):  # every prompt fits, before any work
             self._check(len(ids), max(budget, len(pair[2]), len(pair[3])) if pair is not None else budget)
         done: dict[int, tuple[ParseResult, PairScore | None]] = {}
-        for k in sorted(range(len(asks)), key=lambda k: encoded[k]):  # neighbours share the most prompt
+        for k in sorted(range(len(asks)), key=lambda k: asks[k][0]):  # neighbours share the most prompt (as run_batch)
             pair, ids, budget = pairs[k], encoded[k], budgets[k]
             if check is not None and check():
                 raise SearchCancelled("the search was cancelled")
