@@ -24,6 +24,7 @@ from amp.parser.search.decode import parse_and_score_batch
 from amp.parser.search.prefix import prefill, prefixed_logprobs
 from amp.parser.search.scoring import forced_score, forced_score_ids, score_pairs
 from amp.parser.search.vocab import encode_output, encode_prompt, frame_lf
+from tests.scoring_passes import count_scoring_passes
 
 PER_CHUNK = 2
 SHORT = "exists x . man(x)"
@@ -110,15 +111,7 @@ def test_reduced_scores_equal_the_old_full_rows_exactly(tiny_lm: TinyLM, monkeyp
 
 def test_no_more_than_one_chunk_of_rows_is_alive_at_a_reduce(tiny_lm: TinyLM, monkeypatch: pytest.MonkeyPatch) -> None:
     """Planted check: with the old keep-everything pass (``old=True``) the counts reach 7."""
-    scoring_passes: list[int] = []
-    forward = prefix.forward
-
-    def counted(*args: Any, **kw: Any) -> Any:
-        if "logits_to_keep" not in kw:  # a scoring pass (the prompt's prefill keeps one logit)
-            scoring_passes.append(kw["input_ids"].shape[0])
-        return forward(*args, **kw)
-
-    monkeypatch.setattr(prefix, "forward", counted)
+    scoring_passes = count_scoring_passes(monkeypatch)
     with _forced_passes(monkeypatch) as alive:
         _scorings(tiny_lm)
     assert 1 < PER_CHUNK < max(len(counts) for counts in alive)

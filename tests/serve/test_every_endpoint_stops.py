@@ -24,6 +24,7 @@ from amp.parser.core.errors import SearchCancelled
 from amp.parser.search import prefix
 from amp.parser.search.cancel import cancel_scope
 from amp.serve.work import ServeConfig, Work
+from tests.scoring_passes import count_scoring_passes
 
 PROMPT = "Human: the man saw a girl\nComputer:"
 LF0 = "exists x . man(x)"
@@ -84,15 +85,7 @@ def test_every_endpoint_stops_once_its_client_is_gone(work: Work, beam: dict[str
 
 
 def test_a_forced_scoring_stops_at_its_next_chunk(work: Work, monkeypatch: pytest.MonkeyPatch) -> None:
-    passes: list[int] = []
-    forward = prefix.forward
-
-    def counted(*args: Any, **kw: Any) -> Any:
-        if "logits_to_keep" not in kw:  # a scoring pass (the prompt's prefill keeps one logit)
-            passes.append(kw["input_ids"].shape[0])
-        return forward(*args, **kw)
-
-    monkeypatch.setattr(prefix, "forward", counted)
+    passes = count_scoring_passes(monkeypatch)
     monkeypatch.setattr(prefix, "CHUNK_BYTES", 1)  # one LF per chunk: each chunk is a step
     lfs = ["exists x . man(x)", "exists x . girl(x)", "exists x . man(x) AND girl(x)", "exists x . walked(x)"]
     call = {"prompt": "Human: a girl walked\nComputer:", "lfs": lfs, "fmt": "fol", "top_n": 5}

@@ -27,7 +27,7 @@ four things hold; each was found by a measurement, and each costs a test when br
   was, up to 0.58 nats); from 2 to 7 tokens the matrix products run row by row; from 8 in blocks,
   and from 64 yet another way, each with its own float sums (a row moved by up to 0.13 nats between
   a call of 7 sequences and one of 8 in issue #29's measurement, though not on issue #42's tokens,
-  where row 0 of a 7- and a 35-row step was the same on both paths; with a 5-token call left
+  where row 0 of a 7- and a 35-row step was the same on both paths; with a one-token call left
   unpadded the invariance test fails; from 64 a row moved by up to 0.99 nats).  Every call of one
   token per sequence takes the row-by-row path: :meth:`SeqCells.decode` adds a padding row on a
   sequence of its own to a call of one token (:meth:`SeqCells.release_padding` frees its cells) and
@@ -76,8 +76,9 @@ BATCH_TOKENS = 512
 #: The fewest tokens of a llama.cpp call (padding rows fill a shorter one) and the most tokens of
 #: a call of one token per sequence (a search step, a forced step, a sampling step; a longer one
 #: is split): between the two, llama.cpp's CPU kernels take their row-by-row path, the one whose
-#: numbers hold the default rule (docs/paper-notes.md §24), so a row's log-probs do not depend on the call it is in (measured on this build; see the module
-#: docstring and ``tests/parser/test_llama_engine.py``).
+#: numbers hold the default rule (docs/paper-notes.md §24), so a row's log-probs do not depend on
+#: the call it is in (measured on this build; see the module docstring and
+#: ``tests/parser/test_llama_engine.py``).
 STEP_CALL_MIN = 2
 STEP_CALL_MAX = 7
 #: The fewest tokens of a call that feeds a prompt (or the part of one a shared prefix leaves):
@@ -85,6 +86,7 @@ STEP_CALL_MAX = 7
 #: cut into calls, so a prefix's cells can be kept and the rest fed after them (module docstring).
 #: A shorter feed is padded, its padding cells after its own.
 PROMPT_CALL_MIN = 64
+
 _INIT_LOCK = threading.Lock()
 _INITIALISED = False
 _LOG_CALLBACK: Any = None  # kept alive: llama.cpp calls it from C
@@ -398,8 +400,8 @@ class SeqCells:
     def _calls(self, flat: list[_Row], single: bool) -> list[list[_Row]]:
         """``flat`` cut into llama.cpp calls, padding rows added to a short one: a feed of one token
         per sequence (``single``) into near-equal calls of :data:`STEP_CALL_MIN` to
-        :data:`STEP_CALL_MAX` tokens; anything else (a prompt, or the rest of one) into near-equal calls of
-        :data:`PROMPT_CALL_MIN` to :data:`BATCH_TOKENS` tokens (only a feed shorter than
+        :data:`STEP_CALL_MAX` tokens; anything else (a prompt, or the rest of one) into near-equal
+        calls of :data:`PROMPT_CALL_MIN` to :data:`BATCH_TOKENS` tokens (only a feed shorter than
         :data:`PROMPT_CALL_MIN` is padded, so the padding cells lie after all its own)."""
         if not flat:
             return []
