@@ -11,6 +11,7 @@ import importlib.util
 import json
 import platform
 import sys
+import time
 from http.server import BaseHTTPRequestHandler
 from importlib import metadata
 from pathlib import Path
@@ -54,32 +55,37 @@ def _assert_recent(date: str, slack_s: float = 600.0) -> None:
     assert abs((datetime.datetime.now(datetime.UTC) - when).total_seconds()) < slack_s, date
 
 
-def _assert_provenance(settings: dict[str, Any], report: str) -> None:
-    """Date (UTC ISO), a positive wall time, this process's versions — in the manifest and the report."""
+def _assert_provenance(settings: dict[str, Any], report: str, elapsed: float) -> None:
+    """Date (UTC ISO), the wall time (to 0.1 s, at most the ``elapsed`` seconds measured around the
+    command), this process's versions — in the manifest and the report."""
     versions = library_versions()
     assert {k: settings[k] for k in versions} == versions
     assert versions["python"] == platform.python_version() and versions["torch"] == metadata.version("torch")
     _assert_recent(settings["date"])
-    assert isinstance(settings["wall_time_s"], float) and settings["wall_time_s"] > 0
+    wall = settings["wall_time_s"]
+    assert isinstance(wall, float) and wall == round(wall, 1) and 0 <= wall <= elapsed + 0.05  # a quick run may be 0.0
     assert _section(report, "When and with what") == {k: str(settings[k]) for k in PROVENANCE_KEYS}
     assert settings["code"] == f"{code_digest.CODE_VERSION}+{code_digest.code_digest()[:16]}"
 
 
-def _reproduce(argv: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[dict[str, Any], str]:
+def _reproduce(argv: list[str], tmp_path: Path,
+               monkeypatch: pytest.MonkeyPatch) -> tuple[dict[str, Any], str, float]:
     monkeypatch.setenv("AMP_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setattr(png_export, "find_browser", lambda: None)
     from amp.cli import main
 
+    began = time.monotonic()
     assert main(["reproduce", *argv, "--n-zero", "1", "--n-few", "0", "--types", "pp", "--name", "prov",
                  "--out", str(tmp_path / "r")]) == 0
+    elapsed = time.monotonic() - began
     manifest = (tmp_path / "cache" / "runs" / "prov.json").read_text(encoding="utf-8")
     report = (tmp_path / "r" / "report.md").read_text(encoding="utf-8")
-    return runs.load_manifest(tmp_path / "cache" / "runs" / "prov.json")["settings"], manifest + "\n" + report
+    return runs.load_manifest(tmp_path / "cache" / "runs" / "prov.json")["settings"], manifest + "\n" + report, elapsed
 
 
 def test_an_in_process_run_records_where_when_and_with_what(saved_tiny_model: Path, tmp_path: Path,
                                                             monkeypatch: pytest.MonkeyPatch) -> None:
-    settings, written = _reproduce(["--model", str(saved_tiny_model), "--device", "cpu", "--max-new-tokens", "8"],
+    settings, written, elapsed = _reproduce(["--model", str(saved_tiny_model), "--device", "cpu", "--max-new-tokens", "8"],
                                    tmp_path, monkeypatch)
     report = written.split("\n# AmP reproduction report", 1)[1]
     runtime = Parser(str(saved_tiny_model), device="cpu", cache=False).runtime()
@@ -87,7 +93,7 @@ def test_an_in_process_run_records_where_when_and_with_what(saved_tiny_model: Pa
         IN_PROCESS, "transformers", "cpu", "float32")
     assert settings["engine_versions"] == " · ".join(f"{k} {v}" for k, v in runtime.versions.items())
     assert "endpoint" not in settings and "api_mode" not in settings
-    _assert_provenance(settings, report)
+    _assert_provenance(settings, report, elapsed)
 
 
 def test_an_api_run_names_its_endpoint_model_and_mode_never_its_key(tmp_path: Path,
@@ -101,7 +107,7 @@ def test_an_api_run_names_its_endpoint_model_and_mode_never_its_key(tmp_path: Pa
         helper.send_json(handler, 200, helper.completion(" exists x . man(x)"))
 
     with helper.serve(answer) as endpoint:
-        settings, written = _reproduce(["--model", f"openai:{helper.MODEL}", "--api-base", endpoint.base,
+        settings, written, elapsed = _reproduce(["--model", f"openai:{helper.MODEL}", "--api-base", endpoint.base,
                                         "--api-mode", "completions", "--api-logprobs", "off", "--beams", "1"],
                                        tmp_path, monkeypatch)
         assert endpoint.posts and all(p == "/v1/completions" for p in endpoint.posts)
@@ -113,7 +119,7 @@ def test_an_api_run_names_its_endpoint_model_and_mode_never_its_key(tmp_path: Pa
     assert {k: settings[k] for k in expected} == expected == {k: where[k] for k in expected}
     assert "api_mode completions" in settings["engine_versions"]
     assert "transformers" not in settings["engine"] and settings["server"] != IN_PROCESS
-    _assert_provenance(settings, report)
+    _assert_provenance(settings, report, elapsed)
     assert KEY not in written
 
 
