@@ -13,7 +13,13 @@ the best of each are printed, with the load average):
   would gain;
 * **a shared prefix**: a prompt of ~600 tokens fed whole against the same prompt after another one
   that shares all but its last ~100 tokens (the cells of the prefix kept,
-  :meth:`~amp.parser.search.cell_decoder.CellDecoder.prompt`).
+  :meth:`~amp.parser.search.cell_decoder.CellDecoder.prompt`);
+* **two prompt families alternating** (headers of 600 tokens, a 40-token sentence each, six prompts
+  A B A B A B): the cell decoder with saved prefixes (the default bound) against none (0 bytes) —
+  tokens fed and the time to put the six prompts;
+* **where a prompt's cells lie**: a 300-token prompt fed after ``k`` cells of another sequence, the
+  largest change of its last row against ``k = 0`` (why items with different prompts cannot share
+  calls and keep their numbers, docs/paper-notes.md §19).
 """
 
 from __future__ import annotations
@@ -30,12 +36,19 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from amp.parser.backends.llama import shared_gguf  # noqa: E402
 from amp.parser.models.embedded import default_gguf  # noqa: E402
 from amp.parser.models.gguf_cells import STEP_CALL_MAX, STEP_CALL_MIN, SeqCells  # noqa: E402
+from amp.parser.search.cell_decoder import CellDecoder  # noqa: E402
+from amp.parser.search.prefix_states import PrefixStates  # noqa: E402
 
 #: The prompts' sequences and token ids (arbitrary vocabulary ids, as the engine tests use).
 PROMPTS = {0: list(range(1000, 1300)), 201: list(range(3000, 3170))}
 STEP_ROWS = (1, 2, 3, 5, 7, 10, 14, 21, 35)
 PACKED_ITEMS = (2, 4, 8)
 ROWS_PER_ITEM = 3
+#: Two prompt families alternating: a 600-token header each, then a 40-token sentence.
+FAMILIES = [[*range(base, base + 600), *range(base + 1000 + 40 * k, base + 1040 + 40 * k)]
+            for k in range(3) for base in (10000, 20000)]
+#: Cells of another sequence before a prompt (where its cells lie).
+OFFSETS = (0, 64, 100, 256, 300)
 
 
 def step(cells: SeqCells, rows: list[tuple[int, int]]) -> None:
@@ -117,12 +130,46 @@ def main() -> int:
     w, s = med["600-token prompt fed whole"], statistics.median(shared_times)
     lines.append(f"600-token prompt: fed whole {1000 * w:.0f} ms, after a prompt sharing its first 500 tokens "
                  f"{1000 * s:.0f} ms ({w / s:.2f}x)")
+    lines += families(gm, args)
+    lines += offsets(gm, args.threads)
     text = "\n".join(lines)
     print(text)
     if args.out:
         Path(args.out).write_text(text + "\n", encoding="utf-8")
     cells.close()
     return 0
+
+
+def families(gm: object, args: argparse.Namespace) -> list[str]:
+    """Six prompts of two families put on a cell decoder, with saved prefixes and without."""
+    fed: dict[str, int] = {}
+    times: dict[str, list[float]] = {"saved": [], "none": []}
+    for _ in range(args.repeats):
+        for name, bound in (("saved", None), ("none", 0)):
+            cells = gm.cells(n_ctx=2048, n_seq=4, threads=args.threads)  # type: ignore[attr-defined]
+            prefixes = PrefixStates() if bound is None else PrefixStates(max_bytes=bound)
+            decoder = CellDecoder(cells, gm.tokenizer, gm.eos, context=gm.n_ctx_train,  # type: ignore[attr-defined]
+                                  prefixes=prefixes)
+            times[name].append(timed(lambda d=decoder: [d.prompt(ids) for ids in FAMILIES]))
+            fed[name] = decoder.prompt_tokens_fed
+            cells.close()
+    saved, none = statistics.median(times["saved"]), statistics.median(times["none"])
+    return [f"two prompt families alternating (6 prompts of 640 tokens): saved prefixes {1000 * saved:.0f} ms, "
+            f"{fed['saved']} tokens fed; none {1000 * none:.0f} ms, {fed['none']} tokens fed ({none / saved:.2f}x)"]
+
+
+def offsets(gm: object, threads: int) -> list[str]:
+    """How far a prompt's last row moves when ``k`` cells of another sequence lie before its own."""
+    prompt = list(range(1000, 1300))
+    rows = {}
+    for k in OFFSETS:
+        cells = gm.cells(n_ctx=2048, n_seq=4, threads=threads)  # type: ignore[attr-defined]
+        if k:
+            cells.decode([(2, 0, list(range(8000, 8000 + k)), False)])
+        rows[k] = cells.feed_prompt(1, 0, prompt).clone()
+        cells.close()
+    moved = ", ".join(f"after {k} cells {float((rows[k] - rows[0]).abs().max()):.3f}" for k in OFFSETS[1:])
+    return [f"a 300-token prompt's last row, largest change in nats against a prompt at the start of the cache: {moved}"]
 
 
 if __name__ == "__main__":

@@ -12,56 +12,14 @@ function — and the beams are ranked by that score, finished ones first.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from typing import Any
 
 import pytest
-import torch
+from list_cells import ListCells
 from parser_lm_helpers import simple_prompt
 
 from amp.parser.search.cell_decoder import CellDecoder
 from amp.parser.search.settings import SearchSettings
-
-
-class ListCells:
-    """The :class:`~amp.parser.search.cell_search.Cells` of a transformers causal LM: a sequence
-    is the token ids fed to it, a decode runs the model over them again (no cache)."""
-
-    def __init__(self, model: Any, n_seq: int = 16) -> None:
-        self.model = model
-        self.n_seq = n_seq
-        self.seqs: dict[int, list[int]] = {}
-
-    def copy(self, src: int, dst: int) -> None:
-        self.seqs[dst] = list(self.seqs.get(src, []))
-
-    def free(self, seq: int) -> None:
-        self.seqs.pop(seq, None)
-
-    def truncate(self, seq: int, keep: int) -> bool:
-        self.seqs[seq] = self.seqs.get(seq, [])[:keep]
-        return True
-
-    def decode(self, feeds: Sequence[tuple[int, int, Sequence[int], bool]]) -> list[torch.Tensor | None]:
-        raise NotImplementedError("the cell search feeds through decode_last")
-
-    def decode_last(self, feeds: Sequence[tuple[int, int, Sequence[int]]]) -> list[torch.Tensor]:
-        out = []
-        for seq, pos, toks in feeds:
-            held = self.seqs.get(seq, [])
-            assert len(held) >= pos, (seq, pos, len(held))  # a feed continues what the sequence holds
-            held = held[:pos] + [int(t) for t in toks]
-            self.seqs[seq] = held
-            with torch.no_grad():
-                logits = self.model(torch.tensor([held])).logits[0, pos:pos + len(toks)]
-            out.append(torch.log_softmax(logits.float(), dim=-1))
-        return out
-
-    def feed_prompt(self, seq: int, start: int, tokens: Sequence[int]) -> torch.Tensor:
-        return self.decode_last([(seq, start, tokens)])[0][-1]
-
-    def release_padding(self) -> None:
-        pass
 
 
 @pytest.fixture(scope="module")

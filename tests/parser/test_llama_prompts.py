@@ -127,3 +127,50 @@ def test_a_sweep_hands_the_engine_its_items_in_the_order_of_their_prompts(tmp_pa
     unsorted = len(in_input_order[0]) + sum(len(b) - min(_shared_prefix(a, b), len(b) - 1)
                                             for a, b in zip(in_input_order, in_input_order[1:]))
     assert parser.backend._decoder.prompt_tokens_fed == expected < unsorted  # type: ignore[attr-defined]
+
+
+def test_a_saved_prefix_put_back_gives_the_numbers_of_a_fresh_context() -> None:
+    """Prompts of two families alternate (a header of 20 examples, ~700 tokens, and another of 6,
+    ~200): each family's saved prefix is put back when its turn comes (the first 512 tokens of the
+    long one: llama.cpp keeps a sliding-window layer's last 512 positions only; all of the short
+    one, cut where the new prompt parts from it), only the rest is fed (counted by hand), and the
+    first row and a step after it equal a fresh context's to the bit."""
+    from amp.parser.backends.llama import shared_gguf
+    from amp.parser.search.cell_decoder import CellDecoder
+    from amp.parser.search.cell_search import PROMPT_SEQ
+
+    gm = shared_gguf(_gguf())
+    long, short = _header(20), _header(6).replace("the cat", "a bird")
+    texts = [long + "Human: the dog saw the cat\nComputer:", short + "Human: the bird fed the fish\nComputer:",
+             long + "Human: the cat called the bird\nComputer:", short + "Human: the fish met the cow\nComputer:",
+             short[: len(short) // 2]]
+    prompts = [gm.tokenizer.encode(t) for t in texts]
+    assert len(prompts[0]) > 600 and 150 < len(prompts[1]) < 512 < _shared_prefix(prompts[0], prompts[2])
+
+    def after(decoder: CellDecoder, ids: list[int]) -> tuple[torch.Tensor, torch.Tensor]:
+        first = decoder.prompt(ids).clone()
+        cells = decoder.cells
+        cells.copy(PROMPT_SEQ, 1)
+        step = cells.decode_last([(1, len(ids), [int(first.argmax())])])[0][-1].clone()
+        cells.free(1)
+        cells.release_padding()
+        return first, step
+
+    cells = gm.cells(n_ctx=4096, n_seq=4, threads=2)
+    try:
+        decoder = CellDecoder(cells, gm.tokenizer, gm.eos, context=gm.n_ctx_train)
+        got = [after(decoder, ids) for ids in prompts]
+        fed, restored = decoder.prompt_tokens_fed, decoder.prefixes_restored
+        n = [len(ids) for ids in prompts]
+        expected = (n[0] + n[1] - _shared_prefix(prompts[0], prompts[1])  # the long one, then the short one
+                    + n[2] - 512  # the long family's 512 tokens put back
+                    + n[3] - _shared_prefix(prompts[1], prompts[3])  # the short family's, cut where they part
+                    + 1)  # a prefix of the prompt held: its last token
+        assert (fed, restored) == (expected, 2)
+        for ids, (first, step) in zip(prompts, got, strict=True):
+            cells.clear()
+            fresh = CellDecoder(cells, gm.tokenizer, gm.eos, context=gm.n_ctx_train)
+            want = after(fresh, ids)
+            assert torch.equal(first, want[0]) and torch.equal(step, want[1]), f"a prompt of {len(ids)} tokens moved"
+    finally:
+        cells.close()

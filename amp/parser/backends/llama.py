@@ -34,6 +34,7 @@ from amp.parser.core.errors import ModelLoadError
 from amp.parser.core.results import Beam, ForcedScore, PairScore, ParseResult, Runtime, TokenStep
 from amp.parser.models.embedded import default_gguf
 from amp.parser.models.spec import DEFAULT_SPEC, identities, resolve_spec
+from amp.parser.search.prefix_states import PrefixStates
 from amp.parser.search.settings import Ask, SearchSettings
 
 if TYPE_CHECKING:
@@ -126,6 +127,7 @@ class LlamaBackend:
         self._threads_now: int | None = None  # the count of this backend's context, as last set
         self._gm: GgufModel | None = None
         self._decoder: CellDecoder | None = None
+        self._prefixes: PrefixStates | None = None  # saved prompt prefixes, kept when the context grows
         self._load_lock = threading.Lock()
         self._ids: tuple[str, str] | None = None
 
@@ -185,7 +187,7 @@ class LlamaBackend:
                 gm = self._gm
                 if gm is None or gm.model is None:
                     gm = shared_gguf(gguf_path(self.spec, self.gguf_file))
-                    self._gm, self._decoder = gm, None
+                    self._gm, self._decoder, self._prefixes = gm, None, None  # (states are a model's own)
         return gm
 
     def _run(self, need: int, fn: Callable[[CellDecoder], T]) -> T:
@@ -204,7 +206,10 @@ class LlamaBackend:
                 if decoder is not None:
                     decoder.cells.close()  # type: ignore[attr-defined]
                 seq = gm.cells(n_ctx=cells, n_seq=SEQUENCES, threads=threads)
-                decoder = self._decoder = CellDecoder(seq, gm.tokenizer, gm.eos, context=gm.n_ctx_train)
+                if self._prefixes is None:
+                    self._prefixes = PrefixStates()
+                decoder = self._decoder = CellDecoder(seq, gm.tokenizer, gm.eos, context=gm.n_ctx_train,
+                                                      prefixes=self._prefixes)
             elif threads != self._threads_now:  # the live context: no reload, its cells stay
                 ctx = decoder.cells.ctx  # type: ignore[attr-defined]
                 llama_cpp_module().llama_set_n_threads(ctx, threads, threads)

@@ -2,7 +2,8 @@
 
 :class:`CellDecoder` puts :mod:`amp.parser.search.cell_search` together for a backend (the
 llama.cpp engine, :mod:`amp.parser.backends.llama`): a prompt that shares its first tokens with
-the previous one feeds only the rest (the prompts of a call in the order of their texts), a cancel
+the previous one, or with a saved prefix (:mod:`amp.parser.search.prefix_states`), feeds only the
+rest (the prompts of a call in the order of their texts), a cancel
 check runs before every decode step, and each
 finished prompt is reported to the progress scope (:mod:`amp.parser.search.cancel`).  A
 parse-and-score decodes nothing twice (LF0 and LF1 ride in the search's batches, the top beams'
@@ -32,10 +33,14 @@ from amp.parser.search.cell_search import (
 )
 from amp.parser.search.decode import _encoded_pair, _rank, default_max_new_tokens, make_beam
 from amp.parser.search.fastsearch import SearchStats
+from amp.parser.search.prefix_states import PrefixStates, shared_prefix
 from amp.parser.search.processors import GrammarLogitsProcessor
 from amp.parser.search.scoring import check_lf, forced_from_logprobs, pair_score, pair_scores_by_prompt
 from amp.parser.search.settings import DEFAULT_SEARCH, Ask, SearchSettings
 from amp.parser.search.vocab import encode_output, encode_prompt, get_masker
+
+#: The fewest tokens of a prefix worth saving (a shorter one costs one padded call to feed again).
+SAVED_PREFIX_MIN = 64
 
 
 class CellDecoder:
@@ -45,11 +50,15 @@ class CellDecoder:
     on :data:`PROMPT_SEQ` stays between calls: a prompt sharing its first tokens with the previous
     one feeds only the rest, and the prompts of one call are taken in the order of their texts
     (so neighbours share the most, as :func:`amp.parser.batch.run_batch` orders a sweep; the results
-    keep the callers' order).
+    keep the callers' order).  ``prefixes``: the saved prefixes of earlier prompts
+    (:class:`~amp.parser.search.prefix_states.PrefixStates`, a fresh default-bounded one when None),
+    put back when one shares more with a new prompt than the held prompt does.
     """
 
-    def __init__(self, cells: Cells, tokenizer: Any, eos: Sequence[int], *, context: int) -> None:
+    def __init__(self, cells: Cells, tokenizer: Any, eos: Sequence[int], *, context: int,
+                 prefixes: PrefixStates | None = None) -> None:
         self.cells = cells
+        self.prefixes = prefixes if prefixes is not None else PrefixStates()
         self.tokenizer = tokenizer
         self.eos = list(eos)
         self.context = context
@@ -57,6 +66,7 @@ class CellDecoder:
         self._first: torch.Tensor | None = None
         self.stats = SearchStats()
         self.prompt_tokens_fed = 0
+        self.prefixes_restored = 0
 
     # -- the prompt -------------------------------------------------------------------------------
 
@@ -64,23 +74,62 @@ class CellDecoder:
         """Put ``ids`` on :data:`PROMPT_SEQ`; the log-probs after it.
 
         The tokens it shares with the previous prompt (a sweep's header and examples) keep their
-        cells and only the rest is fed: the engine computes a prompt token's cells the same
-        however the prompt is cut into calls (:meth:`Cells.feed_prompt`), so they are the ones a
-        fresh evaluation would compute (tested to the bit)."""
+        cells, or, when a saved prefix (:attr:`prefixes`) shares more, that one's cells are put
+        back; only the rest is fed.  The engine computes a prompt token's cells the same however
+        the prompt is cut into calls (:meth:`Cells.feed_prompt`), and a saved state is put back
+        where a fresh feed puts its cells (:meth:`Cells.load_state`), so they are the ones a fresh
+        evaluation would compute (tested to the bit)."""
         if ids == self._held and self._first is not None:
             return self._first
-        common = 0
-        lim = min(len(ids) - 1, len(self._held))
-        while common < lim and ids[common] == self._held[common]:
-            common += 1
+        limit = len(ids) - 1  # (the last token is always fed: its row is the first distribution)
+        common = min(shared_prefix(ids, self._held), limit)
         self.cells.release_padding()
-        if common < len(self._held) and not self.cells.truncate(PROMPT_SEQ, common):
+        saved = self.prefixes.best(ids, limit=limit)
+        held, self._held, self._first = self._held, [], None
+        if saved is not None and saved[1] > common:
+            common = self._put_back(*saved)
+        elif common < len(held) and not self.cells.truncate(PROMPT_SEQ, common):
             common = 0
-        self._held, self._first = [], None
-        out = self.cells.feed_prompt(PROMPT_SEQ, common, ids[common:])
-        self.cells.release_padding()
-        self.prompt_tokens_fed += len(ids) - common
+        out = self._feed(ids, common)
         self._held, self._first = list(ids), out
+        return out
+
+    def _put_back(self, key: tuple[int, ...], common: int) -> int:
+        """The saved prefix ``key`` on :data:`PROMPT_SEQ`, cut to its first ``common`` tokens (the
+        cache cleared first: nothing else holds cells between calls); the tokens kept (0 if the
+        engine could not)."""
+        data = self.prefixes.get(key)
+        self.cells.clear()
+        if data is None or not self.cells.load_state(PROMPT_SEQ, data):
+            self.cells.clear()
+            return 0
+        if common < len(key) and not self.cells.truncate(PROMPT_SEQ, common):
+            return 0
+        self.prefixes_restored += 1
+        return common
+
+    def _feed(self, ids: list[int], start: int) -> torch.Tensor:
+        """Feed ``ids[start:]`` after the ``start`` tokens :data:`PROMPT_SEQ` holds; on the way, save
+        the state of the prompt's first :attr:`Cells.state_window` tokens (or all of them) unless
+        saved already.  A feed cut in two gives the cells of one (:meth:`Cells.feed_prompt`)."""
+        window = self.cells.state_window
+        cut = len(ids) if window is None else min(len(ids), window)
+        key = tuple(ids[:cut])
+        if key in self.prefixes:
+            self.prefixes.get(key)  # (used again: the most recent now)
+        elif self.prefixes.max_bytes and cut >= SAVED_PREFIX_MIN and start < cut:
+            out = self.cells.feed_prompt(PROMPT_SEQ, start, ids[start:cut])
+            self.cells.release_padding()
+            self.prompt_tokens_fed += cut - start
+            start = cut
+            data = self.cells.save_state(PROMPT_SEQ)
+            if data is not None:
+                self.prefixes.put(key, data)
+            if start == len(ids):
+                return out
+        out = self.cells.feed_prompt(PROMPT_SEQ, start, ids[start:])
+        self.cells.release_padding()
+        self.prompt_tokens_fed += len(ids) - start
         return out
 
     def _check(self, prompt_len: int, new_tokens: int) -> None:

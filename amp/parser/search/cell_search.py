@@ -42,6 +42,7 @@ from amp.parser.core.errors import DecodingError, SearchCancelled
 from amp.parser.search.beam_step import NEG, SearchItem, advance, alive
 from amp.parser.search.fastsearch import SearchStats
 from amp.parser.search.processors import GrammarLogitsProcessor
+from amp.parser.search.top_k import top_k
 
 #: The sequence that holds the current prompt's cells; every other sequence starts as its copy.
 PROMPT_SEQ = 0
@@ -53,6 +54,8 @@ class Cells(Protocol):
     """KV cells kept per numbered sequence (:class:`amp.parser.models.gguf_cells.SeqCells`)."""
 
     n_seq: int
+    #: The most positions :meth:`save_state` keeps whole (None: no bound).
+    state_window: int | None
 
     def copy(self, src: int, dst: int) -> None: ...
 
@@ -67,6 +70,12 @@ class Cells(Protocol):
     def feed_prompt(self, seq: int, start: int, tokens: Sequence[int]) -> torch.Tensor: ...
 
     def release_padding(self) -> None: ...
+
+    def clear(self) -> None: ...
+
+    def save_state(self, seq: int) -> bytearray | None: ...
+
+    def load_state(self, seq: int, data: bytearray) -> bool: ...
 
 
 def candidates(processor: GrammarLogitsProcessor, vocab_size: int, state: Any, logp: torch.Tensor) -> Dist:
@@ -187,7 +196,7 @@ def compact_row(processor: GrammarLogitsProcessor, state: Any, row: torch.Tensor
         for _canon, members in processor.masker.end_groups(state):
             parts.append(members[members < vocab_size])
             extra += int(members.numel())
-    parts.append(row.topk(min(vocab_size, top_n + extra)).indices)
+    parts.append(top_k(row, min(vocab_size, top_n + extra))[1])
     ids = torch.unique(torch.cat(parts))
     return ids, row[ids].clone()
 

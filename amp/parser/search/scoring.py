@@ -38,6 +38,7 @@ from amp.parser.search.automaton import DEAD, State
 from amp.parser.search.prefix import R, device_of, prefill, prefixed_logprobs
 from amp.parser.search.processors import merge_end_groups
 from amp.parser.search.settings import DEFAULT_TOP_N
+from amp.parser.search.top_k import top_k
 from amp.parser.search.vocab import VocabMasker, check_context, encode_output, encode_prompt, frame_lf, get_masker
 
 
@@ -107,7 +108,7 @@ def steps_from_logprobs(
     ids_t = torch.tensor(list(token_ids), dtype=torch.long, device=device)
     raw = logprobs[torch.arange(n, device=device), ids_t].double().tolist()
     k = max(0, min(top_n, logprobs.shape[-1]))
-    top_v, top_i = logprobs.topk(k, dim=-1) if k else (logprobs[:, :0], logprobs[:, :0].long())
+    top_v, top_i = top_k(logprobs, k) if k else (logprobs[:, :0], logprobs[:, :0].long())
     state: State = automaton.initial
     steps: list[TokenStep] = []
     grammar: list[float] = []
@@ -119,7 +120,7 @@ def steps_from_logprobs(
             row = merged
             raw[j] = float(row[tok])
             if k:
-                top_v[j], top_i[j] = row.topk(k)
+                top_v[j], top_i[j] = top_k(row, k)
         ok = _is_allowed(allowed, tok)
         if not ok and strict:
             raise DecodingError(
