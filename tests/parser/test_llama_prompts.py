@@ -174,3 +174,39 @@ def test_a_saved_prefix_put_back_gives_the_numbers_of_a_fresh_context() -> None:
             assert torch.equal(first, want[0]) and torch.equal(step, want[1]), f"a prompt of {len(ids)} tokens moved"
     finally:
         cells.close()
+
+
+@pytest.mark.slow
+def test_saved_prefixes_outlive_a_context_grown_for_a_longer_search() -> None:
+    """A request whose budget needs a larger context gets a new one; the backend's saved prefixes go
+    with it: a prompt of the first family is put back there (only its last tokens fed), and its
+    beams, scores and pair equal a fresh backend's."""
+    from amp.parser.backends.llama import LlamaBackend
+
+    _gguf()
+    header = _header(8)
+    first = (header + "Human: the dog saw the cat\nComputer:", "exists x . exists y . dog(x) AND cat(y) AND saw(x, y)",
+             "exists x . exists y . cat(x) AND dog(y) AND saw(y, x)")
+    again = (header + "Human: the cow saw the cat\nComputer:", "exists x . exists y . cow(x) AND cat(y) AND saw(x, y)",
+             "exists x . exists y . cat(x) AND cow(y) AND saw(y, x)")
+    short, long = SearchSettings(beams=2, max_new_tokens=24), SearchSettings(beams=2, max_new_tokens=400)
+    backend = LlamaBackend("default")
+    try:
+        backend.parse_and_score([first], fmt="fol", top_n=3, search=short)
+        backend.parse_and_score([("Human: the bird met the fish\nComputer:", None, None)], fmt="fol", top_n=3,
+                                search=short)
+        small = backend._decoder.cells.n_ctx  # type: ignore[union-attr]
+        got = backend.parse_and_score([again], fmt="fol", top_n=3, search=long)
+        decoder = backend._decoder
+        assert decoder is not None and decoder.cells.n_ctx > small  # type: ignore[attr-defined]
+        tok = decoder.tokenizer
+        assert decoder.prefixes_restored == 1  # (a new decoder: its counts are this request's)
+        assert decoder.prompt_tokens_fed == len(tok.encode(again[0])) - _shared_prefix(tok.encode(first[0]),
+                                                                                       tok.encode(again[0]))
+    finally:
+        backend.close()
+    fresh = LlamaBackend("default")
+    try:
+        assert got == fresh.parse_and_score([again], fmt="fol", top_n=3, search=long)
+    finally:
+        fresh.close()
