@@ -210,3 +210,29 @@ def test_saved_prefixes_outlive_a_context_grown_for_a_longer_search() -> None:
         assert got == fresh.parse_and_score([again], fmt="fol", top_n=3, search=long)
     finally:
         fresh.close()
+
+
+def test_a_prompt_after_a_feed_that_failed_half_way_gets_a_clean_sequence() -> None:
+    """A prompt too long for the context fails part-way (its first call fed, the next finds no
+    cells): a clear DecodingError, and the next prompt — with no saved prefix to put back, which
+    would clear the cache — starts on a clean sequence: its first row is a fresh context's."""
+    from amp.parser.backends.llama import shared_gguf
+    from amp.parser.core.errors import DecodingError
+    from amp.parser.search.cell_decoder import CellDecoder
+    from amp.parser.search.prefix_states import PrefixStates
+
+    gm = shared_gguf(_gguf())
+    too_long = gm.tokenizer.encode(_header(20) * 2 + "Human: the dog saw the cat\nComputer:")
+    short = gm.tokenizer.encode("Human: the bird fed the fish\nComputer:")
+    assert len(too_long) > 1200
+    cells = gm.cells(n_ctx=600, n_seq=4, threads=2)
+    try:
+        decoder = CellDecoder(cells, gm.tokenizer, gm.eos, context=gm.n_ctx_train, prefixes=PrefixStates(max_bytes=0))
+        with pytest.raises(DecodingError, match="no free cells"):
+            decoder.prompt(too_long)
+        got = decoder.prompt(short).clone()
+        cells.clear()
+        want = CellDecoder(cells, gm.tokenizer, gm.eos, context=gm.n_ctx_train).prompt(short)
+        assert torch.equal(got, want)
+    finally:
+        cells.close()

@@ -88,8 +88,8 @@ class CellDecoder:
         held, self._held, self._first = self._held, [], None
         if saved is not None and saved[1] > common:
             common = self._put_back(*saved)
-        elif common < len(held) and not self.cells.truncate(PROMPT_SEQ, common):
-            common = 0
+        elif (common < len(held) or not held) and not self.cells.truncate(PROMPT_SEQ, common):
+            common = 0  # (nothing held, e.g. after a feed that failed half-way: whatever it left is freed)
         out = self._feed(ids, common)
         self._held, self._first = list(ids), out
         return out
