@@ -63,6 +63,8 @@ The number of threads is the caller's (:mod:`amp.parser.backends.llama_threads`)
 
 from __future__ import annotations
 
+# long: ~480 lines — one llama.cpp context (SeqCells) and the tokenizer and loader it needs; the 70-line
+# docstring is the measured conditions under which its numbers do not depend on how its calls are shaped.
 import ctypes
 import threading
 from collections.abc import Sequence
